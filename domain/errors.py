@@ -1,0 +1,59 @@
+"""The one catalogue of coded errors, shared by the domain, the workflows and the API.
+
+Codes are the seed system's wire names. Workflows raise them as
+``ApplicationError(type=code)``; the API maps each code to one HTTP status in exactly one
+place (``api/errors.py``). Nobody matches on message text.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class ErrorCode(StrEnum):
+    # settings / structures
+    INVALID_SETTINGS = "invalid_settings"
+    # registration (seed: SnG tournaments, agent registration)
+    TOURNAMENT_FULL = "tournament_full"
+    TOURNAMENT_ALREADY_REGISTERED = "tournament_already_registered"
+    TOURNAMENT_NOT_IN_REGISTRATION = "tournament_not_in_registration"
+    TOURNAMENT_NOT_REGISTERED = "tournament_not_registered"
+    TOURNAMENT_ENTRY_FEE_MISMATCH = "tournament_entry_fee_mismatch"
+    PAID_REGISTRATION_USE_REFUND_PATH = "paid_registration_use_refund_path"
+    HUMANS_NOT_ALLOWED_AT_AGENT_TABLE = "humans_not_allowed_at_agent_table"
+    AGENT_NOT_ALLOWED_AT_HUMAN_TABLE = "agent_not_allowed_at_human_table"
+    ADVISOR_REQUIRED = "advisor_required"
+    ADVISOR_ON_NON_COPILOT_KIND = "advisor_on_non_copilot_kind"
+    STAND_UP_NOT_ALLOWED_IN_TOURNAMENT = "stand_up_not_allowed_in_tournament"
+    TABLE_NOT_FOUND = "table_not_found"
+    AGENT_NOT_FOUND = "agent_not_found"
+    NOT_A_TOURNAMENT = "not_a_tournament"
+    INVALID_STATE = "invalid_state"
+    # play
+    NOT_YOUR_TURN = "not_your_turn"
+    ILLEGAL_ACTION = "illegal_action"
+    AMOUNT_OUT_OF_RANGE = "amount_out_of_range"
+    STALE_TURN = "stale_turn"
+    UNKNOWN_SEAT = "unknown_seat"
+    # money
+    INSUFFICIENT_FUNDS = "insufficient_funds"
+    # auth / request
+    UNAUTHORIZED = "unauthorized"
+    FORBIDDEN = "forbidden"
+    NOT_FOUND = "not_found"
+    VALIDATION_ERROR = "validation_error"
+
+
+class DomainError(Exception):
+    """A refusal with a code, a human message and, when it concerns one, the field at fault.
+
+    >>> e = DomainError(ErrorCode.INVALID_SETTINGS, "seats must be 2-10", field="seats")
+    >>> (e.code, e.field, str(e))
+    (<ErrorCode.INVALID_SETTINGS: 'invalid_settings'>, 'seats', 'seats must be 2-10')
+    """
+
+    def __init__(self, code: ErrorCode, message: str, *, field: str | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.field = field
