@@ -1,0 +1,154 @@
+"""SQLModel tables: the read models, hand histories, ledger, payout intents and the event log.
+
+Temporal history is the source of truth for a running tournament; these tables are what the
+API, the admin pages and the money legs read and write, each write keyed so that a retried
+activity writes nothing twice.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import BigInteger, CheckConstraint, Column, DateTime, Index, UniqueConstraint
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlmodel import Field, SQLModel
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def _ts(*, nullable: bool = True) -> Any:
+    return Field(default=None, sa_type=DateTime(timezone=True), nullable=nullable)
+
+
+def _chips(*, default: int | None = 0, nullable: bool = False) -> Any:
+    # Chip and money amounts can outgrow 32 bits (blinds cap at 10**12): always BIGINT.
+    return Field(default=default, sa_type=BigInteger, nullable=nullable)
+
+
+class Tournament(SQLModel, table=True):
+    __tablename__ = "tournaments"
+
+    id: str = Field(primary_key=True, max_length=64)
+    name: str = Field(max_length=200)
+    kind: str = Field(max_length=20)
+    seats: int
+    entry_fee: int = _chips()
+    rake_fee: int = _chips()
+    starting_stack: int = _chips()
+    settings: dict[str, Any] = Field(sa_column=Column(JSONB, nullable=False))
+    state: str = Field(max_length=20, index=True)
+    workflow_id: str = Field(max_length=100)
+    registered_count: int = 0
+    field_size: int | None = None
+    current_level: int = 0
+    level_started_at: datetime | None = _ts()
+    play_started_at: datetime | None = _ts()
+    created_at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))
+    updated_at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))
+    ended_at: datetime | None = _ts()
+    closed_at: datetime | None = _ts()
+
+
+class Entrant(SQLModel, table=True):
+    """One player's entry in one tournament; re-registering after a release reuses the row."""
+
+    __tablename__ = "entrants"
+    __table_args__ = (UniqueConstraint("tournament_id", "player_id"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    tournament_id: str = Field(foreign_key="tournaments.id", index=True, max_length=64)
+    player_id: str = Field(max_length=100)
+    owner_user_id: str = Field(max_length=100)
+    is_agent: bool = False
+    advisor_agent_id: str | None = Field(default=None, max_length=100)
+    status: str = Field(max_length=20)
+    seat: int | None = None
+    elimination_order: int | None = None
+    finish_position: int | None = None
+    registered_at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))
+    paid_at: datetime | None = _ts()
+    updated_at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))
+
+
+class Hand(SQLModel, table=True):
+    __tablename__ = "hands"
+    __table_args__ = (UniqueConstraint("table_id", "hand_no"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    tournament_id: str | None = Field(default=None, index=True, max_length=64)
+    table_id: str = Field(max_length=100)
+    hand_no: int
+    level: int = 0
+    record: dict[str, Any] = Field(sa_column=Column(JSONB, nullable=False))
+    created_at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))
+
+
+class PayoutIntent(SQLModel, table=True):
+    """One prize owed; UNIQUE (tournament, position) makes a re-run of settlement harmless."""
+
+    __tablename__ = "payout_intents"
+    __table_args__ = (
+        UniqueConstraint("tournament_id", "position"),
+        CheckConstraint("amount >= 0", name="payout_amount_nonnegative"),
+    )
+
+    id: str = Field(primary_key=True, max_length=100)
+    tournament_id: str = Field(foreign_key="tournaments.id", index=True, max_length=64)
+    position: int
+    player_id: str = Field(max_length=100)
+    amount: int = _chips()
+    destination: str = Field(max_length=200)
+    status: str = Field(default="pending", max_length=20)
+    tx_hash: str | None = Field(default=None, max_length=100)
+    failure_reason: str | None = None
+    created_at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))
+    confirmed_at: datetime | None = _ts()
+
+
+class LedgerAccount(SQLModel, table=True):
+    """A virtual-chip account: a user's, a tournament's escrow or the house's."""
+
+    __tablename__ = "ledger_accounts"
+    __table_args__ = (
+        CheckConstraint("allow_negative OR balance >= 0", name="ledger_balance_nonnegative"),
+    )
+
+    id: str = Field(primary_key=True, max_length=150)
+    kind: str = Field(max_length=20)
+    balance: int = _chips()
+    allow_negative: bool = False
+    created_at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))
+
+
+class LedgerEntry(SQLModel, table=True):
+    """One leg of a double-entry posting; the legs of a posting share its idempotency key."""
+
+    __tablename__ = "ledger_entries"
+    __table_args__ = (
+        UniqueConstraint("posting_key", "account_id"),
+        Index("ix_ledger_entries_account", "account_id"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    posting_key: str = Field(max_length=200)
+    account_id: str = Field(foreign_key="ledger_accounts.id", max_length=150)
+    amount: int = _chips()
+    memo: str = Field(default="", max_length=200)
+    created_at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))
+
+
+class Event(SQLModel, table=True):
+    """The durable, ordered event log behind the event stream (its id is the SSE event id)."""
+
+    __tablename__ = "events"
+    __table_args__ = (UniqueConstraint("tournament_id", "dedupe_key"),)
+
+    id: int | None = Field(default=None, sa_type=BigInteger, primary_key=True)
+    tournament_id: str = Field(index=True, max_length=64)
+    type: str = Field(max_length=50)
+    dedupe_key: str = Field(max_length=200)
+    payload: dict[str, Any] = Field(sa_column=Column(JSONB, nullable=False))
+    created_at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))

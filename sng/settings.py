@@ -1,0 +1,81 @@
+"""The one settings object shared by the API, the worker and the CLI.
+
+Every value comes from the environment (or a ``.env`` file) with a safe embedded default, so
+``sng dev`` works on a fresh machine; outside dev mode the process refuses to start while a
+secret still has its development default.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+DEV_SERVICE_KEY = "dev-service-key"
+DEV_JWT_SECRET = "dev-jwt-secret-change-me-0123456789abcdef"
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="SNG_", env_file=".env", extra="ignore", populate_by_name=True
+    )
+
+    env: Literal["dev", "test", "prod"] = "dev"
+    data_dir: Path = Path(".sng")
+
+    # Temporal: a local dev server by default; a cluster or Temporal Cloud in production.
+    temporal_address: str = "127.0.0.1:7233"
+    temporal_namespace: str = "default"
+    temporal_task_queue: str = "sng-tournaments"
+    temporal_tls: bool = False
+    temporal_tls_cert: Path | None = None
+    temporal_tls_key: Path | None = None
+    temporal_api_key: str | None = None
+    temporal_ui_url: str = "http://127.0.0.1:8233"
+
+    # PostgreSQL: the embedded server `sng dev` starts, or any server in production.
+    database_url: str = Field(
+        default="postgresql+asyncpg://postgres@127.0.0.1:5433/sng",
+        validation_alias="DATABASE_URL",
+    )
+
+    api_host: str = "127.0.0.1"
+    api_port: int = 8000
+    temporal_port: int = 7233
+    temporal_ui_port: int = 8233
+    postgres_port: int = 5433
+
+    # Secrets. The development defaults are public; prod refuses them.
+    service_key: str = DEV_SERVICE_KEY
+    jwt_secret: str = DEV_JWT_SECRET
+    jwt_issuer: str = "sng"
+
+    @model_validator(mode="after")
+    def _refuse_dev_secrets_outside_dev(self) -> Settings:
+        if self.env == "prod":
+            weak = [
+                name
+                for name, value, default in (
+                    ("SNG_SERVICE_KEY", self.service_key, DEV_SERVICE_KEY),
+                    ("SNG_JWT_SECRET", self.jwt_secret, DEV_JWT_SECRET),
+                )
+                if value == default or len(value) < 16
+            ]
+            if weak:
+                raise ValueError(
+                    "refusing to start in prod with default or short secrets: " + ", ".join(weak)
+                )
+        return self
+
+    @property
+    def asyncpg_dsn(self) -> str:
+        """The URL without SQLAlchemy's driver suffix, for asyncpg and psql."""
+        return self.database_url.replace("postgresql+asyncpg://", "postgresql://", 1)
+
+
+@lru_cache
+def get_settings() -> Settings:
+    return Settings()
