@@ -1,0 +1,44 @@
+"""The FastAPI application: lifespan-managed clients, the routers and the error mapping."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+
+from api import errors
+from api.routes import admin, tournaments
+from db.engine import Database
+from sng.settings import Settings, get_settings
+from sng.temporal import connect
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    settings = settings or get_settings()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        app.state.settings = settings
+        app.state.temporal = await connect(settings)
+        app.state.db = Database(settings.database_url)
+        try:
+            yield
+        finally:
+            await app.state.db.dispose()
+
+    app = FastAPI(
+        title="SnG tournaments",
+        version="0.1.0",
+        description="Durable Sit-and-Go No-Limit Hold'em tournaments for players and agents.",
+        lifespan=lifespan,
+    )
+    errors.install(app)
+    app.include_router(tournaments.router)
+    app.include_router(admin.router)
+
+    @app.get("/healthz", tags=["ops"])
+    async def healthz() -> dict[str, str]:
+        return {"status": "ok"}
+
+    return app

@@ -1,0 +1,111 @@
+"""The one mapping from error codes to HTTP statuses, and the handlers that apply it.
+
+Every refusal leaves the API as ``{"code", "message"}`` (plus ``field`` when it names one).
+A client's mistake is never a 500.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel
+from temporalio.client import WorkflowUpdateFailedError
+from temporalio.exceptions import ApplicationError
+from temporalio.service import RPCError, RPCStatusCode
+
+from domain.errors import DomainError, ErrorCode
+
+STATUS: dict[ErrorCode, int] = {
+    ErrorCode.INVALID_SETTINGS: 422,
+    ErrorCode.VALIDATION_ERROR: 422,
+    ErrorCode.TOURNAMENT_FULL: 409,
+    ErrorCode.TOURNAMENT_ALREADY_REGISTERED: 409,
+    ErrorCode.TOURNAMENT_NOT_IN_REGISTRATION: 409,
+    ErrorCode.TOURNAMENT_NOT_REGISTERED: 409,
+    ErrorCode.TOURNAMENT_ENTRY_FEE_MISMATCH: 409,
+    ErrorCode.PAID_REGISTRATION_USE_REFUND_PATH: 409,
+    ErrorCode.HUMANS_NOT_ALLOWED_AT_AGENT_TABLE: 409,
+    ErrorCode.AGENT_NOT_ALLOWED_AT_HUMAN_TABLE: 409,
+    ErrorCode.ADVISOR_REQUIRED: 409,
+    ErrorCode.ADVISOR_ON_NON_COPILOT_KIND: 409,
+    ErrorCode.STAND_UP_NOT_ALLOWED_IN_TOURNAMENT: 409,
+    ErrorCode.INVALID_STATE: 409,
+    ErrorCode.NOT_YOUR_TURN: 409,
+    ErrorCode.ILLEGAL_ACTION: 409,
+    ErrorCode.AMOUNT_OUT_OF_RANGE: 409,
+    ErrorCode.STALE_TURN: 409,
+    ErrorCode.UNKNOWN_SEAT: 409,
+    ErrorCode.INSUFFICIENT_FUNDS: 409,
+    ErrorCode.TABLE_NOT_FOUND: 404,
+    ErrorCode.AGENT_NOT_FOUND: 404,
+    ErrorCode.NOT_FOUND: 404,
+    ErrorCode.NOT_A_TOURNAMENT: 400,
+    ErrorCode.UNAUTHORIZED: 401,
+    ErrorCode.FORBIDDEN: 403,
+}
+
+
+class ErrorBody(BaseModel):
+    code: str
+    message: str
+    field: str | None = None
+
+
+def status_for(code: str) -> int:
+    try:
+        return STATUS[ErrorCode(code)]
+    except (ValueError, KeyError):
+        return 500
+
+
+def error_response(code: str, message: str, field: str | None = None) -> JSONResponse:
+    body = ErrorBody(code=code, message=message, field=field)
+    return JSONResponse(body.model_dump(exclude_none=True), status_code=status_for(code))
+
+
+class ApiError(Exception):
+    def __init__(self, code: ErrorCode, message: str, *, field: str | None = None) -> None:
+        super().__init__(message)
+        self.code, self.message, self.field = code, message, field
+
+
+def _from_application_error(err: ApplicationError) -> JSONResponse | None:
+    if err.type is None:
+        return None
+    details: list[Any] = list(err.details or [])
+    field = details[0].get("field") if details and isinstance(details[0], dict) else None
+    return error_response(err.type, err.message, field)
+
+
+def install(app: FastAPI) -> None:
+    @app.exception_handler(DomainError)
+    async def _domain(_: Request, err: DomainError) -> JSONResponse:
+        return error_response(err.code.value, err.message, err.field)
+
+    @app.exception_handler(ApiError)
+    async def _api(_: Request, err: ApiError) -> JSONResponse:
+        return error_response(err.code.value, err.message, err.field)
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation(_: Request, err: RequestValidationError) -> JSONResponse:
+        first = err.errors()[0] if err.errors() else {"loc": (), "msg": "invalid request"}
+        field = ".".join(str(p) for p in first.get("loc", ()) if p not in ("body", "query", "path"))
+        return error_response(ErrorCode.VALIDATION_ERROR.value, str(first.get("msg")), field or None)
+
+    @app.exception_handler(WorkflowUpdateFailedError)
+    async def _update_failed(_: Request, err: WorkflowUpdateFailedError) -> JSONResponse:
+        cause = err.cause
+        if isinstance(cause, ApplicationError):
+            response = _from_application_error(cause)
+            if response is not None:
+                return response
+        raise err
+
+    @app.exception_handler(RPCError)
+    async def _rpc(_: Request, err: RPCError) -> JSONResponse:
+        if err.status == RPCStatusCode.NOT_FOUND:
+            return error_response(ErrorCode.NOT_FOUND.value, "no such tournament")
+        raise err

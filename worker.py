@@ -1,0 +1,63 @@
+"""The worker process: runs every workflow and activity on the configured task queue.
+
+Scale out by starting more of these against the same Temporal namespace and task queue.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+from collections.abc import Sequence
+from typing import Any
+
+from temporalio.client import Client
+from temporalio.worker import Worker
+
+from activities.persistence import PersistenceActivities
+from db.engine import Database
+from sng.settings import Settings, get_settings
+from sng.temporal import connect
+from workflows.tournament import TournamentWorkflow
+
+WORKFLOWS: Sequence[type] = (TournamentWorkflow,)
+
+
+def activities_for(db: Database) -> list[Any]:
+    persistence = PersistenceActivities(db)
+    return [persistence.save_tournament, persistence.save_entrant]
+
+
+def build_worker(client: Client, db: Database, task_queue: str) -> Worker:
+    return Worker(
+        client,
+        task_queue=task_queue,
+        workflows=list(WORKFLOWS),
+        activities=activities_for(db),
+    )
+
+
+async def run_worker(settings: Settings) -> None:
+    client = await connect(settings)
+    db = Database(settings.database_url)
+    worker = build_worker(client, db, settings.temporal_task_queue)
+    logging.getLogger("sng.worker").info(
+        "worker polling %s on %s", settings.temporal_task_queue, settings.temporal_address
+    )
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        # Drain in-flight tasks instead of dying mid-activity; Temporal would retry anyway.
+        loop.add_signal_handler(sig, lambda: asyncio.ensure_future(worker.shutdown()))
+    try:
+        await worker.run()
+    finally:
+        await db.dispose()
+
+
+def main() -> None:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    asyncio.run(run_worker(get_settings()))
+
+
+if __name__ == "__main__":
+    main()
