@@ -13,6 +13,7 @@ from enum import StrEnum
 class ErrorCode(StrEnum):
     # settings / structures
     INVALID_SETTINGS = "invalid_settings"
+    INVALID_FIELD_SIZE = "invalid_field_size"
     # registration (seed: SnG tournaments, agent registration)
     TOURNAMENT_FULL = "tournament_full"
     TOURNAMENT_ALREADY_REGISTERED = "tournament_already_registered"

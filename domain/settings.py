@@ -1,0 +1,214 @@
+"""The tournament settings schema (the seed's sngTableSettingsSchema) and its validation.
+
+On the wire every field keeps the seed system's camelCase name (``entryFee``,
+``blindStructure.increaseFactor``); inside Python the same models read in snake_case. Invalid
+settings are refused once, at creation, by :func:`validate_settings`, with a
+:class:`~domain.errors.DomainError` whose ``field`` is the wire path of the first fault
+(``blindStructure.increaseFactor``, ``blindLevels[2].bb``).
+
+>>> s = validate_settings({
+...     "seats": 6, "entryFee": 100, "startingStack": 1500, "actionTimeoutSeconds": 30,
+...     "blindStructure": {"startingSmallBlind": 10, "increaseFactor": 1.5,
+...                        "levelDurationSeconds": 300},
+... })
+>>> (s.seats, s.rake_fee, s.kind, s.level_duration_ms)
+(6, 0, <TableKind.OPEN: 'open'>, 300000)
+>>> validate_settings({"seats": 11})
+Traceback (most recent call last):
+...
+domain.errors.DomainError: seats: Input should be less than or equal to 10
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from fractions import Fraction
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic.alias_generators import to_camel
+from pydantic_core import PydanticCustomError
+
+from domain.errors import DomainError, ErrorCode
+
+# A safety plateau, not a last level: escalation keeps counting levels, values stop growing, so
+# a stalled-but-clocked table can never push unsafe numbers onto the wire (seed: resolveBlinds).
+MAX_BLIND_SMALL = 10**12
+MAX_BLIND_BIG = 2 * MAX_BLIND_SMALL
+# Chip and money amounts stay far enough below 2**63 that a full table's total (10 seats) still
+# fits a PostgreSQL BIGINT column.
+MAX_CHIPS = 10**15
+
+MIN_SEATS = 2
+MAX_SEATS = 10
+
+Chips = Annotated[int, Field(strict=True)]
+Factor = Annotated[float, Field(strict=True, allow_inf_nan=False)]
+
+
+class TableKind(StrEnum):
+    """Who may register: the same four audiences as cash tables (seed: Audiences)."""
+
+    OPEN = "open"
+    HUMAN_ONLY = "human_only"
+    AGENT = "agent"
+    COPILOT = "copilot"
+
+
+class WireModel(BaseModel):
+    """camelCase on the wire, snake_case in Python, immutable, unknown fields refused.
+
+    Unknown fields are refused so that a misspelt ``levelDurationSecond`` is an error at
+    creation rather than a silently ignored setting.
+    """
+
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, frozen=True, extra="forbid"
+    )
+
+    def to_wire(self) -> dict[str, Any]:
+        """The JSON-ready wire form (camelCase keys)."""
+        return self.model_dump(mode="json", by_alias=True)
+
+
+class BlindStructure(WireModel):
+    """The parametric, open-ended blind schedule: every level is a formula of its number."""
+
+    starting_small_blind: Annotated[Chips, Field(ge=1, le=MAX_BLIND_SMALL)]
+    increase_factor: Annotated[Factor, Field(ge=1.01)]
+    level_duration_seconds: Annotated[Chips, Field(ge=30)]
+    ante_start_level: Annotated[Chips, Field(ge=0)] | None = None
+    starting_ante: Annotated[Chips, Field(ge=0, le=MAX_BLIND_SMALL)] = 0
+    ante_increase_factor: Annotated[Factor, Field(ge=1)] = 1.0
+
+
+class BlindLevel(WireModel):
+    """One level of a legacy ``blindLevels[]`` list, honored verbatim while in range."""
+
+    sb: Annotated[Chips, Field(ge=1, le=MAX_BLIND_SMALL)]
+    bb: Annotated[Chips, Field(ge=1, le=MAX_BLIND_BIG)]
+    ante: Annotated[Chips, Field(ge=0, le=MAX_BLIND_SMALL)] | None = None
+
+
+class PayoutStructure(WireModel):
+    """The parametric payout distribution, scaled to the sealed field size."""
+
+    paid_places_percent: Annotated[Factor, Field(ge=0, le=100)] = 30.0
+    top_heaviness: Annotated[Factor, Field(ge=0)] = 0.85
+    min_paid_places: Annotated[Chips, Field(ge=1)] = 1
+
+
+class PrizePlace(WireModel):
+    """One place of a legacy ``prizeStructure[]``: the explicit, hand-tuned override shape."""
+
+    position: Annotated[Chips, Field(ge=1)]
+    percent: Annotated[Factor, Field(gt=0, le=100)]
+
+
+def _cross_field(field: str, message: str) -> PydanticCustomError:
+    # The field rides in the error context so validate_settings can name it even though
+    # a model-level check has no location of its own.
+    return PydanticCustomError("settings", message, {"field": field})
+
+
+class TournamentSettings(WireModel):
+    """A tournament's settings as sealed at creation (seed: sngTableSettingsSchema)."""
+
+    seats: Annotated[Chips, Field(ge=MIN_SEATS, le=MAX_SEATS)]
+    entry_fee: Annotated[Chips, Field(ge=1, le=MAX_CHIPS)]
+    rake_fee: Annotated[Chips, Field(ge=0)] = 0
+    starting_stack: Annotated[Chips, Field(ge=1, le=MAX_CHIPS)]
+    blind_structure: BlindStructure | None = None
+    blind_levels: Annotated[list[BlindLevel], Field(min_length=1)] | None = None
+    level_duration_seconds: Annotated[Chips, Field(ge=30)] | None = None
+    payout_structure: PayoutStructure | None = None
+    prize_structure: Annotated[list[PrizePlace], Field(min_length=1)] | None = None
+    action_timeout_seconds: Annotated[Chips, Field(ge=3, le=300)]
+    late_registration_seconds: Annotated[Chips, Field(ge=0, le=0)] = 0
+    rebuy_config: None = None
+    kind: TableKind = TableKind.OPEN
+
+    @model_validator(mode="after")
+    def _check_cross_field_rules(self) -> TournamentSettings:
+        if self.rake_fee >= self.entry_fee:
+            raise _cross_field("rakeFee", "must be less than entryFee")
+        if self.blind_structure is None and self.blind_levels is None:
+            raise _cross_field("blindStructure", "one of blindStructure or blindLevels is required")
+        if self.blind_structure is None and self.level_duration_seconds is None:
+            raise _cross_field(
+                "levelDurationSeconds",
+                "required when blindStructure is absent",
+            )
+        if self.blind_levels is not None:
+            _check_monotonic(self.blind_levels)
+        if self.prize_structure is not None:
+            _check_prize_structure(self.prize_structure, self.seats)
+        return self
+
+    @property
+    def level_duration_seconds_effective(self) -> int:
+        """Seconds per level: the structure's own duration wins (single owner of time)."""
+        if self.blind_structure is not None:
+            return self.blind_structure.level_duration_seconds
+        assert self.level_duration_seconds is not None  # guaranteed by validation
+        return self.level_duration_seconds
+
+    @property
+    def level_duration_ms(self) -> int:
+        """Milliseconds per level, the unit the level clock works in."""
+        return self.level_duration_seconds_effective * 1000
+
+
+def _check_monotonic(levels: list[BlindLevel]) -> None:
+    previous: BlindLevel | None = None
+    for i, level in enumerate(levels):
+        where = f"blindLevels[{i}]"
+        if level.bb < level.sb:
+            raise _cross_field(f"{where}.bb", "must be at least the level's sb")
+        if previous is not None:
+            for name in ("sb", "bb", "ante"):
+                now, before = getattr(level, name) or 0, getattr(previous, name) or 0
+                if now < before:
+                    raise _cross_field(
+                        f"{where}.{name}",
+                        f"blindLevels must be monotonic: {now} is below the previous "
+                        f"level's {before}",
+                    )
+        previous = level
+
+
+def _check_prize_structure(places: list[PrizePlace], seats: int) -> None:
+    positions = [p.position for p in places]
+    if positions != list(range(1, len(places) + 1)):
+        raise _cross_field("prizeStructure", "positions must run 1, 2, 3, ... in order")
+    if len(places) > seats:
+        raise _cross_field("prizeStructure", "cannot pay more places than there are seats")
+    # Summed as the decimals the operator typed, so 33.3 + 33.3 + 33.4 is exactly 100.
+    total = sum((Fraction(repr(p.percent)) for p in places), Fraction(0))
+    if total != 100:
+        raise _cross_field("prizeStructure", f"percents must sum to 100 (got {float(total):g})")
+
+
+def _wire_path(loc: tuple[int | str, ...]) -> str:
+    path = ""
+    for part in loc:
+        path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else str(part))
+    return path
+
+
+def validate_settings(raw: dict[str, Any]) -> TournamentSettings:
+    """Parse wire settings, or refuse them with INVALID_SETTINGS naming the first bad field.
+
+    >>> validate_settings({"seats": 2, "entryFee": 10, "rakeFee": 10})
+    Traceback (most recent call last):
+    ...
+    domain.errors.DomainError: startingStack: Field required
+    """
+    try:
+        return TournamentSettings.model_validate(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        ctx = first.get("ctx") or {}
+        field = str(ctx["field"]) if "field" in ctx else _wire_path(tuple(first["loc"]))
+        message = f"{field}: {first['msg']}" if field else first["msg"]
+        raise DomainError(ErrorCode.INVALID_SETTINGS, message, field=field or None) from None

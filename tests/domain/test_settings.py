@@ -1,0 +1,176 @@
+"""Settings validation: every rule of the seed's sngTableSettingsSchema, refused by field."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from domain.errors import DomainError, ErrorCode
+from domain.settings import TableKind, TournamentSettings, validate_settings
+from tests.domain.builders import valid_settings_dict
+
+STRUCTURE = {"startingSmallBlind": 10, "increaseFactor": 1.5, "levelDurationSeconds": 300}
+LEGACY = [{"sb": 10, "bb": 20}, {"sb": 15, "bb": 30, "ante": 5}]
+
+
+def refused(raw: dict[str, Any]) -> DomainError:
+    with pytest.raises(DomainError) as info:
+        validate_settings(raw)
+    assert info.value.code is ErrorCode.INVALID_SETTINGS
+    assert info.value.field is not None
+    assert info.value.field in str(info.value), "the message names the field"
+    return info.value
+
+
+def test_valid_settings_read_in_snake_case_and_write_back_in_camel_case() -> None:
+    s = validate_settings(valid_settings_dict())
+    assert (s.seats, s.entry_fee, s.rake_fee, s.starting_stack) == (9, 110, 10, 1500)
+    assert s.kind is TableKind.OPEN
+    wire = s.to_wire()
+    assert wire["entryFee"] == 110
+    assert wire["blindStructure"]["increaseFactor"] == 1.5
+    assert validate_settings(wire) == s
+
+
+def test_defaults() -> None:
+    raw = valid_settings_dict(rakeFee=..., kind=...)
+    s = validate_settings(raw)
+    assert s.rake_fee == 0
+    assert s.kind is TableKind.OPEN
+    assert s.late_registration_seconds == 0
+    assert s.rebuy_config is None
+    assert s.payout_structure is None and s.prize_structure is None
+
+
+def test_snake_case_names_are_accepted_in_python() -> None:
+    s = TournamentSettings(
+        seats=2,
+        entry_fee=10,
+        starting_stack=100,
+        action_timeout_seconds=3,
+        blind_levels=[{"sb": 1, "bb": 2}],  # type: ignore[list-item]
+        level_duration_seconds=30,
+    )
+    assert s.level_duration_ms == 30_000
+
+
+@pytest.mark.parametrize(
+    ("overrides", "field"),
+    [
+        ({"seats": 1}, "seats"),
+        ({"seats": 11}, "seats"),
+        ({"seats": "9"}, "seats"),
+        ({"entryFee": 0}, "entryFee"),
+        ({"entryFee": 10.5}, "entryFee"),
+        ({"entryFee": True}, "entryFee"),
+        ({"entryFee": ...}, "entryFee"),
+        ({"rakeFee": -1}, "rakeFee"),
+        ({"rakeFee": 110}, "rakeFee"),
+        ({"rakeFee": 200}, "rakeFee"),
+        ({"startingStack": 0}, "startingStack"),
+        ({"actionTimeoutSeconds": 2}, "actionTimeoutSeconds"),
+        ({"actionTimeoutSeconds": 301}, "actionTimeoutSeconds"),
+        ({"lateRegistrationSeconds": 30}, "lateRegistrationSeconds"),
+        ({"rebuyConfig": {"maxRebuys": 1}}, "rebuyConfig"),
+        ({"kind": "cash"}, "kind"),
+        ({"levelDurationSeconds": 29}, "levelDurationSeconds"),
+        ({"levelDurationSecond": 60}, "levelDurationSecond"),
+        ({"blindStructure": ...}, "blindStructure"),
+        (
+            {"blindStructure": {**STRUCTURE, "startingSmallBlind": 0}},
+            "blindStructure.startingSmallBlind",
+        ),
+        ({"blindStructure": {**STRUCTURE, "increaseFactor": 1.0}}, "blindStructure.increaseFactor"),
+        (
+            {"blindStructure": {**STRUCTURE, "increaseFactor": float("inf")}},
+            "blindStructure.increaseFactor",
+        ),
+        (
+            {"blindStructure": {**STRUCTURE, "levelDurationSeconds": 10}},
+            "blindStructure.levelDurationSeconds",
+        ),
+        ({"blindStructure": {**STRUCTURE, "anteStartLevel": -1}}, "blindStructure.anteStartLevel"),
+        ({"blindStructure": {**STRUCTURE, "startingAnte": -5}}, "blindStructure.startingAnte"),
+        (
+            {"blindStructure": {**STRUCTURE, "anteIncreaseFactor": 0.9}},
+            "blindStructure.anteIncreaseFactor",
+        ),
+        ({"payoutStructure": {"paidPlacesPercent": 101}}, "payoutStructure.paidPlacesPercent"),
+        ({"payoutStructure": {"topHeaviness": -0.1}}, "payoutStructure.topHeaviness"),
+        ({"payoutStructure": {"minPaidPlaces": 0}}, "payoutStructure.minPaidPlaces"),
+    ],
+)
+def test_each_rule_is_refused_naming_its_field(overrides: dict[str, Any], field: str) -> None:
+    assert refused(valid_settings_dict(**overrides)).field == field
+
+
+def test_levels_need_a_duration_when_no_structure_gives_one() -> None:
+    raw = valid_settings_dict(blindStructure=..., blindLevels=LEGACY)
+    assert refused(raw).field == "levelDurationSeconds"
+    s = validate_settings({**raw, "levelDurationSeconds": 45})
+    assert s.level_duration_seconds_effective == 45
+
+
+def test_the_structures_duration_wins_over_the_top_level_one() -> None:
+    s = validate_settings(valid_settings_dict(levelDurationSeconds=45, blindLevels=LEGACY))
+    assert s.level_duration_seconds_effective == 300
+
+
+@pytest.mark.parametrize(
+    ("levels", "field"),
+    [
+        ([], "blindLevels"),
+        ([{"sb": 10, "bb": 5}], "blindLevels[0].bb"),
+        ([{"sb": 10, "bb": 20}, {"sb": 5, "bb": 20}], "blindLevels[1].sb"),
+        ([{"sb": 10, "bb": 20}, {"sb": 10, "bb": 15}], "blindLevels[1].bb"),
+        ([{"sb": 10, "bb": 20, "ante": 5}, {"sb": 10, "bb": 20}], "blindLevels[1].ante"),
+        ([{"sb": 10, "bb": 20}, {"sb": 0, "bb": 20}], "blindLevels[1].sb"),
+        ([{"sb": 10, "bb": 20, "extra": 1}], "blindLevels[0].extra"),
+    ],
+)
+def test_legacy_levels_must_be_monotonic(levels: list[dict[str, int]], field: str) -> None:
+    raw = valid_settings_dict(blindStructure=..., blindLevels=levels, levelDurationSeconds=60)
+    assert refused(raw).field == field
+
+
+def test_equal_legacy_levels_are_allowed() -> None:
+    levels = [{"sb": 10, "bb": 20}, {"sb": 10, "bb": 20}]
+    s = validate_settings(valid_settings_dict(blindLevels=levels))
+    assert s.blind_levels is not None and len(s.blind_levels) == 2
+
+
+@pytest.mark.parametrize(
+    "prizes",
+    [
+        [{"position": 1, "percent": 60}, {"position": 2, "percent": 30}],
+        [{"position": 1, "percent": 60}, {"position": 3, "percent": 40}],
+        [{"position": 2, "percent": 60}, {"position": 1, "percent": 40}],
+        [{"position": 1, "percent": 100}, {"position": 1, "percent": 0.5}],
+        [{"position": i, "percent": 10} for i in range(1, 11)],  # more places than 9 seats
+        [],
+    ],
+)
+def test_bad_prize_structures_are_refused(prizes: list[dict[str, Any]]) -> None:
+    assert refused(valid_settings_dict(prizeStructure=prizes)).field.startswith("prizeStructure")
+
+
+def test_prize_percents_sum_as_typed_decimals() -> None:
+    prizes = [
+        {"position": 1, "percent": 33.4},
+        {"position": 2, "percent": 33.3},
+        {"position": 3, "percent": 33.3},
+    ]
+    s = validate_settings(valid_settings_dict(prizeStructure=prizes))
+    assert s.prize_structure is not None and len(s.prize_structure) == 3
+
+
+def test_all_four_audiences() -> None:
+    kinds = {validate_settings(valid_settings_dict(kind=k)).kind for k in TableKind}
+    assert kinds == set(TableKind)
+
+
+def test_settings_are_immutable() -> None:
+    s = validate_settings(valid_settings_dict())
+    with pytest.raises(ValueError):
+        s.seats = 3  # type: ignore[misc]
