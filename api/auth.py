@@ -54,9 +54,7 @@ def current_player(
     return Caller(user_id=str(claims["sub"]))
 
 
-def service_key(
-    request: Request, x_service_key: Annotated[str | None, Header()] = None
-) -> None:
+def service_key(request: Request, x_service_key: Annotated[str | None, Header()] = None) -> None:
     expected = _settings(request).service_key
     if not x_service_key or not hmac.compare_digest(x_service_key, expected):
         raise ApiError(ErrorCode.UNAUTHORIZED, "a valid X-Service-Key header is required")

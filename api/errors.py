@@ -93,7 +93,9 @@ def install(app: FastAPI) -> None:
     async def _validation(_: Request, err: RequestValidationError) -> JSONResponse:
         first = err.errors()[0] if err.errors() else {"loc": (), "msg": "invalid request"}
         field = ".".join(str(p) for p in first.get("loc", ()) if p not in ("body", "query", "path"))
-        return error_response(ErrorCode.VALIDATION_ERROR.value, str(first.get("msg")), field or None)
+        return error_response(
+            ErrorCode.VALIDATION_ERROR.value, str(first.get("msg")), field or None
+        )
 
     @app.exception_handler(WorkflowUpdateFailedError)
     async def _update_failed(_: Request, err: WorkflowUpdateFailedError) -> JSONResponse:

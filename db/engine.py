@@ -18,7 +18,9 @@ class Database:
 
     def __init__(self, database_url: str, *, pool_size: int = 5) -> None:
         self.engine = make_engine(database_url, pool_size=pool_size)
-        self._sessions = async_sessionmaker(self.engine, class_=AsyncSession, expire_on_commit=False)
+        self._sessions = async_sessionmaker(
+            self.engine, class_=AsyncSession, expire_on_commit=False
+        )
 
     @asynccontextmanager
     async def session(self) -> AsyncIterator[AsyncSession]:

@@ -8,8 +8,9 @@ import typer
 
 from sng.settings import get_settings
 
-app = typer.Typer(help="Durable Sit-and-Go tournaments: operator and developer commands.",
-                  no_args_is_help=True)
+app = typer.Typer(
+    help="Durable Sit-and-Go tournaments: operator and developer commands.", no_args_is_help=True
+)
 
 
 @app.command()
@@ -36,8 +37,9 @@ def api() -> None:
     from api.app import create_app
 
     settings = get_settings()
-    uvicorn.run(create_app(settings), host=settings.api_host, port=settings.api_port,
-                log_level="info")
+    uvicorn.run(
+        create_app(settings), host=settings.api_host, port=settings.api_port, log_level="info"
+    )
 
 
 @app.command()

@@ -73,7 +73,13 @@ def wait_for_tcp(port: int, *, timeout: float, proc: subprocess.Popen[bytes] | N
 
 
 def start_temporal(
-    data_dir: Path, *, port: int, ui_port: int, namespace: str, log: Path, ui_codec: str | None = None
+    data_dir: Path,
+    *,
+    port: int,
+    ui_port: int,
+    namespace: str,
+    log: Path,
+    ui_codec: str | None = None,
 ) -> subprocess.Popen[bytes]:
     data_dir.mkdir(parents=True, exist_ok=True)
     args = [
@@ -85,7 +91,7 @@ def start_temporal(
     ]  # fmt: skip
     if ui_codec:
         args += ["--ui-codec-endpoint", ui_codec]
-    out = open(log, "ab")  # noqa: SIM115 - owned by the child for its lifetime
+    out = open(log, "ab")
     return subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
 
 
@@ -107,7 +113,8 @@ class DevStack:
         taken = [f"{name} port {port}" for name, port in wanted.items() if not port_is_free(port)]
         if taken:
             raise PortTaken(
-                "already in use: " + ", ".join(taken)
+                "already in use: "
+                + ", ".join(taken)
                 + " (another `sng dev` running? stop it, or set SNG_API_PORT / SNG_TEMPORAL_PORT"
                 " / SNG_TEMPORAL_UI_PORT / SNG_POSTGRES_PORT)"
             )
@@ -163,7 +170,7 @@ class DevStack:
 
         env = self.child_env(database_url)
         for name in ("worker", "api"):
-            out = open(logs / f"{name}.log", "ab")  # noqa: SIM115
+            out = open(logs / f"{name}.log", "ab")
             proc = subprocess.Popen(
                 [sys.executable, "-m", "sng.cli", name], env=env, stdout=out,
                 stderr=subprocess.STDOUT, start_new_session=True,
@@ -176,7 +183,9 @@ class DevStack:
         console.print(f"[bold green]SnG stack ready[/] in {elapsed:.1f}s")
         console.print(f"  API          http://{s.api_host}:{s.api_port}  (docs at /docs)")
         console.print(f"  Temporal UI  http://127.0.0.1:{s.temporal_ui_port}")
-        console.print(f"  Temporal     127.0.0.1:{s.temporal_port}  namespace {s.temporal_namespace}")
+        console.print(
+            f"  Temporal     127.0.0.1:{s.temporal_port}  namespace {s.temporal_namespace}"
+        )
         console.print(f"  PostgreSQL   {database_url}")
         console.print(f"  data         {self.data_dir}  (logs in {logs})")
         console.print("Ctrl-C stops everything; run `sng dev` again to resume the same data.")

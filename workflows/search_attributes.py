@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from temporalio.common import SearchAttributeKey
 
 TOURNAMENT_STATE = SearchAttributeKey.for_keyword("TournamentState")
@@ -10,7 +12,13 @@ SEATS = SearchAttributeKey.for_int("Seats")
 ENTRY_FEE = SearchAttributeKey.for_int("EntryFee")
 CURRENT_LEVEL = SearchAttributeKey.for_int("CurrentLevel")
 
-ALL: tuple[SearchAttributeKey, ...] = (TOURNAMENT_STATE, TABLE_KIND, SEATS, ENTRY_FEE, CURRENT_LEVEL)
+ALL: tuple[SearchAttributeKey[Any], ...] = (
+    TOURNAMENT_STATE,
+    TABLE_KIND,
+    SEATS,
+    ENTRY_FEE,
+    CURRENT_LEVEL,
+)
 
 
 def dev_server_flags() -> list[str]:

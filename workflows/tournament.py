@@ -8,11 +8,12 @@ validators refuse bad calls before anything reaches history.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from datetime import timedelta
 
 from pydantic import BaseModel
 from temporalio import workflow
-from temporalio.common import RetryPolicy, SearchAttributePair
+from temporalio.common import RetryPolicy
 
 with workflow.unsafe.imports_passed_through():
     from activities.persistence import PersistenceActivities
@@ -34,11 +35,9 @@ with workflow.unsafe.imports_passed_through():
     )
 
 RESERVE_TTL = timedelta(seconds=120)
-DB_ACTIVITY = {
-    "start_to_close_timeout": timedelta(seconds=30),
-    # Persistence must eventually succeed (PostgreSQL may be down for a while): never give up.
-    "retry_policy": RetryPolicy(maximum_interval=timedelta(seconds=30)),
-}
+DB_TIMEOUT = timedelta(seconds=30)
+# Persistence must eventually succeed (PostgreSQL may be down for a while): never give up.
+DB_RETRY = RetryPolicy(maximum_interval=timedelta(seconds=30))
 
 
 class TournamentState(BaseModel):
@@ -66,10 +65,9 @@ class TournamentWorkflow:
             timeout = None
             if expiry is not None:
                 timeout = timedelta(milliseconds=max(0, expiry - self._now_ms()))
-            version = self.s.version
             try:
                 await workflow.wait_condition(
-                    lambda: self.s.version != version or self.s.phase is not TournamentPhase.REGISTERING,
+                    self._changed_since(self.s.version),
                     timeout=timeout,
                     timeout_summary="registration reserve expiry",
                 )
@@ -141,6 +139,9 @@ class TournamentWorkflow:
     def _now_ms(self) -> int:
         return int(workflow.now().timestamp() * 1000)
 
+    def _changed_since(self, version: int) -> Callable[[], bool]:
+        return lambda: self.s.version != version or self.s.phase is not TournamentPhase.REGISTERING
+
     def _bump(self) -> None:
         self.s.version += 1
 
@@ -176,18 +177,20 @@ class TournamentWorkflow:
             entry_fee=self.settings.entry_fee,
             starting_stack=self.settings.starting_stack,
             registered_count=self._taken(),
-            entrants=[e for e in self.s.entrants.values() if e.status is not EntrantStatus.RELEASED],
+            entrants=[
+                e for e in self.s.entrants.values() if e.status is not EntrantStatus.RELEASED
+            ],
             version=self.s.version,
         )
 
     async def _save_tournament(self) -> None:
         workflow.upsert_search_attributes(
             [
-                SearchAttributePair(sa.TOURNAMENT_STATE, self.s.phase.value),
-                SearchAttributePair(sa.TABLE_KIND, str(self.settings.kind)),
-                SearchAttributePair(sa.SEATS, self.settings.seats),
-                SearchAttributePair(sa.ENTRY_FEE, self.settings.entry_fee),
-                SearchAttributePair(sa.CURRENT_LEVEL, 0),
+                sa.TOURNAMENT_STATE.value_set(self.s.phase.value),
+                sa.TABLE_KIND.value_set(str(self.settings.kind)),
+                sa.SEATS.value_set(self.settings.seats),
+                sa.ENTRY_FEE.value_set(self.settings.entry_fee),
+                sa.CURRENT_LEVEL.value_set(0),
             ]
         )
         await workflow.execute_activity_method(
@@ -206,7 +209,8 @@ class TournamentWorkflow:
                 registered_count=self._taken(),
             ),
             summary=f"persist tournament ({self.s.phase.value})",
-            **DB_ACTIVITY,  # type: ignore[arg-type]
+            start_to_close_timeout=DB_TIMEOUT,
+            retry_policy=DB_RETRY,
         )
 
     async def _save_entrant(self, entrant: EntrantView, advisor_agent_id: str | None) -> None:
@@ -222,6 +226,6 @@ class TournamentWorkflow:
                 seat=entrant.seat,
             ),
             summary=f"persist entrant {entrant.player_id} ({entrant.status.value})",
-            **DB_ACTIVITY,  # type: ignore[arg-type]
+            start_to_close_timeout=DB_TIMEOUT,
+            retry_policy=DB_RETRY,
         )
-

@@ -32,8 +32,8 @@ def player(settings: Settings, user: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {mint_player_token(settings, user)}"}
 
 
-async def eventually(check, timeout: float = 10.0):  # type: ignore[no-untyped-def]
-    deadline = asyncio.get_running_loop().time() + timeout
+async def eventually(check, limit: float = 10.0):  # type: ignore[no-untyped-def]
+    deadline = asyncio.get_running_loop().time() + limit
     while True:
         result = await check()
         if result:
@@ -60,11 +60,15 @@ async def test_create_register_query_persist(
         assert state["state"] == "registering"
         assert state["registeredCount"] == 0 and state["seats"] == 3
 
-        r = await http.post(f"/tournaments/{tid}/register", json={}, headers=player(settings, "alice"))
+        r = await http.post(
+            f"/tournaments/{tid}/register", json={}, headers=player(settings, "alice")
+        )
         assert r.status_code == 200, r.text
         assert r.json()["status"] == "reserved" and r.json()["ownerUserId"] == "alice"
 
-        again = await http.post(f"/tournaments/{tid}/register", json={}, headers=player(settings, "alice"))
+        again = await http.post(
+            f"/tournaments/{tid}/register", json={}, headers=player(settings, "alice")
+        )
         assert again.status_code == 409
         assert again.json()["code"] == "tournament_already_registered"
 
@@ -78,7 +82,12 @@ async def test_create_register_query_persist(
             return t if t is not None and t.registered_count == 1 else None
 
     t = await eventually(row)
-    assert (t.state, t.seats, t.entry_fee, t.workflow_id) == ("registering", 3, 100, f"tournament-{tid}")
+    assert (t.state, t.seats, t.entry_fee, t.workflow_id) == (
+        "registering",
+        3,
+        100,
+        f"tournament-{tid}",
+    )
     async with db.session() as s:
         entrant = (await s.exec(select(Entrant).where(Entrant.tournament_id == tid))).one()
     assert (entrant.player_id, entrant.status) == ("alice", "reserved")
@@ -95,7 +104,9 @@ async def test_full_table_refuses_with_code(api_url: str, settings: Settings) ->
     async with httpx.AsyncClient(base_url=api_url) as http:
         tid = await create(http, settings, seats=2)
         for user in ("a", "b"):
-            r = await http.post(f"/tournaments/{tid}/register", json={}, headers=player(settings, user))
+            r = await http.post(
+                f"/tournaments/{tid}/register", json={}, headers=player(settings, user)
+            )
             assert r.status_code == 200, r.text
         r = await http.post(f"/tournaments/{tid}/register", json={}, headers=player(settings, "c"))
         assert (r.status_code, r.json()["code"]) == (409, "tournament_full")
@@ -111,7 +122,8 @@ async def test_refused_update_leaves_no_history(
         handle = client.get_workflow_handle(f"tournament-{tid}")
         before = len([e async for e in handle.fetch_history_events()])
         refused = await http.post(
-            f"/tournaments/{tid}/register", json={"advisorAgentId": "bot-1"},
+            f"/tournaments/{tid}/register",
+            json={"advisorAgentId": "bot-1"},
             headers=player(settings, "b"),
         )
         assert (refused.status_code, refused.json()["code"]) == (409, "advisor_on_non_copilot_kind")
@@ -122,14 +134,19 @@ async def test_refused_update_leaves_no_history(
 
 @pytest.mark.parametrize(
     ("patch", "field"),
-    [({"seats": 11}, "seats"), ({"entryFee": 0}, "entryFee"), ({"actionTimeoutSeconds": 1}, "actionTimeoutSeconds")],
+    [
+        ({"seats": 11}, "seats"),
+        ({"entryFee": 0}, "entryFee"),
+        ({"actionTimeoutSeconds": 1}, "actionTimeoutSeconds"),
+    ],
 )
 async def test_invalid_settings_refused_naming_the_field(
     api_url: str, settings: Settings, client: Client, patch: dict[str, Any], field: str
 ) -> None:
     async with httpx.AsyncClient(base_url=api_url) as http:
         r = await http.post(
-            "/admin/tournaments", json={"name": "bad", "settings": {**SETTINGS, **patch}},
+            "/admin/tournaments",
+            json={"name": "bad", "settings": {**SETTINGS, **patch}},
             headers=admin(settings),
         )
     assert r.status_code == 422
@@ -142,15 +159,19 @@ async def test_auth_is_required(api_url: str, settings: Settings) -> None:
     async with httpx.AsyncClient(base_url=api_url) as http:
         r = await http.post("/admin/tournaments", json={"name": "x", "settings": SETTINGS})
         assert (r.status_code, r.json()["code"]) == (401, "unauthorized")
-        r = await http.post("/admin/tournaments", json={"name": "x", "settings": SETTINGS},
-                            headers={"X-Service-Key": "wrong"})
+        r = await http.post(
+            "/admin/tournaments",
+            json={"name": "x", "settings": SETTINGS},
+            headers={"X-Service-Key": "wrong"},
+        )
         assert r.status_code == 401
         tid = await create(http, settings)
         r = await http.post(f"/tournaments/{tid}/register", json={})
         assert (r.status_code, r.json()["code"]) == (401, "unauthorized")
         forged = mint_player_token(settings.model_copy(update={"jwt_secret": "x" * 40}), "mallory")
-        r = await http.post(f"/tournaments/{tid}/register", json={},
-                            headers={"Authorization": f"Bearer {forged}"})
+        r = await http.post(
+            f"/tournaments/{tid}/register", json={}, headers={"Authorization": f"Bearer {forged}"}
+        )
         assert r.status_code == 401
         r = await http.get("/tournaments/doesnotexist")
         assert (r.status_code, r.json()["code"]) == (404, "not_found")

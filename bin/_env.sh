@@ -1,0 +1,24 @@
+# Shared by bin/dev and bin/check: make (or reuse) .venv and install the project into it.
+# Reinstalls only when pyproject.toml changes, so the second run starts at once.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+PY="${PYTHON:-python3}"
+if ! "$PY" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
+  echo "Python 3.11 or newer is required (set PYTHON=/path/to/python3.11)" >&2
+  exit 1
+fi
+VENV="${SNG_VENV:-$ROOT/.venv}"
+if [ ! -x "$VENV/bin/python" ]; then
+  echo "creating $VENV"
+  "$PY" -m venv "$VENV"
+fi
+STAMP="$VENV/.sng-installed-$1"
+WANT="$(sha256sum pyproject.toml | cut -d' ' -f1)"
+if [ ! -f "$STAMP" ] || [ "$(cat "$STAMP")" != "$WANT" ]; then
+  echo "installing the project into $VENV (first run takes a minute or two)"
+  "$VENV/bin/python" -m pip install --quiet --upgrade pip
+  "$VENV/bin/python" -m pip install --quiet -e ".[$1]"
+  echo "$WANT" > "$STAMP"
+fi
+export PATH="$VENV/bin:$PATH"

@@ -1,0 +1,116 @@
+"""`sng dev` as a new user runs it: ready, usable, stopped by Ctrl-C, resumed with the same data."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from sng.devstack import free_port, port_is_free
+
+pytestmark = pytest.mark.slow
+
+SETTINGS = {
+    "seats": 2,
+    "entryFee": 100,
+    "startingStack": 1500,
+    "blindStructure": {"startingSmallBlind": 10, "increaseFactor": 1.5, "levelDurationSeconds": 60},
+    "actionTimeoutSeconds": 10,
+}
+
+
+def _env(data_dir: Path, ports: dict[str, int]) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SNG_") and k != "DATABASE_URL"}
+    env.update(
+        SNG_DATA_DIR=str(data_dir),
+        SNG_API_PORT=str(ports["api"]),
+        SNG_TEMPORAL_PORT=str(ports["temporal"]),
+        SNG_TEMPORAL_UI_PORT=str(ports["ui"]),
+        SNG_POSTGRES_PORT=str(ports["pg"]),
+    )
+    return env
+
+
+def _start(env: dict[str, str]) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "sng.cli", "dev"], env=env, stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+
+
+def _wait_ready(proc: subprocess.Popen[str], timeout: float = 60) -> str:
+    assert proc.stdout is not None
+    seen = []
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if not line and proc.poll() is not None:
+            break
+        seen.append(line)
+        if "Ctrl-C stops everything" in line:
+            return "".join(seen)
+    proc.kill()
+    raise AssertionError("sng dev never became ready:\n" + "".join(seen))
+
+
+def _stop(proc: subprocess.Popen[str]) -> int:
+    proc.send_signal(signal.SIGINT)
+    return proc.wait(timeout=40)
+
+
+def test_dev_runs_resumes_and_stops_cleanly(tmp_path: Path) -> None:
+    ports = {"api": free_port(), "temporal": free_port(), "ui": free_port(), "pg": free_port()}
+    env = _env(tmp_path / "data", ports)
+    api = f"http://127.0.0.1:{ports['api']}"
+
+    proc = _start(env)
+    try:
+        banner = _wait_ready(proc)
+        assert f"http://127.0.0.1:{ports['ui']}" in banner and f":{ports['api']}" in banner
+        r = httpx.post(
+            f"{api}/admin/tournaments",
+            json={"name": "dev", "settings": SETTINGS},
+            headers={"X-Service-Key": "dev-service-key"},
+            timeout=10,
+        )
+        assert r.status_code == 201, r.text
+        tid = r.json()["tournamentId"]
+        # The Temporal UI's own API lists the workflow the API started.
+        ui = f"http://127.0.0.1:{ports['ui']}/api/v1/namespaces/default/workflows"
+        deadline = time.monotonic() + 15
+        while f"tournament-{tid}" not in httpx.get(ui, timeout=5).text:
+            assert time.monotonic() < deadline, "workflow not listed by the Temporal UI"
+            time.sleep(0.3)
+    finally:
+        assert _stop(proc) == 0
+    for port in ports.values():
+        assert port_is_free(port), f"port {port} still held after Ctrl-C"
+
+    proc = _start(env)
+    try:
+        _wait_ready(proc)
+        r = httpx.get(f"{api}/tournaments/{tid}", timeout=10)
+        assert r.status_code == 200 and r.json()["state"] == "registering"
+        assert [t["tournamentId"] for t in httpx.get(f"{api}/tournaments", timeout=10).json()] == [
+            tid
+        ]
+    finally:
+        assert _stop(proc) == 0
+
+
+def test_dev_reports_a_taken_port(tmp_path: Path) -> None:
+    ports = {"api": free_port(), "temporal": free_port(), "ui": free_port(), "pg": free_port()}
+    with socket.socket() as blocker:
+        blocker.bind(("127.0.0.1", ports["api"]))
+        blocker.listen()
+        proc = _start(_env(tmp_path / "data", ports))
+        out, _ = proc.communicate(timeout=30)
+    assert proc.returncode == 2
+    assert f"API port {ports['api']}" in out and "already in use" in out

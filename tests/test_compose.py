@@ -1,0 +1,72 @@
+"""docker-compose.yml keeps its promises (Docker cannot run here, so we check what it says)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from sng.settings import Settings
+from workflows import search_attributes
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def compose() -> dict[str, Any]:
+    data: dict[str, Any] = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+    return data
+
+
+def env_of(service: dict[str, Any]) -> dict[str, str]:
+    return {str(k): str(v) for k, v in service.get("environment", {}).items()}
+
+
+def test_every_process_of_the_design_is_a_service(compose: dict[str, Any]) -> None:
+    services = compose["services"]
+    assert {"postgresql", "temporal", "temporal-ui", "api", "worker", "migrate", "anvil"} <= set(
+        services
+    )
+    assert services["temporal"]["environment"]["DB"].startswith("postgres")
+    assert services["api"]["ports"] == ["8000:8000"]
+    assert services["temporal-ui"]["ports"] == ["8233:8080"]
+    assert services["temporal"]["ports"] == ["7233:7233"]
+    # The worker scales with --scale worker=N: no fixed name, no host port.
+    assert "container_name" not in services["worker"] and "ports" not in services["worker"]
+
+
+def test_long_running_services_have_healthchecks(compose: dict[str, Any]) -> None:
+    for name in ("postgresql", "temporal", "api", "worker", "anvil"):
+        assert "test" in compose["services"][name]["healthcheck"], name
+
+
+def test_required_secrets_fail_fast(compose: dict[str, Any]) -> None:
+    for name in ("api", "worker", "migrate"):
+        env = env_of(compose["services"][name])
+        assert env["SNG_ENV"] == "prod"  # prod refuses default secrets at start-up too
+        for secret in ("SNG_SERVICE_KEY", "SNG_JWT_SECRET"):
+            assert re.fullmatch(rf"\$\{{{secret}:\?.+\}}", env[secret]), (name, secret)
+        assert "${POSTGRES_PASSWORD:?" in env["DATABASE_URL"]
+
+
+def test_environment_names_are_real_settings(compose: dict[str, Any]) -> None:
+    known = {f"SNG_{name.upper()}" for name in Settings.model_fields} | {"DATABASE_URL"}
+    for name in ("api", "worker", "migrate"):
+        unknown = set(env_of(compose["services"][name])) - known
+        assert not unknown, (name, unknown)
+
+
+def test_search_attributes_are_registered(compose: dict[str, Any]) -> None:
+    script = " ".join(compose["services"]["temporal-setup"]["command"])
+    for key in search_attributes.ALL:
+        assert f"{key.name}=" in script
+
+
+def test_app_services_wait_for_migrations_and_setup(compose: dict[str, Any]) -> None:
+    for name in ("api", "worker"):
+        deps = compose["services"][name]["depends_on"]
+        assert deps["migrate"]["condition"] == "service_completed_successfully"
+        assert deps["temporal-setup"]["condition"] == "service_completed_successfully"
