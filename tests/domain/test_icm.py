@@ -1,0 +1,84 @@
+"""ICM equities: Harville's model checked against brute force, conservation and timing."""
+
+from __future__ import annotations
+
+import time
+from fractions import Fraction
+from itertools import permutations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from domain.icm import icm_equities
+
+
+def brute_force(stacks: list[int], prizes: list[int]) -> list[Fraction]:
+    """Every finishing order weighted by its Harville probability, exactly."""
+    n = len(stacks)
+    equities = [Fraction(0)] * n
+    for order in permutations(range(n)):
+        probability, left = Fraction(1), sum(stacks)
+        for placed, i in enumerate(order):
+            probability *= Fraction(stacks[i], left) if left else Fraction(1, n - placed)
+            left -= stacks[i]
+        for place, i in enumerate(order[: len(prizes)]):
+            equities[i] += probability * prizes[place]
+    return equities
+
+
+def test_heads_up_is_chip_proportional() -> None:
+    assert icm_equities([3000, 1000], [100, 0]) == [75.0, 25.0]
+
+
+def test_equal_stacks_get_equal_equity() -> None:
+    equities = icm_equities([1500] * 9, [5000, 3000, 2000])
+    assert all(e == pytest.approx(10_000 / 9) for e in equities)
+
+
+def test_chip_leader_is_worth_less_than_chip_proportional() -> None:
+    big, small, _ = icm_equities([7000, 2000, 1000], [500, 300, 200])
+    assert big < 1000 * 0.7 and small > 1000 * 0.2
+
+
+def test_prizes_for_places_beyond_the_live_players_are_ignored() -> None:
+    assert sum(icm_equities([500, 500], [50, 30, 20])) == pytest.approx(80)
+
+
+def test_no_players_or_no_prizes() -> None:
+    assert icm_equities([], [100]) == []
+    assert icm_equities([1, 2], []) == [0.0, 0.0]
+
+
+@settings(max_examples=60)
+@given(
+    st.lists(st.integers(min_value=0, max_value=10_000), min_size=1, max_size=6),
+    st.lists(st.integers(min_value=0, max_value=10_000), min_size=1, max_size=6),
+)
+def test_matches_brute_force_over_every_finishing_order(
+    stacks: list[int], prizes: list[int]
+) -> None:
+    exact = brute_force(stacks, prizes)
+    assert icm_equities(stacks, prizes) == pytest.approx([float(e) for e in exact], abs=1e-6)
+
+
+@given(
+    st.lists(st.integers(min_value=0, max_value=10**9), min_size=1, max_size=10),
+    st.lists(st.integers(min_value=0, max_value=10**12), min_size=1, max_size=10),
+)
+def test_equities_sum_to_the_pool_at_stake(stacks: list[int], prizes: list[int]) -> None:
+    pool = sum(prizes[: len(stacks)])
+    equities = icm_equities(stacks, prizes)
+    assert sum(equities) == pytest.approx(pool, rel=1e-9, abs=1e-6)
+    assert all(e >= 0 for e in equities)
+
+
+def test_ten_players_every_place_paid_is_fast_enough_for_every_poll() -> None:
+    stacks = [1000 * (i + 1) for i in range(10)]
+    prizes = [3000, 2000, 1500, 1000, 800, 600, 400, 300, 250, 150]
+    started = time.perf_counter()
+    for _ in range(20):
+        icm_equities(stacks, prizes)
+    per_call = (time.perf_counter() - started) / 20
+    # docs/domain.md records ~2 ms; the bound leaves room for a slow CI machine.
+    assert per_call < 0.05
