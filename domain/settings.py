@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 from fractions import Fraction
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic.alias_generators import to_camel
@@ -69,6 +69,9 @@ class WireModel(BaseModel):
     def to_wire(self) -> dict[str, Any]:
         """The JSON-ready wire form (camelCase keys)."""
         return self.model_dump(mode="json", by_alias=True)
+
+
+WireT = TypeVar("WireT", bound=WireModel)
 
 
 class BlindStructure(WireModel):
@@ -196,6 +199,24 @@ def _wire_path(loc: tuple[int | str, ...]) -> str:
     return path
 
 
+def validate_wire(model: type[WireT], raw: dict[str, Any]) -> WireT:
+    """Parse any wire model, refusing bad input with INVALID_SETTINGS naming the first field.
+
+    >>> validate_wire(PayoutStructure, {"topHeaviness": -1})
+    Traceback (most recent call last):
+    ...
+    domain.errors.DomainError: topHeaviness: Input should be greater than or equal to 0
+    """
+    try:
+        return model.model_validate(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        ctx = first.get("ctx") or {}
+        field = str(ctx["field"]) if "field" in ctx else _wire_path(tuple(first["loc"]))
+        message = f"{field}: {first['msg']}" if field else first["msg"]
+        raise DomainError(ErrorCode.INVALID_SETTINGS, message, field=field or None) from None
+
+
 def validate_settings(raw: dict[str, Any]) -> TournamentSettings:
     """Parse wire settings, or refuse them with INVALID_SETTINGS naming the first bad field.
 
@@ -204,11 +225,4 @@ def validate_settings(raw: dict[str, Any]) -> TournamentSettings:
     ...
     domain.errors.DomainError: startingStack: Field required
     """
-    try:
-        return TournamentSettings.model_validate(raw)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        ctx = first.get("ctx") or {}
-        field = str(ctx["field"]) if "field" in ctx else _wire_path(tuple(first["loc"]))
-        message = f"{field}: {first['msg']}" if field else first["msg"]
-        raise DomainError(ErrorCode.INVALID_SETTINGS, message, field=field or None) from None
+    return validate_wire(TournamentSettings, raw)
