@@ -181,11 +181,13 @@ def test_negative_level_is_a_caller_bug() -> None:
 structures = st.builds(
     dict,
     starting_small_blind=st.integers(min_value=1, max_value=MAX_BLIND_SMALL),
-    increase_factor=st.floats(min_value=1.01, max_value=10.0),
+    increase_factor=st.floats(min_value=1.01, max_value=10.0)
+    | st.floats(min_value=1.01, max_value=1e300),
     level_duration_seconds=st.just(60),
     ante_start_level=st.none() | st.integers(min_value=0, max_value=50),
     starting_ante=st.integers(min_value=0, max_value=MAX_BLIND_SMALL),
-    ante_increase_factor=st.floats(min_value=1.0, max_value=10.0),
+    ante_increase_factor=st.floats(min_value=1.0, max_value=10.0)
+    | st.floats(min_value=1.0, max_value=1e300),
 ).map(BlindStructure.model_validate)
 
 
