@@ -14,6 +14,8 @@ from typing import Any
 from temporalio.client import Client
 from temporalio.worker import Worker
 
+from activities.events import EventActivities
+from activities.money import VirtualMoneyActivities
 from activities.persistence import PersistenceActivities
 from db.engine import Database
 from sng.settings import Settings, get_settings
@@ -25,7 +27,15 @@ WORKFLOWS: Sequence[type] = (TournamentWorkflow,)
 
 def activities_for(db: Database) -> list[Any]:
     persistence = PersistenceActivities(db)
-    return [persistence.save_tournament, persistence.save_entrant]
+    events = EventActivities(db)
+    money = VirtualMoneyActivities(db)
+    return [
+        persistence.save_tournament,
+        persistence.save_entrant,
+        events.publish_event,
+        money.collect_entry,
+        money.refund_entry,
+    ]
 
 
 def build_worker(client: Client, db: Database, task_queue: str) -> Worker:

@@ -6,11 +6,13 @@ import logging
 
 import typer
 
+from sng.cli_structure import structure_app
 from sng.settings import get_settings
 
 app = typer.Typer(
     help="Durable Sit-and-Go tournaments: operator and developer commands.", no_args_is_help=True
 )
+app.add_typer(structure_app, name="structure", help="Preview blind and payout structures.")
 
 
 @app.command()

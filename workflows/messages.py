@@ -45,6 +45,9 @@ class RegisterInput(WireModel):
     owner_user_id: str
     is_agent: bool = False
     advisor_agent_id: str | None = None
+    advisor_owner_user_id: str | None = None
+    """Resolved by the API from the agent registry, so the workflow can check ownership."""
+    advisor_skills: list[str] = []
 
 
 class RegisterResult(WireModel):
@@ -62,6 +65,9 @@ class EntrantView(WireModel):
     status: EntrantStatus
     seat: int | None = None
     reserved_until_ms: int | None = None
+    advisor_agent_id: str | None = None
+    entry_no: int = 1
+    """How many times this player has registered here: keys each entry's money legs apart."""
 
 
 class TournamentView(WireModel):
@@ -73,6 +79,9 @@ class TournamentView(WireModel):
     entry_fee: int
     starting_stack: int
     registered_count: int
+    paid_count: int = 0
+    field_size: int | None = None
+    starts_at_ms: int | None = None
     entrants: list[EntrantView]
     version: int
 
@@ -102,3 +111,58 @@ class EntrantRow(WireModel):
     advisor_agent_id: str | None
     status: EntrantStatus
     seat: int | None = None
+
+
+class PayEntryInput(WireModel):
+    player_id: str
+    amount: int
+    """Must equal the tournament's entryFee exactly (tournament_entry_fee_mismatch)."""
+
+
+class LeaveVia(StrEnum):
+    LEAVE = "leave"
+    """The player leaves during registration: a reserve is dropped, a paid entry refunded."""
+    STAND_UP = "stand_up"
+    """Same as leave while registering; refused once play has begun (seed: stand-up rejection)."""
+    INTERNAL = "internal"
+    """/internal/tournament-unregister: the unpaid-reserve leg only."""
+
+
+class UnregisterInput(WireModel):
+    player_id: str
+    via: LeaveVia = LeaveVia.LEAVE
+
+
+class CancelInput(WireModel):
+    reason: str = "cancelled by an operator"
+
+
+class LeaveResult(WireModel):
+    ok: bool = True
+    status: EntrantStatus
+    refunded: int = 0
+    version: int
+
+
+class MoneyMove(WireModel):
+    """One idempotent money step: the key makes a retried activity move nothing twice."""
+
+    key: str
+    tournament_id: str
+    player_id: str
+    amount: int
+
+
+class MoneyReceipt(WireModel):
+    key: str
+    applied: bool
+    reference: str
+
+
+class EventInput(WireModel):
+    """One event for the durable log behind the stream; the dedupe key makes retries harmless."""
+
+    tournament_id: str
+    type: str
+    dedupe_key: str
+    payload: dict[str, Any]

@@ -1,8 +1,10 @@
 """TournamentWorkflow: one tournament from registration onwards (id ``tournament-<id>``).
 
 All state lives in one model so it can be carried across continue-as-new; every rule comes
-from ``domain/`` and every side effect is an activity. Registration calls are Updates whose
-validators refuse bad calls before anything reaches history.
+from ``domain/`` and every side effect is an activity (``workflows/effects.py``). Calls that
+change state are Updates whose validators refuse bad calls before anything reaches history;
+handlers that await hold one lock and re-check under it, because a concurrent call may have
+changed the state between validation and execution.
 """
 
 from __future__ import annotations
@@ -10,34 +12,42 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from datetime import timedelta
+from typing import TypeVar
 
 from pydantic import BaseModel
 from temporalio import workflow
-from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
-    from activities.persistence import PersistenceActivities
     from domain import registration
     from domain.errors import DomainError, ErrorCode
+    from domain.seating import draw_seats
     from domain.settings import TournamentSettings, validate_settings
+    from workflows import effects
     from workflows import search_attributes as sa
     from workflows.errors import refusal
     from workflows.messages import (
+        CancelInput,
         CreateTournamentInput,
         EntrantRow,
         EntrantStatus,
         EntrantView,
+        LeaveResult,
+        LeaveVia,
+        MoneyMove,
+        PayEntryInput,
         RegisterInput,
         RegisterResult,
         TournamentPhase,
         TournamentRow,
         TournamentView,
+        UnregisterInput,
     )
 
+T = TypeVar("T")
 RESERVE_TTL = timedelta(seconds=120)
-DB_TIMEOUT = timedelta(seconds=30)
-# Persistence must eventually succeed (PostgreSQL may be down for a while): never give up.
-DB_RETRY = RetryPolicy(maximum_interval=timedelta(seconds=30))
+START_GRACE = timedelta(seconds=3)
+NO_STAND_UP = (TournamentPhase.PLAYING, TournamentPhase.ENDED, TournamentPhase.SETTLING)
 
 
 class TournamentState(BaseModel):
@@ -45,6 +55,8 @@ class TournamentState(BaseModel):
     name: str
     phase: TournamentPhase = TournamentPhase.REGISTERING
     entrants: dict[str, EntrantView] = {}
+    field_size: int | None = None
+    starts_at_ms: int | None = None
     version: int = 0
 
 
@@ -60,6 +72,14 @@ class TournamentWorkflow:
     @workflow.run
     async def run(self, inp: CreateTournamentInput) -> TournamentView:
         await self._save_tournament()
+        await self._registration()
+        if self.s.phase is TournamentPhase.STARTING:
+            await self._start()
+        await workflow.wait_condition(workflow.all_handlers_finished)
+        return self._view()
+
+    async def _registration(self) -> None:
+        """Until every seat is paid (seal) or an operator cancels; expire unpaid reserves."""
         while self.s.phase is TournamentPhase.REGISTERING:
             expiry = self._next_reserve_expiry_ms()
             timeout = None
@@ -69,23 +89,49 @@ class TournamentWorkflow:
                 await workflow.wait_condition(
                     self._changed_since(self.s.version),
                     timeout=timeout,
-                    timeout_summary="registration reserve expiry",
+                    timeout_summary="unpaid reserve expiry",
                 )
             except TimeoutError:
                 pass
             async with self.lock:
                 await self._release_expired_reserves()
-        await workflow.wait_condition(workflow.all_handlers_finished)
-        return self._view()
+                if (
+                    self.s.phase is TournamentPhase.REGISTERING
+                    and self._count(EntrantStatus.PAID) == self.settings.seats
+                ):
+                    await self._seal()
 
-    # -- registration ------------------------------------------------------------------
+    async def _seal(self) -> None:
+        """The field is full and paid: fix fieldSize, draw seats, announce the start."""
+        paid = sorted(p for p, e in self.s.entrants.items() if e.status is EntrantStatus.PAID)
+        seats = draw_seats(paid, workflow.random().randrange)
+        for player, seat in seats.items():
+            self.s.entrants[player].seat = seat
+        self.s.field_size = len(paid)
+        self.s.phase = TournamentPhase.STARTING
+        self.s.starts_at_ms = self._now_ms() + int(START_GRACE.total_seconds() * 1000)
+        self._bump()
+        for player in paid:
+            await self._save_entrant(self.s.entrants[player])
+        await self._save_tournament()
+        await effects.publish(
+            self.s.tournament_id,
+            "tournament_state_changed",
+            "state:starting",
+            {"state": "starting", "startsAt": self.s.starts_at_ms, "fieldSize": len(paid)},
+        )
+
+    async def _start(self) -> None:
+        await workflow.sleep(START_GRACE, summary="start grace")
+        # The table (TableWorkflow) is not built yet: the tournament stays in `starting`.
+        await workflow.wait_condition(lambda: self.s.phase is not TournamentPhase.STARTING)
+
+    # -- registration updates ------------------------------------------------------------
     @workflow.update
     async def register(self, req: RegisterInput) -> RegisterResult:
         async with self.lock:
-            try:  # re-check under the lock: another register may have taken the last seat
-                self._verify_register(req)
-            except DomainError as err:
-                raise refusal(err) from None
+            self._recheck(self._verify_register, req)
+            previous = self.s.entrants.get(req.player_id)
             until = self._now_ms() + int(RESERVE_TTL.total_seconds() * 1000)
             entrant = EntrantView(
                 player_id=req.player_id,
@@ -93,10 +139,12 @@ class TournamentWorkflow:
                 is_agent=req.is_agent,
                 status=EntrantStatus.RESERVED,
                 reserved_until_ms=until,
+                advisor_agent_id=req.advisor_agent_id,
+                entry_no=(previous.entry_no + 1) if previous else 1,
             )
             self.s.entrants[req.player_id] = entrant
             self._bump()
-            await self._save_entrant(entrant, req.advisor_agent_id)
+            await self._save_entrant(entrant)
             await self._save_tournament()
             return RegisterResult(
                 status=EntrantStatus.RESERVED,
@@ -107,25 +155,144 @@ class TournamentWorkflow:
 
     @register.validator
     def _validate_register(self, req: RegisterInput) -> None:
-        try:
-            self._verify_register(req)
-        except DomainError as err:
-            raise refusal(err) from None
+        self._recheck(self._verify_register, req)
 
     def _verify_register(self, req: RegisterInput) -> None:
-        if self.s.phase is not TournamentPhase.REGISTERING:
-            raise DomainError(
-                ErrorCode.TOURNAMENT_NOT_IN_REGISTRATION,
-                f"tournament is {self.s.phase.value}, not registering",
-            )
+        self._verify_registering()
         current = self.s.entrants.get(req.player_id)
         if current is not None and current.status is not EntrantStatus.RELEASED:
             raise DomainError(
                 ErrorCode.TOURNAMENT_ALREADY_REGISTERED, "already registered for this tournament"
             )
         registration.verify_seat_allowed(self.settings.kind, is_agent=req.is_agent)
-        registration.verify_advisor(self.settings.kind, req.advisor_agent_id)
+        if req.advisor_agent_id is not None or self.settings.kind == "copilot":
+            registration.verify_advisor(
+                self.settings.kind,
+                req.advisor_agent_id,
+                advisor_owner_user_id=req.advisor_owner_user_id,
+                advisor_skills=frozenset(req.advisor_skills),
+                registrant_user_id=req.owner_user_id,
+                advisors_in_use=frozenset(
+                    e.advisor_agent_id
+                    for e in self.s.entrants.values()
+                    if e.advisor_agent_id and e.status is not EntrantStatus.RELEASED
+                ),
+            )
         registration.verify_capacity(self.settings.seats, self._taken())
+
+    @workflow.update
+    async def pay_entry(self, req: PayEntryInput) -> RegisterResult:
+        async with self.lock:
+            self._recheck(self._verify_pay, req)
+            entrant = self.s.entrants[req.player_id]
+            move = MoneyMove(
+                key=f"{self.s.tournament_id}:entry:{req.player_id}:{entrant.entry_no}",
+                tournament_id=self.s.tournament_id,
+                player_id=req.player_id,
+                amount=self.settings.entry_fee,
+            )
+            try:
+                await effects.collect_entry(move)
+            except ActivityError as err:
+                # A definite refusal (insufficient funds): nothing moved, the reserve stands.
+                if isinstance(err.cause, ApplicationError) and err.cause.type:
+                    raise ApplicationError(
+                        err.cause.message, type=err.cause.type, non_retryable=True
+                    ) from None
+                raise
+            entrant.status = EntrantStatus.PAID
+            entrant.reserved_until_ms = None
+            self._bump()
+            await self._save_entrant(entrant)
+            await self._save_tournament()
+            return RegisterResult(
+                status=EntrantStatus.PAID, owner_user_id=entrant.owner_user_id,
+                version=self.s.version,
+            )  # fmt: skip
+
+    @pay_entry.validator
+    def _validate_pay(self, req: PayEntryInput) -> None:
+        self._recheck(self._verify_pay, req)
+
+    def _verify_pay(self, req: PayEntryInput) -> None:
+        self._verify_registering()
+        entrant = self._active_entrant(req.player_id)
+        if entrant.status is EntrantStatus.PAID:
+            raise DomainError(ErrorCode.TOURNAMENT_ALREADY_REGISTERED, "the entry is already paid")
+        if req.amount != self.settings.entry_fee:
+            raise DomainError(
+                ErrorCode.TOURNAMENT_ENTRY_FEE_MISMATCH,
+                f"the entry fee is exactly {self.settings.entry_fee}, not {req.amount}",
+                field="amount",
+            )
+
+    @workflow.update
+    async def unregister(self, req: UnregisterInput) -> LeaveResult:
+        async with self.lock:
+            self._recheck(self._verify_unregister, req)
+            entrant = self.s.entrants[req.player_id]
+            refunded = 0
+            if entrant.status is EntrantStatus.PAID:
+                refunded = await self._refund(entrant)
+            entrant.status = EntrantStatus.RELEASED
+            entrant.reserved_until_ms = None
+            self._bump()
+            await self._save_entrant(entrant)
+            await self._save_tournament()
+            return LeaveResult(
+                status=EntrantStatus.RELEASED, refunded=refunded, version=self.s.version
+            )
+
+    @unregister.validator
+    def _validate_unregister(self, req: UnregisterInput) -> None:
+        self._recheck(self._verify_unregister, req)
+
+    def _verify_unregister(self, req: UnregisterInput) -> None:
+        if req.via is LeaveVia.STAND_UP and self.s.phase in NO_STAND_UP:
+            raise DomainError(
+                ErrorCode.STAND_UP_NOT_ALLOWED_IN_TOURNAMENT,
+                f"no standing up while the tournament is {self.s.phase.value}: play until you"
+                " bust or win",
+            )
+        self._verify_registering()
+        entrant = self._active_entrant(req.player_id)
+        if req.via is LeaveVia.INTERNAL and entrant.status is EntrantStatus.PAID:
+            raise DomainError(
+                ErrorCode.PAID_REGISTRATION_USE_REFUND_PATH,
+                "a paid entry is refunded through the refund path, not unregistered",
+            )
+
+    @workflow.update
+    async def cancel(self, req: CancelInput) -> TournamentView:
+        """Operator cancel during registration: refund every paid entry, then `cancelled`."""
+        async with self.lock:
+            self._recheck(self._verify_cancel, req)
+            for entrant in self.s.entrants.values():
+                if entrant.status is EntrantStatus.PAID:
+                    await self._refund(entrant)
+                if entrant.status is not EntrantStatus.RELEASED:
+                    entrant.status = EntrantStatus.RELEASED
+                    entrant.reserved_until_ms = None
+                    await self._save_entrant(entrant)
+            self.s.phase = TournamentPhase.CANCELLED
+            self._bump()
+            await self._save_tournament()
+            await effects.publish(
+                self.s.tournament_id, "tournament_state_changed", "state:cancelled",
+                {"state": "cancelled", "reason": req.reason},
+            )  # fmt: skip
+            return self._view()
+
+    @cancel.validator
+    def _validate_cancel(self, req: CancelInput) -> None:
+        self._recheck(self._verify_cancel, req)
+
+    def _verify_cancel(self, _req: CancelInput) -> None:
+        if self.s.phase is not TournamentPhase.REGISTERING:
+            raise DomainError(
+                ErrorCode.INVALID_STATE,
+                f"only a registering tournament can be cancelled, not a {self.s.phase.value} one",
+            )
 
     # -- queries -----------------------------------------------------------------------
     @workflow.query
@@ -133,8 +300,41 @@ class TournamentWorkflow:
         return self._view()
 
     # -- internals ---------------------------------------------------------------------
+    @staticmethod
+    def _recheck(verify: Callable[[T], None], req: T) -> None:
+        try:
+            verify(req)
+        except DomainError as err:
+            raise refusal(err) from None
+
+    def _verify_registering(self) -> None:
+        if self.s.phase is not TournamentPhase.REGISTERING:
+            raise DomainError(
+                ErrorCode.TOURNAMENT_NOT_IN_REGISTRATION,
+                f"tournament is {self.s.phase.value}, not registering",
+            )
+
+    def _active_entrant(self, player_id: str) -> EntrantView:
+        entrant = self.s.entrants.get(player_id)
+        if entrant is None or entrant.status is EntrantStatus.RELEASED:
+            raise DomainError(ErrorCode.TOURNAMENT_NOT_REGISTERED, "not registered here")
+        return entrant
+
+    async def _refund(self, entrant: EntrantView) -> int:
+        move = MoneyMove(
+            key=f"{self.s.tournament_id}:refund:{entrant.player_id}:{entrant.entry_no}",
+            tournament_id=self.s.tournament_id,
+            player_id=entrant.player_id,
+            amount=self.settings.entry_fee,
+        )
+        await effects.refund_entry(move)
+        return move.amount
+
     def _taken(self) -> int:
         return sum(1 for e in self.s.entrants.values() if e.status is not EntrantStatus.RELEASED)
+
+    def _count(self, status: EntrantStatus) -> int:
+        return sum(1 for e in self.s.entrants.values() if e.status is status)
 
     def _now_ms(self) -> int:
         return int(workflow.now().timestamp() * 1000)
@@ -155,17 +355,20 @@ class TournamentWorkflow:
 
     async def _release_expired_reserves(self) -> None:
         now = self._now_ms()
-        for entrant in list(self.s.entrants.values()):
-            if (
-                entrant.status is EntrantStatus.RESERVED
-                and entrant.reserved_until_ms is not None
-                and entrant.reserved_until_ms <= now
-            ):
-                entrant.status = EntrantStatus.RELEASED
-                entrant.reserved_until_ms = None
-                self._bump()
-                await self._save_entrant(entrant, None)
-                await self._save_tournament()
+        expired = [
+            e
+            for e in self.s.entrants.values()
+            if e.status is EntrantStatus.RESERVED
+            and e.reserved_until_ms is not None
+            and e.reserved_until_ms <= now
+        ]
+        for entrant in expired:
+            entrant.status = EntrantStatus.RELEASED
+            entrant.reserved_until_ms = None
+            self._bump()
+            await self._save_entrant(entrant)
+        if expired:
+            await self._save_tournament()
 
     def _view(self) -> TournamentView:
         return TournamentView(
@@ -177,6 +380,9 @@ class TournamentWorkflow:
             entry_fee=self.settings.entry_fee,
             starting_stack=self.settings.starting_stack,
             registered_count=self._taken(),
+            paid_count=self._count(EntrantStatus.PAID),
+            field_size=self.s.field_size,
+            starts_at_ms=self.s.starts_at_ms,
             entrants=[
                 e for e in self.s.entrants.values() if e.status is not EntrantStatus.RELEASED
             ],
@@ -193,8 +399,7 @@ class TournamentWorkflow:
                 sa.CURRENT_LEVEL.value_set(0),
             ]
         )
-        await workflow.execute_activity_method(
-            PersistenceActivities.save_tournament,
+        await effects.save_tournament(
             TournamentRow(
                 tournament_id=self.s.tournament_id,
                 name=self.s.name,
@@ -207,25 +412,18 @@ class TournamentWorkflow:
                 state=self.s.phase,
                 workflow_id=workflow.info().workflow_id,
                 registered_count=self._taken(),
-            ),
-            summary=f"persist tournament ({self.s.phase.value})",
-            start_to_close_timeout=DB_TIMEOUT,
-            retry_policy=DB_RETRY,
+            )
         )
 
-    async def _save_entrant(self, entrant: EntrantView, advisor_agent_id: str | None) -> None:
-        await workflow.execute_activity_method(
-            PersistenceActivities.save_entrant,
+    async def _save_entrant(self, entrant: EntrantView) -> None:
+        await effects.save_entrant(
             EntrantRow(
                 tournament_id=self.s.tournament_id,
                 player_id=entrant.player_id,
                 owner_user_id=entrant.owner_user_id,
                 is_agent=entrant.is_agent,
-                advisor_agent_id=advisor_agent_id,
+                advisor_agent_id=entrant.advisor_agent_id,
                 status=entrant.status,
                 seat=entrant.seat,
-            ),
-            summary=f"persist entrant {entrant.player_id} ({entrant.status.value})",
-            start_to_close_timeout=DB_TIMEOUT,
-            retry_policy=DB_RETRY,
+            )
         )

@@ -7,12 +7,16 @@ from typing import Any
 
 from fastapi import APIRouter, status
 from pydantic import Field
+from temporalio.common import SearchAttributePair, TypedSearchAttributes
 
 from api.auth import ServiceKey
-from api.deps import SettingsDep, TemporalDep, tournament_workflow_id
+from api.deps import DbDep, SettingsDep, TemporalDep, tournament_workflow_id
+from api.updates import execute_update
+from db import ledger
+from domain.errors import ErrorCode
 from domain.settings import validate_settings
 from workflows import search_attributes as sa
-from workflows.messages import CreateTournamentInput, WireModel
+from workflows.messages import CancelInput, CreateTournamentInput, TournamentView, WireModel
 from workflows.tournament import TournamentWorkflow
 
 router = APIRouter(prefix="/admin", tags=["admin"], dependencies=[ServiceKey])
@@ -42,8 +46,6 @@ async def create_tournament(
     parsed = validate_settings(body.settings)
     tournament_id = secrets.token_hex(5)
     workflow_id = tournament_workflow_id(tournament_id)
-    from temporalio.common import SearchAttributePair, TypedSearchAttributes
-
     await temporal.start_workflow(
         TournamentWorkflow.run,
         CreateTournamentInput(tournament_id=tournament_id, name=body.name, settings=body.settings),
@@ -62,4 +64,59 @@ async def create_tournament(
     )
     return CreatedTournament(
         tournament_id=tournament_id, workflow_id=workflow_id, state="registering"
+    )
+
+
+class CancelBody(WireModel):
+    reason: str = Field(default="cancelled by an operator", max_length=200)
+
+
+@router.post(
+    "/tournaments/{tournament_id}/cancel",
+    response_model=TournamentView,
+    response_model_by_alias=True,
+)
+async def cancel_tournament(
+    tournament_id: str, body: CancelBody, temporal: TemporalDep
+) -> TournamentView:
+    """Cancel while registering: every paid entry is refunded, then the state is cancelled."""
+    handle = temporal.get_workflow_handle_for(
+        TournamentWorkflow.run, tournament_workflow_id(tournament_id)
+    )
+    return await execute_update(
+        handle,
+        TournamentWorkflow.cancel,
+        CancelInput(reason=body.reason),
+        closed_code=ErrorCode.INVALID_STATE,
+    )
+
+
+class CreditBody(WireModel):
+    user_id: str = Field(min_length=1, max_length=100)
+    amount: int = Field(gt=0, le=10**15)
+    idempotency_key: str = Field(min_length=1, max_length=150)
+    """Sending the same key again credits nothing more."""
+
+
+class Balance(WireModel):
+    user_id: str
+    balance: int
+    applied: bool | None = None
+
+
+@router.post("/ledger/credit", response_model=Balance, response_model_by_alias=True)
+async def credit(body: CreditBody, db: DbDep) -> Balance:
+    """Credit virtual chips to a user's account (operators; idempotent per key)."""
+    result = await ledger.transfer(
+        db,
+        key=f"credit:{body.idempotency_key}",
+        source=ledger.MINT,
+        destination=ledger.user_account(body.user_id),
+        amount=body.amount,
+        memo="operator credit",
+    )
+    return Balance(
+        user_id=body.user_id,
+        balance=await ledger.balance(db, ledger.user_account(body.user_id)),
+        applied=result.applied,
     )

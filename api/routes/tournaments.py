@@ -5,11 +5,23 @@ from __future__ import annotations
 from fastapi import APIRouter
 from pydantic import Field
 from sqlmodel import col, select
+from temporalio.client import WorkflowHandle
 
 from api.auth import CurrentPlayer
 from api.deps import DbDep, TemporalDep, tournament_workflow_id
+from api.updates import execute_update
 from db.models import Tournament
-from workflows.messages import RegisterInput, RegisterResult, TournamentView, WireModel
+from domain.errors import ErrorCode
+from workflows.messages import (
+    LeaveResult,
+    LeaveVia,
+    PayEntryInput,
+    RegisterInput,
+    RegisterResult,
+    TournamentView,
+    UnregisterInput,
+    WireModel,
+)
 from workflows.tournament import TournamentWorkflow
 
 router = APIRouter(prefix="/tournaments", tags=["tournaments"])
@@ -29,6 +41,20 @@ class RegisterBody(WireModel):
     """register_for_tournament: deliberately no seat field, seats are server-assigned."""
 
     advisor_agent_id: str | None = Field(default=None, max_length=100)
+
+
+class PayEntryBody(WireModel):
+    """Virtual-chip entry: the amount must be exactly the tournament's entryFee."""
+
+    amount: int = Field(ge=0, le=10**15)
+
+
+def _handle(
+    temporal: TemporalDep, tournament_id: str
+) -> WorkflowHandle[TournamentWorkflow, TournamentView]:
+    return temporal.get_workflow_handle_for(
+        TournamentWorkflow.run, tournament_workflow_id(tournament_id)
+    )
 
 
 @router.get("", response_model=list[LobbyEntry], response_model_by_alias=True)
@@ -55,10 +81,7 @@ async def lobby(db: DbDep) -> list[LobbyEntry]:
 
 @router.get("/{tournament_id}", response_model=TournamentView, response_model_by_alias=True)
 async def tournament_state(tournament_id: str, temporal: TemporalDep) -> TournamentView:
-    handle = temporal.get_workflow_handle_for(
-        TournamentWorkflow.run, tournament_workflow_id(tournament_id)
-    )
-    return await handle.query(TournamentWorkflow.state)
+    return await _handle(temporal, tournament_id).query(TournamentWorkflow.state)
 
 
 @router.post(
@@ -67,10 +90,8 @@ async def tournament_state(tournament_id: str, temporal: TemporalDep) -> Tournam
 async def register_for_tournament(
     tournament_id: str, body: RegisterBody, caller: CurrentPlayer, temporal: TemporalDep
 ) -> RegisterResult:
-    handle = temporal.get_workflow_handle_for(
-        TournamentWorkflow.run, tournament_workflow_id(tournament_id)
-    )
-    return await handle.execute_update(
+    return await execute_update(
+        _handle(temporal, tournament_id),
         TournamentWorkflow.register,
         RegisterInput(
             player_id=caller.user_id,
@@ -78,4 +99,39 @@ async def register_for_tournament(
             is_agent=caller.is_agent,
             advisor_agent_id=body.advisor_agent_id,
         ),
+        closed_code=ErrorCode.TOURNAMENT_NOT_IN_REGISTRATION,
+    )
+
+
+@router.post("/{tournament_id}/pay", response_model=RegisterResult, response_model_by_alias=True)
+async def pay_entry(
+    tournament_id: str, body: PayEntryBody, caller: CurrentPlayer, temporal: TemporalDep
+) -> RegisterResult:
+    return await execute_update(
+        _handle(temporal, tournament_id),
+        TournamentWorkflow.pay_entry,
+        PayEntryInput(player_id=caller.user_id, amount=body.amount),
+        closed_code=ErrorCode.TOURNAMENT_NOT_IN_REGISTRATION,
+    )
+
+
+@router.post("/{tournament_id}/leave", response_model=LeaveResult, response_model_by_alias=True)
+async def leave(tournament_id: str, caller: CurrentPlayer, temporal: TemporalDep) -> LeaveResult:
+    """Leave during registration: an unpaid reserve is dropped, a paid entry refunded."""
+    return await execute_update(
+        _handle(temporal, tournament_id),
+        TournamentWorkflow.unregister,
+        UnregisterInput(player_id=caller.user_id),
+        closed_code=ErrorCode.TOURNAMENT_NOT_IN_REGISTRATION,
+    )
+
+
+@router.post("/{tournament_id}/stand-up", response_model=LeaveResult, response_model_by_alias=True)
+async def stand_up(tournament_id: str, caller: CurrentPlayer, temporal: TemporalDep) -> LeaveResult:
+    """stand_up: like leave while registering; refused once play has begun."""
+    return await execute_update(
+        _handle(temporal, tournament_id),
+        TournamentWorkflow.unregister,
+        UnregisterInput(player_id=caller.user_id, via=LeaveVia.STAND_UP),
+        closed_code=ErrorCode.STAND_UP_NOT_ALLOWED_IN_TOURNAMENT,
     )

@@ -8,8 +8,20 @@ from pathlib import Path
 import pytest
 
 DOMAIN = Path(__file__).resolve().parents[2] / "domain"
-FORBIDDEN_MODULES = {"temporalio", "fastapi", "sqlmodel", "sqlalchemy", "web3", "asyncpg", "random",
-                     "time", "datetime", "secrets", "os", "httpx"}
+FORBIDDEN_MODULES = {
+    "temporalio",
+    "fastapi",
+    "sqlmodel",
+    "sqlalchemy",
+    "web3",
+    "asyncpg",
+    "random",
+    "time",
+    "datetime",
+    "secrets",
+    "os",
+    "httpx",
+}
 
 
 def _imports(path: Path) -> set[str]:
@@ -23,6 +35,10 @@ def _imports(path: Path) -> set[str]:
     return found
 
 
-@pytest.mark.parametrize("path", sorted(DOMAIN.rglob("*.py")), ids=lambda p: str(p.relative_to(DOMAIN)))
+@pytest.mark.parametrize(
+    "path", sorted(DOMAIN.rglob("*.py")), ids=lambda p: str(p.relative_to(DOMAIN))
+)
 def test_domain_module_is_pure(path: Path) -> None:
-    assert not (_imports(path) & FORBIDDEN_MODULES), f"{path.name} imports {_imports(path) & FORBIDDEN_MODULES}"
+    assert not (_imports(path) & FORBIDDEN_MODULES), (
+        f"{path.name} imports {_imports(path) & FORBIDDEN_MODULES}"
+    )

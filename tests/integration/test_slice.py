@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 import httpx
@@ -14,40 +13,7 @@ from api.auth import mint_player_token
 from db.engine import Database
 from db.models import Entrant, Tournament
 from sng.settings import Settings
-
-SETTINGS: dict[str, Any] = {
-    "seats": 3,
-    "entryFee": 100,
-    "startingStack": 1500,
-    "blindStructure": {"startingSmallBlind": 10, "increaseFactor": 1.5, "levelDurationSeconds": 60},
-    "actionTimeoutSeconds": 10,
-}
-
-
-def admin(settings: Settings) -> dict[str, str]:
-    return {"X-Service-Key": settings.service_key}
-
-
-def player(settings: Settings, user: str) -> dict[str, str]:
-    return {"Authorization": f"Bearer {mint_player_token(settings, user)}"}
-
-
-async def eventually(check, limit: float = 10.0):  # type: ignore[no-untyped-def]
-    deadline = asyncio.get_running_loop().time() + limit
-    while True:
-        result = await check()
-        if result:
-            return result
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError("condition not met in time")
-        await asyncio.sleep(0.1)
-
-
-async def create(http: httpx.AsyncClient, settings: Settings, **overrides: Any) -> str:
-    body = {"name": "slice", "settings": {**SETTINGS, **overrides}}
-    r = await http.post("/admin/tournaments", json=body, headers=admin(settings))
-    assert r.status_code == 201, r.text
-    return str(r.json()["tournamentId"])
+from tests.integration.helpers import SETTINGS, admin, create, eventually, player
 
 
 async def test_create_register_query_persist(

@@ -1,0 +1,37 @@
+"""Event publication: append to the durable, ordered event log the stream is served from.
+
+The log's id order is the order the workflow published in (it awaits each append), and the
+(tournament, dedupe key) unique constraint turns a retried append into a no-op.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import func
+from sqlalchemy.dialects.postgresql import insert
+from temporalio import activity
+
+from db.engine import Database
+from db.models import Event
+from workflows.messages import EventInput
+
+
+class EventActivities:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    @activity.defn
+    async def publish_event(self, event: EventInput) -> None:
+        stmt = (
+            insert(Event)
+            .values(
+                tournament_id=event.tournament_id,
+                type=event.type,
+                dedupe_key=event.dedupe_key,
+                payload=event.payload,
+                created_at=func.now(),
+            )
+            .on_conflict_do_nothing(index_elements=["tournament_id", "dedupe_key"])
+        )
+        async with self.db.session() as session:
+            await session.exec(stmt)
+            await session.commit()

@@ -1,0 +1,53 @@
+"""Money legs of a tournament, virtual-chip backend: entry fees in, refunds and prizes out.
+
+Each activity takes one :class:`MoneyMove` whose key the workflow derives from one reference
+(``<tournament>:entry:<player>:<n>`` and the like), so a retry after the money moved moves
+nothing. A definite refusal (insufficient funds) is non-retryable with the code as its type.
+"""
+
+from __future__ import annotations
+
+from temporalio import activity
+from temporalio.exceptions import ApplicationError
+
+from db import ledger
+from db.engine import Database
+from domain.errors import DomainError
+from workflows.messages import MoneyMove, MoneyReceipt
+
+
+def _refused(err: DomainError) -> ApplicationError:
+    return ApplicationError(
+        err.message, {"field": err.field}, type=err.code.value, non_retryable=True
+    )
+
+
+class VirtualMoneyActivities:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    async def _move(
+        self, move: MoneyMove, source: str, destination: str, memo: str
+    ) -> MoneyReceipt:
+        try:
+            result = await ledger.transfer(
+                self.db, key=move.key, source=source, destination=destination,
+                amount=move.amount, memo=memo,
+            )  # fmt: skip
+        except DomainError as err:
+            raise _refused(err) from None
+        return MoneyReceipt(key=move.key, applied=result.applied, reference=f"ledger:{move.key}")
+
+    @activity.defn
+    async def collect_entry(self, move: MoneyMove) -> MoneyReceipt:
+        return await self._move(
+            move, ledger.user_account(move.player_id), ledger.escrow_account(move.tournament_id),
+            f"entry fee {move.tournament_id}",
+        )  # fmt: skip
+
+    @activity.defn
+    async def refund_entry(self, move: MoneyMove) -> MoneyReceipt:
+        return await self._move(
+            move, ledger.escrow_account(move.tournament_id), ledger.user_account(move.player_id),
+            f"refund {move.tournament_id}",
+        )  # fmt: skip
