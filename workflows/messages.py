@@ -117,6 +117,7 @@ class PayEntryInput(WireModel):
     player_id: str
     amount: int
     """Must equal the tournament's entryFee exactly (tournament_entry_fee_mismatch)."""
+    permit: Permit | None = None
 
 
 class LeaveVia(StrEnum):
@@ -144,6 +145,18 @@ class LeaveResult(WireModel):
     version: int
 
 
+class Permit(WireModel):
+    """An ERC-2612 permit signed by the entrant's wallet for the vault (on-chain backend)."""
+
+    owner: str
+    spender: str
+    value: int
+    deadline: int
+    v: int
+    r: str
+    s: str
+
+
 class MoneyMove(WireModel):
     """One idempotent money step: the key makes a retried activity move nothing twice."""
 
@@ -151,6 +164,30 @@ class MoneyMove(WireModel):
     tournament_id: str
     player_id: str
     amount: int
+    permit: Permit | None = None
+    """On-chain entry only: the signed permit the deposit uses."""
+    wallet: str | None = None
+    """On-chain refund only: the wallet that deposited (refunds go back to it)."""
+
+
+class PrizePayment(WireModel):
+    """One payout intent to execute exactly once (unique per tournament and position)."""
+
+    intent_id: str
+    tournament_id: str
+    position: int
+    player_id: str
+    amount: int
+    destination: str
+    """A ledger account (virtual) or the wallet that deposited (on-chain)."""
+
+
+class PayoutReceipt(WireModel):
+    intent_id: str
+    applied: bool
+    """False when the intent had already been executed (a retry): nothing moved this time."""
+    tx_hash: str | None = None
+    reference: str
 
 
 class MoneyReceipt(WireModel):
