@@ -55,7 +55,7 @@ def main() -> None:
     print(f"{'evaluator':<28}{'evals/s':>12}{'µs/eval':>10}")
     for name, factory in [
         ("pokerkit StandardHighHand", _pokerkit),
-        ("domain.holdem (pokerkit)", _domain),
+        ("domain.holdem (eval7)", _domain),
         ("eval7", _eval7),
         ("phevaluator", _phevaluator),
     ]:
