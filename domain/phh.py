@@ -52,8 +52,11 @@ class PhhHand:
 
 
 def parse_phh(text: str) -> PhhHand:
-    """>>> hand = parse_phh("variant = 'NT'\\nantes = [0, 0]\\nblinds_or_straddles = [1, 2]\\n"
-    ...                  "min_bet = 2\\nstarting_stacks = [200, 200]\\nactions = ['p2 f']")
+    """Read PHH text (TOML); fields we do not use are kept in ``extra``.
+
+    >>> text = "\\n".join(["variant = 'NT'", "antes = [0, 0]", "blinds_or_straddles = [1, 2]",
+    ...                    "min_bet = 2", "starting_stacks = [200, 200]", "actions = ['p2 f']"])
+    >>> hand = parse_phh(text)
     >>> hand.variant, hand.starting_stacks, hand.actions
     ('NT', [200, 200], ['p2 f'])
     """
