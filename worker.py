@@ -17,12 +17,14 @@ from temporalio.worker import Worker
 from activities.events import EventActivities
 from activities.money import VirtualMoneyActivities
 from activities.persistence import PersistenceActivities
+from activities.table import new_deck_seed
 from db.engine import Database
 from sng.settings import Settings, get_settings
 from sng.temporal import connect
+from workflows.table import TableWorkflow
 from workflows.tournament import TournamentWorkflow
 
-WORKFLOWS: Sequence[type] = (TournamentWorkflow,)
+WORKFLOWS: Sequence[type] = (TournamentWorkflow, TableWorkflow)
 
 
 def activities_for(db: Database) -> list[Any]:
@@ -35,6 +37,7 @@ def activities_for(db: Database) -> list[Any]:
         events.publish_event,
         money.collect_entry,
         money.refund_entry,
+        new_deck_seed,
     ]
 
 

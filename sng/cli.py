@@ -6,6 +6,7 @@ import logging
 
 import typer
 
+from sng.cli_hand import hand_app
 from sng.cli_structure import structure_app
 from sng.settings import get_settings
 
@@ -13,6 +14,7 @@ app = typer.Typer(
     help="Durable Sit-and-Go tournaments: operator and developer commands.", no_args_is_help=True
 )
 app.add_typer(structure_app, name="structure", help="Preview blind and payout structures.")
+app.add_typer(hand_app, name="hand", help="Replay PHH hands and verify a hand's deck.")
 
 
 @app.command()

@@ -1,0 +1,60 @@
+"""Scripted players for workflow tests: they read the table's view and answer through Updates."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+from temporalio.client import Client, WorkflowUpdateFailedError
+
+from workflows.table import TableWorkflow
+from workflows.table_messages import ActInput, TableView
+
+Policy = Callable[[dict[str, Any]], tuple[str, int | None]]
+
+
+def passive(legal: dict[str, Any]) -> tuple[str, int | None]:
+    """Check when free, else call: hands go to showdown and stacks drift slowly."""
+    return ("check", None) if "check" in legal["actions"] else ("call", None)
+
+
+def shove(legal: dict[str, Any]) -> tuple[str, int | None]:
+    """All-in every time: tournaments end in a few hands."""
+    return ("all_in", None) if "all_in" in legal["actions"] else passive(legal)
+
+
+async def play(
+    client: Client,
+    table_workflow_id: str,
+    players: list[str],
+    policy: Policy = passive,
+    *,
+    until: Callable[[TableView], bool] = lambda v: v.finished,
+    limit: float = 120.0,
+) -> TableView:
+    """Act for ``players`` whenever one of them is to act, until ``until(view)`` holds."""
+    handle = client.get_workflow_handle_for(TableWorkflow.run, table_workflow_id)
+    deadline = asyncio.get_running_loop().time() + limit
+    while True:
+        assert asyncio.get_running_loop().time() < deadline, "table did not finish in time"
+        acted = False
+        for player in players:
+            view = await handle.query(TableWorkflow.view, player)
+            if until(view):
+                return view
+            legal = view.hand.get("legal") if view.hand else None
+            if legal is None:
+                continue
+            action, amount = policy(legal)
+            try:
+                await handle.execute_update(
+                    TableWorkflow.act,
+                    ActInput(player_id=player, hand_no=view.hand_no, turn=view.hand["turn"],
+                             action=action, amount=amount),
+                )  # fmt: skip
+                acted = True
+            except WorkflowUpdateFailedError:
+                pass  # the hand moved on (a timeout acted first): read the view again
+        if not acted:
+            await asyncio.sleep(0.02)

@@ -1,0 +1,188 @@
+"""TableWorkflow on a real Temporal server: full hands, refusals, timeouts, continue-as-new."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from temporalio.client import Client, WorkflowHandle, WorkflowUpdateFailedError
+from temporalio.exceptions import ApplicationError
+from temporalio.testing import WorkflowEnvironment
+from temporalio.worker import Worker
+
+from activities.table import new_deck_seed
+from domain import deck as decks
+from tests.integration.bots import passive, play, shove
+from workflows.table import HANDS_PER_RUN, TableWorkflow
+from workflows.table_messages import ActInput, TableResult, TableSeat, TableState
+
+SETTINGS: dict[str, Any] = {
+    "seats": 6,
+    "entryFee": 100,
+    "startingStack": 1000,
+    "blindStructure": {
+        "startingSmallBlind": 10,
+        "increaseFactor": 1.5,
+        "levelDurationSeconds": 600,
+    },
+    "actionTimeoutSeconds": 30,
+}
+
+
+def table_state(
+    players: list[str], stack: int = 1000, *, pause_ms: int = 0, **settings: Any
+) -> TableState:
+    return TableState(
+        table_id=f"table-test-{uuid.uuid4().hex[:8]}",
+        tournament_id=None,
+        parent_workflow_id=None,
+        seat_count=6,
+        settings={**SETTINGS, **settings},
+        play_start_ms=int(time.time() * 1000),
+        seats=[TableSeat(seat=i, player_id=p, stack=stack) for i, p in enumerate(players)],
+        hand_pause_ms=pause_ms,
+    )
+
+
+async def start(
+    client: Client, task_queue: str, st: TableState
+) -> WorkflowHandle[Any, TableResult]:
+    return await client.start_workflow(TableWorkflow.run, st, id=st.table_id, task_queue=task_queue)
+
+
+async def test_shoving_bots_play_to_one_winner_with_chips_conserved(
+    client: Client, worker: Worker, task_queue: str
+) -> None:
+    players = ["p0", "p1", "p2"]
+    handle = await start(client, task_queue, table_state(players, stack=300))
+    await play(client, handle.id, players, shove)
+    result = await handle.result()
+    assert sum(result.stacks.values()) == 900
+    assert sorted(result.stacks.values()) == [0, 0, 900]
+    assert result.hands_played >= 1
+
+
+async def test_refusals_are_coded_and_leave_no_history(
+    client: Client, worker: Worker, task_queue: str
+) -> None:
+    handle = await start(client, task_queue, table_state(["a", "b"]))
+    view = await handle.query(TableWorkflow.view, "a")
+    while view.hand is None:
+        view = await handle.query(TableWorkflow.view, "a")
+    actor = "a" if view.hand["legal"] else "b"
+    other = "b" if actor == "a" else "a"
+    view = await handle.query(TableWorkflow.view, actor)
+    turn = view.hand["turn"]
+    before = len([e async for e in handle.fetch_history_events()])
+
+    async def refused(inp: ActInput) -> ApplicationError:
+        with pytest.raises(WorkflowUpdateFailedError) as info:
+            await handle.execute_update(TableWorkflow.act, inp)
+        assert isinstance(info.value.cause, ApplicationError)
+        return info.value.cause
+
+    base = {"hand_no": view.hand_no, "turn": turn}
+    assert (
+        await refused(ActInput(player_id=other, action="check", **base))
+    ).type == "not_your_turn"
+    assert (
+        await refused(ActInput(player_id="ghost", action="fold", **base))
+    ).type == "unknown_seat"
+    stale = ActInput(player_id=actor, action="call", hand_no=view.hand_no, turn=turn + 1)
+    assert (await refused(stale)).type == "stale_turn"
+    small = ActInput(player_id=actor, action="raise", amount=21, **base)
+    assert (await refused(small)).type == "amount_out_of_range"
+    assert (
+        await refused(ActInput(player_id=actor, action="check", **base))
+    ).type == "illegal_action"
+    after = len([e async for e in handle.fetch_history_events()])
+    assert after == before
+
+    ok = await handle.execute_update(
+        TableWorkflow.act, ActInput(player_id=actor, action="call", **base)
+    )
+    assert ok.turn == turn + 1
+    await handle.signal(TableWorkflow.stop)
+    result = await handle.result()
+    assert sum(result.stacks.values()) == 2000 and result.aborted_hand == 1
+
+
+async def test_viewers_see_only_their_own_hole_cards_and_the_seed_is_revealed_after(
+    client: Client, worker: Worker, task_queue: str
+) -> None:
+    handle = await start(client, task_queue, table_state(["a", "b", "c"]))
+    view = await handle.query(TableWorkflow.view, "a")
+    while view.hand is None:
+        view = await handle.query(TableWorkflow.view, "a")
+    cards = {p["seat"]: p["hole_cards"] for p in view.hand["players"]}
+    assert cards[0] is not None and len(cards[0]) == 2
+    assert cards[1] is None and cards[2] is None
+    spectator = await handle.query(TableWorkflow.view, None)
+    assert all(p["hole_cards"] is None for p in spectator.hand["players"])
+    assert view.deck_commitment and "deck_seed" not in str(view.hand)
+
+    after = await play(
+        client, handle.id, ["a", "b", "c"], passive, until=lambda v: v.last_hand is not None
+    )
+    last = after.last_hand
+    assert last is not None and last["hand_no"] == 1
+    assert decks.verify(bytes.fromhex(last["deck_seed"]), last["deck_commitment"])
+    assert last["deck_commitment"] == view.deck_commitment
+    await handle.signal(TableWorkflow.stop)
+    await handle.result()
+
+
+@pytest.mark.slow
+async def test_continue_as_new_between_hands_keeps_playing(
+    client: Client, worker: Worker, task_queue: str
+) -> None:
+    players = ["a", "b"]
+    handle = await start(client, task_queue, table_state(players, stack=100_000))
+    first_run = (await handle.describe()).run_id
+    view = await play(
+        client, handle.id, players, passive, until=lambda v: v.hand_no > HANDS_PER_RUN + 2
+    )
+    assert view.hand_no > HANDS_PER_RUN
+    latest = client.get_workflow_handle(handle.id)
+    assert (await latest.describe()).run_id != first_run
+    events = len(
+        [
+            e
+            async for e in client.get_workflow_handle(
+                handle.id, run_id=first_run
+            ).fetch_history_events()
+        ]
+    )
+    assert events < 10_000
+    await latest.signal(TableWorkflow.stop)
+    result: TableResult = await client.get_workflow_handle_for(
+        TableWorkflow.run, handle.id
+    ).result()
+    assert sum(result.stacks.values()) == 200_000
+
+
+async def test_timeouts_check_or_fold_then_sit_out(time_skipping_env: WorkflowEnvironment) -> None:
+    client = time_skipping_env.client
+    task_queue = f"tq-{uuid.uuid4().hex[:8]}"
+    async with Worker(
+        client, task_queue=task_queue, workflows=[TableWorkflow], activities=[new_deck_seed]
+    ):
+        handle = await start(
+            client, task_queue, table_state(["a", "b"], pause_ms=1000, actionTimeoutSeconds=5)
+        )
+        # Nobody ever acts: the clock skips through the decision timers.
+        for _ in range(40):
+            await time_skipping_env.sleep(timedelta(seconds=6))
+            view = await handle.query(TableWorkflow.view, None)
+            if view.hand_no >= 3 and all(s.sitting_out for s in view.seats):
+                break
+        assert view.hand_no >= 3
+        assert all(s.sitting_out for s in view.seats)
+        assert sum(s.stack for s in view.seats) == 2000
+        await handle.signal(TableWorkflow.stop)
+        result = await handle.result()
+        assert result.auto_folds >= 1
+        assert sum(result.stacks.values()) == 2000

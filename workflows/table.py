@@ -1,0 +1,314 @@
+"""TableWorkflow: deals No-Limit Hold'em hands back to back at one table (``table-<t>-<n>``).
+
+It owns the cards and the betting; every rule comes from the engine in ``domain/holdem``. The
+blinds for a hand come from the tournament's level clock evaluated at deal time, so the table
+never needs to be told that a level changed. Each hand's deck is shuffled from a secret seed
+made by an activity (never ``workflow.random()``); its SHA-256 commitment is public from the
+deal and the seed is revealed with the hand's record. Between hands it may continue-as-new.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+
+with workflow.unsafe.imports_passed_through():
+    from activities.table import new_deck_seed
+    from domain import deck as decks
+    from domain.blinds import resolve_blinds
+    from domain.clock import level_at
+    from domain.errors import DomainError, ErrorCode
+    from domain.holdem import (
+        ActionKind,
+        AnteMode,
+        ButtonPositions,
+        Hand,
+        first_positions,
+        hand_record,
+        next_positions,
+        public_view,
+        start_hand,
+    )
+    from domain.settings import validate_settings
+    from workflows.errors import refusal
+    from workflows.table_messages import (
+        ActInput,
+        ActResult,
+        HandReport,
+        SitInInput,
+        TableResult,
+        TableSeat,
+        TableState,
+        TableView,
+    )
+
+HANDS_PER_RUN = 20
+"""Continue-as-new at least this often: ~20 hands stay far below 2,000 updates and 10,000
+events per run (an accepted action with its re-armed timer costs about 7 events)."""
+
+
+@workflow.defn
+class TableWorkflow:
+    @workflow.init
+    def __init__(self, st: TableState) -> None:
+        self.st = st
+        self.settings = validate_settings(st.settings)
+        self.hand: Hand | None = None
+        self.level = 0
+        self.blinds = resolve_blinds(self.settings, 0)
+        self.commitment: str | None = None
+        self.last_hand: dict[str, Any] | None = None
+        self.finished = False
+
+    @workflow.run
+    async def run(self, st: TableState) -> TableResult:
+        played_this_run = 0
+        aborted: int | None = None
+        while not self.st.stop_requested and len(self._live_seats()) >= 2:
+            aborted = await self._play_hand()
+            played_this_run += 1
+            if self.st.stop_requested or len(self._live_seats()) < 2:
+                break
+            if self.st.hand_pause_ms:
+                try:  # a short pause so players can read the result; a stop cuts it short
+                    await workflow.wait_condition(
+                        lambda: self.st.stop_requested,
+                        timeout=timedelta(milliseconds=self.st.hand_pause_ms),
+                        timeout_summary="pause between hands",
+                    )
+                except TimeoutError:
+                    pass
+            if played_this_run >= HANDS_PER_RUN or workflow.info().is_continue_as_new_suggested():
+                await workflow.wait_condition(workflow.all_handlers_finished)
+                workflow.continue_as_new(self.st)
+        self.finished = True
+        self.st.version += 1
+        await workflow.wait_condition(workflow.all_handlers_finished)
+        return TableResult(
+            table_id=self.st.table_id,
+            hands_played=self.st.hand_no,
+            stacks={s.seat: s.stack for s in self.st.seats},
+            aborted_hand=aborted,
+            auto_folds=self.st.auto_folds,
+        )
+
+    # -- one hand ------------------------------------------------------------------------
+    async def _play_hand(self) -> int | None:
+        """Deal and play one hand; return its number if a stop aborted it (stacks restored)."""
+        hand_no = self.st.hand_no + 1
+        seed_hex = await workflow.execute_activity(
+            new_deck_seed,
+            f"{self.st.table_id}:{hand_no}",
+            start_to_close_timeout=timedelta(seconds=10),
+            retry_policy=RetryPolicy(maximum_interval=timedelta(seconds=10)),
+            summary=f"deck seed for hand {hand_no}",
+        )
+        seed = bytes.fromhex(seed_hex)
+        live = self._live_seats()
+        positions = self._positions(live)
+        self.level = level_at(self.settings, self.st.play_start_ms, self._now_ms())
+        self.blinds = resolve_blinds(self.settings, self.level)
+        hand = start_hand(
+            seat_count=self.st.seat_count,
+            positions=positions,
+            stacks={s.seat: s.stack for s in self.st.seats if s.stack > 0},
+            small_blind=self.blinds.sb,
+            big_blind=self.blinds.bb,
+            ante=self.blinds.ante,
+            ante_mode=AnteMode.EVERY_PLAYER if self.blinds.ante else AnteMode.NONE,
+            deck=decks.shuffled_deck(seed),
+        )
+        self.hand = hand
+        self.commitment = decks.commitment(seed)
+        self.st.hand_no = hand_no
+        self.st.positions = positions.to_dict()
+        self._bump()
+
+        while not hand.over:
+            if self.st.stop_requested:
+                self.hand = None
+                self._bump()
+                return hand_no  # the hand is void: stacks stay as they were before it
+            seat = hand.actor_seat
+            assert seat is not None
+            if self._seat(seat).sitting_out:
+                self._auto_act(hand, seat)
+                continue
+            turn = hand.turn
+            try:
+                await workflow.wait_condition(
+                    lambda: hand.turn != turn or self.st.stop_requested,
+                    timeout=timedelta(seconds=self.settings.action_timeout_seconds),
+                    timeout_summary=f"decision timeout seat {seat}",
+                )
+            except TimeoutError:
+                self._on_timeout(hand, seat)
+
+        await self._finish_hand(hand, seed_hex)
+        return None
+
+    def _positions(self, live: list[int]) -> ButtonPositions:
+        if self.st.positions is None:
+            # The first button is drawn; replay-safe, and nothing to do with the deck.
+            return first_positions(live, self.st.seat_count, workflow.random().choice(live))
+        previous = ButtonPositions.from_dict(self.st.positions)
+        return next_positions(previous, live, self.st.seat_count)
+
+    def _on_timeout(self, hand: Hand, seat: int) -> None:
+        """First timeout: check if free, else fold; the second in a row also sits them out."""
+        table_seat = self._seat(seat)
+        table_seat.timeouts += 1
+        if table_seat.timeouts >= 2:
+            table_seat.sitting_out = True
+        self._auto_act(hand, seat)
+
+    def _auto_act(self, hand: Hand, seat: int) -> None:
+        if hand.can_act(seat, ActionKind.CHECK):
+            hand.act(seat, ActionKind.CHECK)
+        else:
+            hand.act(seat, ActionKind.FOLD)
+            self.st.auto_folds += 1
+        self._bump()
+
+    async def _finish_hand(self, hand: Hand, seed_hex: str) -> None:
+        record = hand_record(hand)
+        record.update(
+            {
+                "table_id": self.st.table_id,
+                "hand_no": self.st.hand_no,
+                "level": self.level,
+                "small_blind": self.blinds.sb,
+                "big_blind": self.blinds.bb,
+                "ante": self.blinds.ante,
+                "players": {str(s.seat): s.player_id for s in self.st.seats},
+                "deck_commitment": self.commitment,
+                "deck_seed": seed_hex,
+            }
+        )
+        stacks_after = {int(seat): chips for seat, chips in record["stacks_after"].items()}
+        for table_seat in self.st.seats:
+            if table_seat.seat in stacks_after:
+                table_seat.stack = stacks_after[table_seat.seat]
+        self.last_hand = {
+            key: record[key]
+            for key in ("hand_no", "board", "shown", "pots", "stacks_after", "busted",
+                        "deck_commitment", "deck_seed")
+        }  # fmt: skip
+        self._bump()
+        if self.st.parent_workflow_id:
+            report = HandReport(
+                table_id=self.st.table_id,
+                hand_no=self.st.hand_no,
+                level=self.level,
+                record=record,
+                stacks_after={s.seat: s.stack for s in self.st.seats},
+                busted=record["busted"],
+                auto_folds=self.st.auto_folds,
+            )
+            await workflow.get_external_workflow_handle(self.st.parent_workflow_id).signal(
+                "hand_completed", report
+            )
+
+    # -- player updates ------------------------------------------------------------------
+    @workflow.update
+    def act(self, inp: ActInput) -> ActResult:
+        seat = self._verify_act(inp)
+        assert self.hand is not None
+        self.hand.act(seat, inp.action, inp.amount)
+        table_seat = self._seat(seat)
+        table_seat.timeouts = 0
+        table_seat.sitting_out = False
+        self._bump()
+        return ActResult(version=self.st.version, hand_no=self.st.hand_no, turn=self.hand.turn)
+
+    @act.validator
+    def _validate_act(self, inp: ActInput) -> None:
+        self._verify_act(inp)
+
+    def _verify_act(self, inp: ActInput) -> int:
+        try:
+            seat = self._seat_of(inp.player_id)
+            hand = self.hand
+            if hand is None or hand.over:
+                raise DomainError(ErrorCode.STALE_TURN, "no hand is waiting for an action")
+            if hand.actor_seat != seat:
+                raise DomainError(ErrorCode.NOT_YOUR_TURN, "it is not your turn")
+            if inp.hand_no != self.st.hand_no or inp.turn != hand.turn:
+                raise DomainError(
+                    ErrorCode.STALE_TURN,
+                    f"that answers hand {inp.hand_no} turn {inp.turn}; the table is at hand"
+                    f" {self.st.hand_no} turn {hand.turn}",
+                )
+            hand.verify_action(seat, inp.action, inp.amount)
+        except DomainError as err:
+            raise refusal(err) from None
+        return seat
+
+    @workflow.update
+    def sit_in(self, inp: SitInInput) -> ActResult:
+        table_seat = self._seat(self._checked_seat_of(inp.player_id))
+        table_seat.sitting_out = False
+        table_seat.timeouts = 0
+        self._bump()
+        return ActResult(
+            version=self.st.version,
+            hand_no=self.st.hand_no,
+            turn=self.hand.turn if self.hand else 0,
+        )
+
+    @sit_in.validator
+    def _validate_sit_in(self, inp: SitInInput) -> None:
+        self._checked_seat_of(inp.player_id)
+
+    @workflow.signal
+    def stop(self) -> None:
+        """The tournament ended play (force-end): abandon the running hand and return stacks."""
+        self.st.stop_requested = True
+
+    # -- queries -------------------------------------------------------------------------
+    @workflow.query
+    def view(self, viewer: str | None = None) -> TableView:
+        seat = next((s.seat for s in self.st.seats if s.player_id == viewer), None)
+        return TableView(
+            table_id=self.st.table_id,
+            tournament_id=self.st.tournament_id,
+            hand_no=self.st.hand_no,
+            level=self.level,
+            small_blind=self.blinds.sb,
+            big_blind=self.blinds.bb,
+            ante=self.blinds.ante,
+            seats=[s.model_copy() for s in self.st.seats],
+            hand=public_view(self.hand, seat) if self.hand is not None else None,
+            deck_commitment=self.commitment,
+            last_hand=self.last_hand,
+            finished=self.finished,
+            version=self.st.version,
+        )
+
+    # -- internals -----------------------------------------------------------------------
+    def _live_seats(self) -> list[int]:
+        return [s.seat for s in self.st.seats if s.stack > 0]
+
+    def _seat(self, seat: int) -> TableSeat:
+        return next(s for s in self.st.seats if s.seat == seat)
+
+    def _seat_of(self, player_id: str) -> int:
+        for s in self.st.seats:
+            if s.player_id == player_id:
+                return s.seat
+        raise DomainError(ErrorCode.UNKNOWN_SEAT, "you have no seat at this table")
+
+    def _checked_seat_of(self, player_id: str) -> int:
+        try:
+            return self._seat_of(player_id)
+        except DomainError as err:
+            raise refusal(err) from None
+
+    def _now_ms(self) -> int:
+        return int(workflow.now().timestamp() * 1000)
+
+    def _bump(self) -> None:
+        self.st.version += 1
