@@ -9,6 +9,7 @@ deal and the seed is revealed with the hand's record. Between hands it may conti
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
@@ -137,10 +138,9 @@ class TableWorkflow:
             if self._seat(seat).sitting_out:
                 self._auto_act(hand, seat)
                 continue
-            turn = hand.turn
             try:
                 await workflow.wait_condition(
-                    lambda: hand.turn != turn or self.st.stop_requested,
+                    self._turn_moved(hand, hand.turn),
                     timeout=timedelta(seconds=self.settings.action_timeout_seconds),
                     timeout_summary=f"decision timeout seat {seat}",
                 )
@@ -149,6 +149,9 @@ class TableWorkflow:
 
         await self._finish_hand(hand, seed_hex)
         return None
+
+    def _turn_moved(self, hand: Hand, turn: int) -> Callable[[], bool]:
+        return lambda: hand.turn != turn or self.st.stop_requested
 
     def _positions(self, live: list[int]) -> ButtonPositions:
         if self.st.positions is None:
