@@ -152,3 +152,23 @@ class Event(SQLModel, table=True):
     dedupe_key: str = Field(max_length=200)
     payload: dict[str, Any] = Field(sa_column=Column(JSONB, nullable=False))
     created_at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))
+
+
+class Agent(SQLModel, table=True):
+    """A software agent: its owner, its skills and the hash of its API key (never the key).
+
+    The key is 256 random bits, so a plain SHA-256 of it cannot be brute-forced and can be
+    looked up by index; a slow password hash would only cost every agent request CPU time.
+    """
+
+    __tablename__ = "agents"
+    __table_args__ = (UniqueConstraint("key_hash"),)
+
+    agent_id: str = Field(primary_key=True, max_length=64)
+    owner_user_id: str = Field(index=True, max_length=100)
+    name: str = Field(max_length=200)
+    skills: list[str] = Field(default_factory=list, sa_column=Column(JSONB, nullable=False))
+    key_hash: str = Field(max_length=64)
+    key_prefix: str = Field(max_length=16)
+    created_at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))
+    revoked_at: datetime | None = _ts()
