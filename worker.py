@@ -34,6 +34,7 @@ def activities_for(db: Database) -> list[Any]:
     return [
         persistence.save_tournament,
         persistence.save_entrant,
+        persistence.record_hand,
         events.publish_event,
         money.collect_entry,
         money.refund_entry,

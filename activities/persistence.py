@@ -8,12 +8,18 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from sqlalchemy import update
 from sqlalchemy.dialects.postgresql import insert
+from sqlmodel import col
 from temporalio import activity
 
 from db.engine import Database
-from db.models import Entrant, Tournament
-from workflows.messages import EntrantRow, TournamentRow
+from db.models import Entrant, Hand, Tournament
+from workflows.messages import EntrantRow, HandRow, TournamentRow
+
+
+def _at(ms: int | None) -> datetime | None:
+    return None if ms is None else datetime.fromtimestamp(ms / 1000, UTC)
 
 
 class PersistenceActivities:
@@ -36,6 +42,10 @@ class PersistenceActivities:
             "workflow_id": row.workflow_id,
             "registered_count": row.registered_count,
             "current_level": row.current_level,
+            "field_size": row.field_size,
+            "play_started_at": _at(row.play_started_at_ms),
+            "level_started_at": _at(row.level_started_at_ms),
+            "ended_at": _at(row.ended_at_ms),
             "updated_at": now,
         }
         stmt = insert(Tournament).values(**values, created_at=now)
@@ -68,3 +78,38 @@ class PersistenceActivities:
         async with self.db.session() as session:
             await session.exec(stmt)
             await session.commit()
+
+    @activity.defn
+    async def record_hand(self, row: HandRow) -> bool:
+        """The hand row and its eliminations in one transaction; False if already recorded."""
+        now = datetime.now(UTC)
+        async with self.db.session() as session:
+            inserted = await session.exec(
+                insert(Hand)
+                .values(
+                    tournament_id=row.tournament_id,
+                    table_id=row.table_id,
+                    hand_no=row.hand_no,
+                    level=row.level,
+                    record=row.record,
+                    created_at=now,
+                )
+                .on_conflict_do_nothing(index_elements=["table_id", "hand_no"])
+                .returning(col(Hand.id))
+            )
+            first_time = inserted.first() is not None
+            for finish in row.eliminations:
+                await session.exec(
+                    update(Entrant)
+                    .where(
+                        col(Entrant.tournament_id) == row.tournament_id,
+                        col(Entrant.player_id) == finish.player_id,
+                    )
+                    .values(
+                        elimination_order=finish.place,
+                        finish_position=finish.rank,
+                        updated_at=now,
+                    )
+                )
+            await session.commit()
+        return first_time

@@ -20,6 +20,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.messages import (
         EntrantRow,
         EventInput,
+        HandRow,
         MoneyMove,
         MoneyReceipt,
         TournamentRow,
@@ -43,6 +44,16 @@ async def save_tournament(row: TournamentRow) -> None:
         start_to_close_timeout=DB_TIMEOUT,
         retry_policy=FOREVER,
         summary=f"persist tournament ({row.state.value})",
+    )
+
+
+async def record_hand(row: HandRow) -> None:
+    await workflow.execute_activity_method(
+        PersistenceActivities.record_hand,
+        row,
+        start_to_close_timeout=DB_TIMEOUT,
+        retry_policy=FOREVER,
+        summary=f"record hand {row.hand_no}",
     )
 
 

@@ -38,6 +38,10 @@ class CreateTournamentInput(WireModel):
     name: str
     settings: dict[str, Any]
     """The settings as sent on the wire; the workflow validates them with the domain."""
+    hand_pause_ms: int = 2000
+    """The table's pause between hands (players read the result); tests and demos shorten it."""
+    carry: TournamentState | None = None
+    """Set only by continue-as-new: the state the previous run handed over."""
 
 
 class RegisterInput(WireModel):
@@ -70,6 +74,44 @@ class EntrantView(WireModel):
     """How many times this player has registered here: keys each entry's money legs apart."""
 
 
+class Finish(WireModel):
+    player_id: str
+    place: int
+    """Distinct per entrant (1 = winner): the elimination order and the payout intent's key."""
+    rank: int
+    """What players see: tied entrants share the best place of their group."""
+    hand_no: int | None = None
+
+
+class TournamentState(WireModel):
+    """Everything a tournament run carries, and hands over across continue-as-new."""
+
+    tournament_id: str
+    name: str
+    phase: TournamentPhase = TournamentPhase.REGISTERING
+    entrants: dict[str, EntrantView] = {}
+    field_size: int | None = None
+    starts_at_ms: int | None = None
+    play_start_ms: int | None = None
+    level: int = 0
+    table_workflow_id: str | None = None
+    stacks: dict[str, int] = {}
+    """Chips per player at the last hand boundary."""
+    finishes: list[Finish] = []
+    hands_played: int = 0
+    auto_folds: int = 0
+    pending_hands: list[dict[str, Any]] = []
+    """Hand reports signalled by the table and not yet processed (HandReport as data)."""
+    table_done: dict[str, Any] | None = None
+    force_end_requested: bool = False
+    ended_at_ms: int | None = None
+    version: int = 0
+
+
+class ForceEndInput(WireModel):
+    reason: str = "force-ended by an operator"
+
+
 class TournamentView(WireModel):
     tournament_id: str
     name: str
@@ -82,6 +124,13 @@ class TournamentView(WireModel):
     paid_count: int = 0
     field_size: int | None = None
     starts_at_ms: int | None = None
+    play_start_ms: int | None = None
+    current_level: int = 0
+    level_ends_at_ms: int | None = None
+    table_workflow_id: str | None = None
+    hands_played: int = 0
+    stacks: dict[str, int] = {}
+    standings: list[Finish] = []
     entrants: list[EntrantView]
     version: int
 
@@ -101,6 +150,21 @@ class TournamentRow(WireModel):
     workflow_id: str
     registered_count: int
     current_level: int = 0
+    field_size: int | None = None
+    play_started_at_ms: int | None = None
+    level_started_at_ms: int | None = None
+    ended_at_ms: int | None = None
+
+
+class HandRow(WireModel):
+    """A finished hand and the eliminations it caused: written in one transaction."""
+
+    tournament_id: str
+    table_id: str
+    hand_no: int
+    level: int
+    record: dict[str, Any]
+    eliminations: list[Finish]
 
 
 class EntrantRow(WireModel):
@@ -203,3 +267,6 @@ class EventInput(WireModel):
     type: str
     dedupe_key: str
     payload: dict[str, Any]
+
+
+CreateTournamentInput.model_rebuild()

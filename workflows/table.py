@@ -87,14 +87,20 @@ class TableWorkflow:
                 workflow.continue_as_new(self.st)
         self.finished = True
         self.st.version += 1
-        await workflow.wait_condition(workflow.all_handlers_finished)
-        return TableResult(
+        result = TableResult(
             table_id=self.st.table_id,
             hands_played=self.st.hand_no,
             stacks={s.seat: s.stack for s in self.st.seats},
             aborted_hand=aborted,
             auto_folds=self.st.auto_folds,
         )
+        if self.st.parent_workflow_id:
+            # By workflow id, not run: the tournament may have continued-as-new meanwhile.
+            await workflow.get_external_workflow_handle(self.st.parent_workflow_id).signal(
+                "table_finished", result
+            )
+        await workflow.wait_condition(workflow.all_handlers_finished)
+        return result
 
     # -- one hand ------------------------------------------------------------------------
     async def _play_hand(self) -> int | None:

@@ -14,15 +14,18 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import TypeVar
 
-from pydantic import BaseModel
 from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError
+from temporalio.workflow import ParentClosePolicy
 
 with workflow.unsafe.imports_passed_through():
     from domain import registration
+    from domain.blinds import resolve_blinds
+    from domain.clock import level_at, level_deadline_ms, level_started_at_ms
     from domain.errors import DomainError, ErrorCode
     from domain.seating import draw_seats
     from domain.settings import TournamentSettings, validate_settings
+    from domain.standings import force_end_ranking, order_busts
     from workflows import effects
     from workflows import search_attributes as sa
     from workflows.errors import refusal
@@ -32,6 +35,9 @@ with workflow.unsafe.imports_passed_through():
         EntrantRow,
         EntrantStatus,
         EntrantView,
+        Finish,
+        ForceEndInput,
+        HandRow,
         LeaveResult,
         LeaveVia,
         MoneyMove,
@@ -40,24 +46,19 @@ with workflow.unsafe.imports_passed_through():
         RegisterResult,
         TournamentPhase,
         TournamentRow,
+        TournamentState,
         TournamentView,
         UnregisterInput,
     )
+    from workflows.table import TableWorkflow
+    from workflows.table_messages import HandReport, TableResult, TableSeat, TableState
 
 T = TypeVar("T")
 RESERVE_TTL = timedelta(seconds=120)
 START_GRACE = timedelta(seconds=3)
+HANDS_PER_RUN = 300
+"""Continue-as-new after this many hands (each costs the tournament ~15 history events)."""
 NO_STAND_UP = (TournamentPhase.PLAYING, TournamentPhase.ENDED, TournamentPhase.SETTLING)
-
-
-class TournamentState(BaseModel):
-    tournament_id: str
-    name: str
-    phase: TournamentPhase = TournamentPhase.REGISTERING
-    entrants: dict[str, EntrantView] = {}
-    field_size: int | None = None
-    starts_at_ms: int | None = None
-    version: int = 0
 
 
 @workflow.defn
@@ -65,16 +66,22 @@ class TournamentWorkflow:
     @workflow.init
     def __init__(self, inp: CreateTournamentInput) -> None:
         self.settings: TournamentSettings = validate_settings(inp.settings)
+        self.inp = inp
         self.raw_settings = inp.settings
-        self.s = TournamentState(tournament_id=inp.tournament_id, name=inp.name)
+        self.s = inp.carry or TournamentState(tournament_id=inp.tournament_id, name=inp.name)
         self.lock = asyncio.Lock()
 
     @workflow.run
     async def run(self, inp: CreateTournamentInput) -> TournamentView:
-        await self._save_tournament()
-        await self._registration()
+        if inp.carry is None:
+            await self._save_tournament()
+        if self.s.phase is TournamentPhase.REGISTERING:
+            await self._registration()
         if self.s.phase is TournamentPhase.STARTING:
             await self._start()
+        if self.s.phase is TournamentPhase.PLAYING:
+            await self._play()
+        # Settlement (payouts) arrives with the Money work: until then `ended` is terminal.
         await workflow.wait_condition(workflow.all_handlers_finished)
         return self._view()
 
@@ -122,9 +129,222 @@ class TournamentWorkflow:
         )
 
     async def _start(self) -> None:
+        """After the grace, seat the field at the table with starting stacks: `playing`."""
         await workflow.sleep(START_GRACE, summary="start grace")
-        # The table (TableWorkflow) is not built yet: the tournament stays in `starting`.
-        await workflow.wait_condition(lambda: self.s.phase is not TournamentPhase.STARTING)
+        paid = [e for e in self.s.entrants.values() if e.status is EntrantStatus.PAID]
+        seated: dict[str, int] = {e.player_id: e.seat for e in paid if e.seat is not None}
+        assert len(seated) == len(paid), "every paid entrant was seated at the seal"
+        self.s.play_start_ms = self._now_ms()
+        self.s.stacks = {e.player_id: self.settings.starting_stack for e in paid}
+        self.s.table_workflow_id = f"table-{self.s.tournament_id}-1"
+        await workflow.start_child_workflow(
+            TableWorkflow.run,
+            TableState(
+                table_id=self.s.table_workflow_id,
+                tournament_id=self.s.tournament_id,
+                parent_workflow_id=workflow.info().workflow_id,
+                seat_count=self.settings.seats,
+                settings=self.raw_settings,
+                play_start_ms=self.s.play_start_ms,
+                seats=[
+                    TableSeat(seat=seat, player_id=player, stack=self.settings.starting_stack)
+                    for player, seat in sorted(seated.items(), key=lambda item: item[1])
+                ],
+                hand_pause_ms=self.inp.hand_pause_ms,
+            ),
+            id=self.s.table_workflow_id,
+            # The tournament manages its table's end itself (and survives continue-as-new).
+            parent_close_policy=ParentClosePolicy.ABANDON,
+            static_summary=f"table 1 of tournament {self.s.tournament_id}",
+        )
+        self.s.phase = TournamentPhase.PLAYING
+        self._bump()
+        await self._save_tournament()
+        await effects.publish(
+            self.s.tournament_id, "tournament_state_changed", "state:playing",
+            {"state": "playing", "playStartedAt": self.s.play_start_ms, "currentLevel": 0},
+        )  # fmt: skip
+
+    async def _play(self) -> None:
+        """The level clock and the hand boundaries until one player is left (or force-end)."""
+        assert self.s.play_start_ms is not None
+        hands_this_run = 0
+        while self.s.phase is TournamentPhase.PLAYING:
+            deadline = level_deadline_ms(self.settings, self.s.play_start_ms, self.s.level)
+            try:
+                # Hand boundaries re-park on the same absolute deadline: a fast table still
+                # escalates on time.
+                await workflow.wait_condition(
+                    lambda: bool(self.s.pending_hands) or self.s.table_done is not None,
+                    timeout=timedelta(milliseconds=max(0, deadline - self._now_ms())),
+                    timeout_summary=f"level {self.s.level} deadline",
+                )
+            except TimeoutError:
+                await self._next_level()
+                continue
+            while self.s.pending_hands and self.s.phase is TournamentPhase.PLAYING:
+                await self._hand_boundary(HandReport.model_validate(self.s.pending_hands.pop(0)))
+                hands_this_run += 1
+            if self.s.phase is TournamentPhase.PLAYING and self.s.table_done is not None:
+                await self._end_by_ranking()
+            if (
+                self.s.phase is TournamentPhase.PLAYING
+                and not self.s.pending_hands
+                and (
+                    hands_this_run >= HANDS_PER_RUN
+                    or workflow.info().is_continue_as_new_suggested()
+                )
+            ):
+                await workflow.wait_condition(workflow.all_handlers_finished)
+                if not self.s.pending_hands:
+                    workflow.continue_as_new(self.inp.model_copy(update={"carry": self.s}))
+
+    async def _next_level(self) -> None:
+        """A level deadline passed: move to the level the clock says (a missed one at once)."""
+        assert self.s.play_start_ms is not None
+        now = self._now_ms()
+        self.s.level = max(self.s.level + 1, level_at(self.settings, self.s.play_start_ms, now))
+        self._bump()
+        blinds = resolve_blinds(self.settings, self.s.level)
+        await self._save_tournament()
+        await effects.publish(
+            self.s.tournament_id,
+            "blind_level_changed",
+            f"level:{self.s.level}",
+            {
+                "level": self.s.level,
+                "smallBlind": blinds.sb,
+                "bigBlind": blinds.bb,
+                "ante": blinds.ante,
+                "levelEndsAt": level_deadline_ms(self.settings, self.s.play_start_ms, self.s.level),
+            },
+        )
+
+    async def _hand_boundary(self, report: HandReport) -> None:
+        """Record a finished hand, order its busts, and end the tournament at one survivor."""
+        players = {e.seat: e.player_id for e in self.s.entrants.values() if e.seat is not None}
+        alive_before = sum(1 for chips in self.s.stacks.values() if chips > 0)
+        stacks = {players[seat]: chips for seat, chips in report.stacks_after.items()}
+        total = sum(stacks.values())
+        expected = (self.s.field_size or 0) * self.settings.starting_stack
+        if total != expected:
+            # An invariant broke: fail the workflow task (it retries, visibly) rather than
+            # record a wrong hand.
+            raise RuntimeError(f"chips not conserved after hand {report.hand_no}: {total}")
+        busts = order_busts(
+            [(players[b["seat"]], b["stack_before"]) for b in report.busted],
+            alive_before=alive_before,
+        )
+        finishes = [
+            Finish(player_id=f.entrant, place=f.place, rank=f.rank, hand_no=report.hand_no)
+            for f in busts
+        ]
+        alive = [p for p, chips in stacks.items() if chips > 0]
+        if len(alive) == 1:
+            finishes.append(Finish(player_id=alive[0], place=1, rank=1, hand_no=report.hand_no))
+        self.s.stacks = stacks
+        self.s.finishes.extend(finishes)
+        self.s.hands_played = report.hand_no
+        self.s.auto_folds = report.auto_folds
+        self._bump()
+        await effects.record_hand(
+            HandRow(
+                tournament_id=self.s.tournament_id,
+                table_id=report.table_id,
+                hand_no=report.hand_no,
+                level=report.level,
+                record=report.record,
+                eliminations=finishes,
+            )
+        )
+        for finish in finishes:
+            if finish.place == 1:
+                continue
+            await effects.publish(
+                self.s.tournament_id, "player_eliminated", f"eliminated:{finish.player_id}",
+                {"playerId": finish.player_id, "place": finish.place, "rank": finish.rank,
+                 "handNo": report.hand_no},
+            )  # fmt: skip
+        await effects.publish(
+            self.s.tournament_id, "hand_result", f"hand:{report.table_id}:{report.hand_no}",
+            {"tableId": report.table_id, "handNo": report.hand_no, "level": report.level,
+             "board": report.record.get("board", []), "pots": report.record.get("pots", []),
+             "shown": report.record.get("shown", {}), "stacks": stacks},
+        )  # fmt: skip
+        if len(alive) == 1:
+            await self._end()
+
+    async def _end_by_ranking(self) -> None:
+        """Force-end: the table stopped; live players take the top places by stack."""
+        assert self.s.table_done is not None
+        result = TableResult.model_validate(self.s.table_done)
+        players = {e.seat: e.player_id for e in self.s.entrants.values() if e.seat is not None}
+        stacks = {players[seat]: chips for seat, chips in result.stacks.items()}
+        self.s.stacks = stacks
+        live = {p: chips for p, chips in stacks.items() if chips > 0}
+        ranked = force_end_ranking(live)
+        self.s.finishes.extend(
+            Finish(player_id=f.entrant, place=f.place, rank=f.rank) for f in ranked
+        )
+        self.s.auto_folds = result.auto_folds
+        self._bump()
+        await effects.record_hand(
+            HandRow(
+                tournament_id=self.s.tournament_id,
+                table_id=result.table_id,
+                hand_no=0,
+                level=self.s.level,
+                record={"force_end": True, "stacks": stacks},
+                eliminations=[f for f in self.s.finishes if f.hand_no is None],
+            )
+        )
+        await self._end()
+
+    async def _end(self) -> None:
+        self.s.phase = TournamentPhase.ENDED
+        self.s.ended_at_ms = self._now_ms()
+        self._bump()
+        await self._save_tournament()
+        await effects.publish(
+            self.s.tournament_id, "tournament_state_changed", "state:ended",
+            {"state": "ended", "endedAt": self.s.ended_at_ms,
+             "finalStandings": [f.model_dump(by_alias=True) for f in self._standings()]},
+        )  # fmt: skip
+
+    # -- table signals -------------------------------------------------------------------
+    @workflow.signal
+    def hand_completed(self, report: HandReport) -> None:
+        self.s.pending_hands.append(report.model_dump())
+
+    @workflow.signal
+    def table_finished(self, result: TableResult) -> None:
+        self.s.table_done = result.model_dump()
+
+    # -- operator updates ----------------------------------------------------------------
+    @workflow.update
+    async def force_end(self, req: ForceEndInput) -> TournamentView:
+        """Stop a wedged tournament: the table stops, live seats are ranked by stack."""
+        self._recheck(self._verify_force_end, req)
+        if not self.s.force_end_requested:
+            self.s.force_end_requested = True
+            self._bump()
+            assert self.s.table_workflow_id is not None
+            await workflow.get_external_workflow_handle_for(
+                TableWorkflow.run, self.s.table_workflow_id
+            ).signal(TableWorkflow.stop)
+        await workflow.wait_condition(lambda: self.s.phase is not TournamentPhase.PLAYING)
+        return self._view()
+
+    @force_end.validator
+    def _validate_force_end(self, req: ForceEndInput) -> None:
+        self._recheck(self._verify_force_end, req)
+
+    def _verify_force_end(self, _req: ForceEndInput) -> None:
+        if self.s.phase is not TournamentPhase.PLAYING:
+            raise DomainError(
+                ErrorCode.INVALID_STATE,
+                f"cannot force-end from state '{self.s.phase.value}': only a playing tournament",
+            )
 
     # -- registration updates ------------------------------------------------------------
     @workflow.update
@@ -330,6 +550,9 @@ class TournamentWorkflow:
         await effects.refund_entry(move)
         return move.amount
 
+    def _standings(self) -> list[Finish]:
+        return sorted(self.s.finishes, key=lambda f: f.place)
+
     def _taken(self) -> int:
         return sum(1 for e in self.s.entrants.values() if e.status is not EntrantStatus.RELEASED)
 
@@ -383,6 +606,17 @@ class TournamentWorkflow:
             paid_count=self._count(EntrantStatus.PAID),
             field_size=self.s.field_size,
             starts_at_ms=self.s.starts_at_ms,
+            play_start_ms=self.s.play_start_ms,
+            current_level=self.s.level,
+            level_ends_at_ms=(
+                level_deadline_ms(self.settings, self.s.play_start_ms, self.s.level)
+                if self.s.play_start_ms is not None
+                else None
+            ),
+            table_workflow_id=self.s.table_workflow_id,
+            hands_played=self.s.hands_played,
+            stacks=dict(self.s.stacks),
+            standings=self._standings(),
             entrants=[
                 e for e in self.s.entrants.values() if e.status is not EntrantStatus.RELEASED
             ],
@@ -396,7 +630,7 @@ class TournamentWorkflow:
                 sa.TABLE_KIND.value_set(str(self.settings.kind)),
                 sa.SEATS.value_set(self.settings.seats),
                 sa.ENTRY_FEE.value_set(self.settings.entry_fee),
-                sa.CURRENT_LEVEL.value_set(0),
+                sa.CURRENT_LEVEL.value_set(self.s.level),
             ]
         )
         await effects.save_tournament(
@@ -412,6 +646,15 @@ class TournamentWorkflow:
                 state=self.s.phase,
                 workflow_id=workflow.info().workflow_id,
                 registered_count=self._taken(),
+                current_level=self.s.level,
+                field_size=self.s.field_size,
+                play_started_at_ms=self.s.play_start_ms,
+                level_started_at_ms=(
+                    level_started_at_ms(self.settings, self.s.play_start_ms, self.s.level)
+                    if self.s.play_start_ms is not None
+                    else None
+                ),
+                ended_at_ms=self.s.ended_at_ms,
             )
         )
 

@@ -16,7 +16,13 @@ from db import ledger
 from domain.errors import ErrorCode
 from domain.settings import validate_settings
 from workflows import search_attributes as sa
-from workflows.messages import CancelInput, CreateTournamentInput, TournamentView, WireModel
+from workflows.messages import (
+    CancelInput,
+    CreateTournamentInput,
+    ForceEndInput,
+    TournamentView,
+    WireModel,
+)
 from workflows.tournament import TournamentWorkflow
 
 router = APIRouter(prefix="/admin", tags=["admin"], dependencies=[ServiceKey])
@@ -25,6 +31,8 @@ router = APIRouter(prefix="/admin", tags=["admin"], dependencies=[ServiceKey])
 class CreateTournamentBody(WireModel):
     name: str = Field(min_length=1, max_length=200)
     settings: dict[str, Any]
+    hand_pause_ms: int = Field(default=2000, ge=0, le=60_000)
+    """Pause between hands at the table (bot tables can run with 0)."""
 
 
 class CreatedTournament(WireModel):
@@ -48,7 +56,12 @@ async def create_tournament(
     workflow_id = tournament_workflow_id(tournament_id)
     await temporal.start_workflow(
         TournamentWorkflow.run,
-        CreateTournamentInput(tournament_id=tournament_id, name=body.name, settings=body.settings),
+        CreateTournamentInput(
+            tournament_id=tournament_id,
+            name=body.name,
+            settings=body.settings,
+            hand_pause_ms=body.hand_pause_ms,
+        ),
         id=workflow_id,
         task_queue=settings.temporal_task_queue,
         search_attributes=TypedSearchAttributes(
@@ -119,4 +132,25 @@ async def credit(body: CreditBody, db: DbDep) -> Balance:
         user_id=body.user_id,
         balance=await ledger.balance(db, ledger.user_account(body.user_id)),
         applied=result.applied,
+    )
+
+
+class ForceEndBody(WireModel):
+    table_id: str = Field(min_length=1, max_length=64)
+    """The tournament's id (the seed system called tournaments tables)."""
+    reason: str = Field(default="force-ended by an operator", max_length=200)
+
+
+@router.post("/force-end-tournament", response_model=TournamentView, response_model_by_alias=True)
+async def force_end_tournament(body: ForceEndBody, temporal: TemporalDep) -> TournamentView:
+    """Stop a wedged tournament: live seats ranked by stack, then the normal end (409 unless
+    playing)."""
+    handle = temporal.get_workflow_handle_for(
+        TournamentWorkflow.run, tournament_workflow_id(body.table_id)
+    )
+    return await execute_update(
+        handle,
+        TournamentWorkflow.force_end,
+        ForceEndInput(reason=body.reason),
+        closed_code=ErrorCode.INVALID_STATE,
     )
