@@ -14,7 +14,7 @@ from db.engine import Database
 from db.models import Entrant, Event, Hand
 from sng.settings import Settings
 from tests.integration.bots import passive, play, shove
-from tests.integration.helpers import admin, create, credit, eventually, player
+from tests.integration.helpers import admin, credit, eventually, player
 from workflows.table import TableWorkflow
 from workflows.tournament import TournamentWorkflow
 
