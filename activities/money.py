@@ -13,7 +13,7 @@ from temporalio.exceptions import ApplicationError
 from db import ledger
 from db.engine import Database
 from domain.errors import DomainError
-from workflows.messages import MoneyMove, MoneyReceipt
+from workflows.messages import MoneyMove, MoneyReceipt, PayoutReceipt, PrizePayment
 
 
 def _refused(err: DomainError) -> ApplicationError:
@@ -51,3 +51,19 @@ class VirtualMoneyActivities:
             move, ledger.escrow_account(move.tournament_id), ledger.user_account(move.player_id),
             f"refund {move.tournament_id}",
         )  # fmt: skip
+
+    @activity.defn
+    async def pay_prize(self, payment: PrizePayment) -> PayoutReceipt:
+        # One posting per payout intent: a retry after the chips moved posts nothing.
+        key = f"payout:{payment.intent_id}"
+        try:
+            result = await ledger.transfer(
+                self.db, key=key, source=ledger.escrow_account(payment.tournament_id),
+                destination=payment.destination, amount=payment.amount,
+                memo=f"prize {payment.tournament_id} #{payment.position}",
+            )  # fmt: skip
+        except DomainError as err:
+            raise _refused(err) from None
+        return PayoutReceipt(
+            intent_id=payment.intent_id, applied=result.applied, reference=f"ledger:{key}"
+        )

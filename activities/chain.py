@@ -1,0 +1,347 @@
+"""Money legs of a tournament, on-chain backend: deposits, refunds and payouts through the vault.
+
+Same activity names and models as :class:`activities.money.VirtualMoneyActivities`, so the
+worker registers one backend or the other. The operator key signs locally; every transaction
+is awaited to its receipt while the activity heartbeats.
+
+Exactly once across retries, in two layers:
+
+1. Right after broadcasting, the activity heartbeats ``{tx_hash, raw, nonce}``. A retry reads
+   that back: a mined receipt is the answer; an unmined transaction whose operator nonce is
+   still free is re-broadcast byte for byte (same hash, so it can be mined at most once); a
+   nonce taken by something else means it never will be.
+2. Whatever the heartbeat says, the chain is asked before anything is sent, and again after
+   any revert: ``executed(keccak(intent_id))`` for a payout, ``held(tournament, wallet)`` (and
+   ``refunded``) for an entry or a refund. A step already reflected on-chain returns
+   ``applied=False`` and sends nothing. This relies on the workflow holding at most one entry
+   per tournament and wallet at a time (one seat per entrant), which it does.
+
+Errors: a revert the node reproduces (bad permit, over-refund, ...) is a definite refusal,
+non-retryable, with the decoded custom error as the operator-visible reason; anything else
+(the node is down, a timeout, a nonce race with another worker) is retryable.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from enum import StrEnum
+from typing import Any
+
+from eth_account import Account
+from eth_utils.address import is_address, to_checksum_address
+from hexbytes import HexBytes
+from temporalio import activity
+from temporalio.exceptions import ApplicationError
+from web3 import AsyncHTTPProvider, AsyncWeb3
+from web3.exceptions import TransactionNotFound
+
+from activities.chain_support import Revert, artifact, chain_id_of, revert_of
+from domain.errors import ErrorCode
+from workflows.messages import MoneyMove, MoneyReceipt, PayoutReceipt, PrizePayment
+
+
+class ChainError(StrEnum):
+    """``ApplicationError.type`` values of this backend (besides the domain's own codes)."""
+
+    REVERTED = "chain_reverted"
+    DEPOSIT_REFUSED = "chain_deposit_refused"
+    REFUND_EXCEEDS_DEPOSIT = "chain_refund_exceeds_deposit"
+    PAYOUT_CONFLICT = "chain_payout_conflict"
+    UNAVAILABLE = "chain_unavailable"
+    NOT_MINED = "chain_not_mined"
+
+
+class _Reverted(Exception):
+    def __init__(self, revert: Revert) -> None:
+        super().__init__(revert.reason)
+        self.revert = revert
+
+
+def _refusal(kind: str, message: str, revert: Revert | None = None) -> ApplicationError:
+    details: dict[str, Any] = {}
+    if revert is not None:
+        details = {"error": revert.name, "args": revert.args, "reason": revert.reason}
+    return ApplicationError(message, details, type=kind, non_retryable=True)
+
+
+def _heartbeat(*details: Any) -> None:
+    if activity.in_activity():
+        activity.heartbeat(*details)
+
+
+def _address(value: str | None, what: str) -> str:
+    if not value or not is_address(value):
+        raise _refusal(ErrorCode.VALIDATION_ERROR.value, f"{what} is not an address: {value!r}")
+    return to_checksum_address(value)
+
+
+class ChainMoneyActivities:
+    def __init__(
+        self,
+        rpc_url: str,
+        operator_key: str,
+        vault_address: str,
+        token_address: str,
+        *,
+        start_block: int = 0,
+        confirmations: int = 1,
+        receipt_timeout: float = 120.0,
+        poll_interval: float = 0.25,
+        request_timeout: float = 10.0,
+    ) -> None:
+        # No provider-level retries: Temporal retries the whole step, durably and visibly.
+        provider = AsyncHTTPProvider(
+            rpc_url, request_kwargs={"timeout": request_timeout}, exception_retry_configuration=None
+        )
+        self.w3 = AsyncWeb3(provider)
+        self.operator = Account.from_key(operator_key)
+        self.vault = self.w3.eth.contract(
+            address=to_checksum_address(vault_address), abi=artifact("TournamentVault")["abi"]
+        )
+        self.token_address = to_checksum_address(token_address)
+        self.start_block = start_block
+        self.confirmations = max(1, confirmations)
+        self.receipt_timeout = receipt_timeout
+        self.poll_interval = poll_interval
+        self._chain_id: int | None = None
+        # One operator key, one nonce sequence: sends from this process go one at a time.
+        self._send_lock = asyncio.Lock()
+
+    async def aclose(self) -> None:
+        await self.w3.provider.disconnect()
+
+    # -- activities ---------------------------------------------------------------------------
+
+    @activity.defn
+    async def collect_entry(self, move: MoneyMove) -> MoneyReceipt:
+        permit = move.permit
+        if permit is None:
+            raise _refusal(ErrorCode.VALIDATION_ERROR.value, "an on-chain entry needs a permit")
+        if permit.value != move.amount or not _same(permit.spender, self.vault.address):
+            raise _refusal(
+                ErrorCode.TOURNAMENT_ENTRY_FEE_MISMATCH.value,
+                f"the permit must grant exactly {move.amount} to the vault {self.vault.address}"
+                f" (it grants {permit.value} to {permit.spender})",
+            )
+        owner = _address(permit.owner, "the permit owner")
+        tournament = chain_id_of(move.tournament_id)
+
+        async def already() -> bool:
+            return await self._held(tournament, owner) >= move.amount
+
+        call = self.vault.functions.depositWithPermit(
+            tournament, owner, move.amount, permit.deadline, permit.v,
+            HexBytes(permit.r).rjust(32, b"\0"), HexBytes(permit.s).rjust(32, b"\0"),
+        )  # fmt: skip
+        tx_hash = await self._once(call, already, ChainError.DEPOSIT_REFUSED, "deposit refused")
+        reference = f"tx:{tx_hash}" if tx_hash else f"vault-held:{move.tournament_id}:{owner}"
+        return MoneyReceipt(key=move.key, applied=tx_hash is not None, reference=reference)
+
+    @activity.defn
+    async def refund_entry(self, move: MoneyMove) -> MoneyReceipt:
+        wallet = _address(move.wallet, "the refund wallet")
+        tournament = chain_id_of(move.tournament_id)
+
+        async def already() -> bool:
+            held, refunded = await self._guarded(
+                asyncio.gather(
+                    self.vault.functions.held(tournament, wallet).call(),
+                    self.vault.functions.refunded(tournament, wallet).call(),
+                )
+            )
+            if held >= move.amount:
+                return False
+            if refunded >= move.amount:
+                return True  # this refund (or an equal one) is already back in the wallet
+            raise _refusal(
+                ChainError.REFUND_EXCEEDS_DEPOSIT.value,
+                f"refund of {move.amount} exceeds what {wallet} holds for"
+                f" {move.tournament_id} ({held})",
+            )
+
+        call = self.vault.functions.refund(tournament, wallet, move.amount)
+        tx_hash = await self._once(call, already, ChainError.REVERTED, "refund refused")
+        reference = f"tx:{tx_hash}" if tx_hash else f"vault-refunded:{move.tournament_id}:{wallet}"
+        return MoneyReceipt(key=move.key, applied=tx_hash is not None, reference=reference)
+
+    @activity.defn
+    async def pay_prize(self, payment: PrizePayment) -> PayoutReceipt:
+        to = _address(payment.destination, "the payout destination")
+        intent = chain_id_of(payment.intent_id)
+
+        async def already() -> bool:
+            return bool(await self._guarded(self.vault.functions.executed(intent).call()))
+
+        call = self.vault.functions.withdrawFor(intent, to, payment.amount)
+        tx_hash = await self._once(call, already, ChainError.REVERTED, "payout refused")
+        applied = tx_hash is not None
+        if tx_hash is None:
+            tx_hash = await self._earlier_payout(payment, intent, to)
+        return PayoutReceipt(
+            intent_id=payment.intent_id, applied=applied, tx_hash=tx_hash,
+            reference=f"vault-intent:0x{intent.hex()}",
+        )  # fmt: skip
+
+    # -- exactly once -------------------------------------------------------------------------
+
+    async def _once(self, call: Any, already: Any, refused: ChainError, what: str) -> str | None:
+        """Send ``call`` unless done; the tx hash when this run moved money, else None."""
+        try:
+            receipt = await self._guarded(self._resume_previous())
+            if receipt is not None and receipt["status"] == 1:
+                return "0x" + bytes(receipt["transactionHash"]).hex()
+            if await already():
+                return None
+            receipt = await self._transact(call)
+        except _Reverted as reverted:
+            if await already():  # someone (an earlier attempt, another worker) got there first
+                return None
+            kind = refused
+            if reverted.revert.name == "RefundExceedsDeposit":
+                kind = ChainError.REFUND_EXCEEDS_DEPOSIT
+            raise _refusal(
+                kind.value, f"{what}: {reverted.revert.reason}", reverted.revert
+            ) from None
+        return "0x" + bytes(receipt["transactionHash"]).hex()
+
+    async def _resume_previous(self) -> Any:
+        """The receipt of the transaction an earlier attempt broadcast, when it can still count."""
+        if not activity.in_activity():
+            return None
+        details = activity.info().heartbeat_details
+        last = details[-1] if details else None
+        if not isinstance(last, dict) or "tx_hash" not in last:
+            return None
+        tx_hash = HexBytes(last["tx_hash"])
+        receipt = await self._receipt(tx_hash)
+        if receipt is not None:
+            return await self._confirmed(tx_hash, receipt)
+        latest = await self.w3.eth.get_transaction_count(self.operator.address, "latest")
+        if latest > int(last["nonce"]):
+            # Its nonce is used: either ours got mined meanwhile or it never can be.
+            receipt = await self._receipt(tx_hash)
+            return None if receipt is None else await self._confirmed(tx_hash, receipt)
+        try:
+            await self.w3.eth.send_raw_transaction(HexBytes(last["raw"]))
+        except Exception:
+            pass  # "already known" and the like: it is still pending; the wait decides
+        _heartbeat(last)
+        return await self._await_receipt(tx_hash, last)
+
+    async def _transact(self, call: Any) -> Any:
+        async with self._send_lock:
+            chain_id = await self._guarded(self._get_chain_id())
+            nonce = await self._guarded(
+                self.w3.eth.get_transaction_count(self.operator.address, "pending")
+            )
+            try:
+                tx = await call.build_transaction(
+                    {"from": self.operator.address, "nonce": nonce, "chainId": chain_id}
+                )
+            except Exception as exc:  # gas estimation simulates the call: reverts show here
+                revert = revert_of(exc)
+                if revert is None:
+                    raise _unavailable(exc) from exc
+                raise _Reverted(revert) from None
+            tx["gas"] = tx["gas"] * 6 // 5  # headroom for state that changes before mining
+            signed = self.operator.sign_transaction(tx)
+            sent = {
+                "tx_hash": "0x" + bytes(signed.hash).hex(),
+                "raw": "0x" + bytes(signed.raw_transaction).hex(),
+                "nonce": nonce,
+            }
+            _heartbeat(sent)  # before the broadcast: a retry must know what may be in flight
+            await self._guarded(self.w3.eth.send_raw_transaction(signed.raw_transaction))
+        return await self._guarded(self._await_receipt(HexBytes(signed.hash), sent))
+
+    async def _await_receipt(self, tx_hash: HexBytes, sent: dict[str, Any]) -> Any:
+        deadline = time.monotonic() + self.receipt_timeout
+        while True:
+            _heartbeat(sent)
+            receipt = await self._receipt(tx_hash)
+            if receipt is not None:
+                confirmed = await self._confirmed(tx_hash, receipt)
+                if confirmed is not None:
+                    return confirmed
+            if time.monotonic() > deadline:
+                raise ApplicationError(
+                    f"transaction {tx_hash.to_0x_hex()} not confirmed after"
+                    f" {self.receipt_timeout}s", type=ChainError.NOT_MINED.value,
+                )  # fmt: skip
+            await asyncio.sleep(self.poll_interval)
+
+    async def _confirmed(self, tx_hash: HexBytes, receipt: Any) -> Any:
+        """The receipt once deep enough; a failed one is replayed to name its revert."""
+        head = await self.w3.eth.block_number
+        if head - receipt["blockNumber"] + 1 < self.confirmations:
+            return None
+        if receipt["status"] == 1:
+            return receipt
+        tx = await self.w3.eth.get_transaction(tx_hash)
+        call = {k: tx[k] for k in ("from", "to", "input", "value", "gas") if k in tx}
+        try:
+            await self.w3.eth.call(call, receipt["blockNumber"] - 1)  # type: ignore[arg-type]
+        except Exception as exc:
+            revert = revert_of(exc)
+            if revert is not None:
+                raise _Reverted(revert) from None
+            raise _unavailable(exc) from exc
+        # Not reproducible (out of gas, reordering): not a definite refusal, so retry.
+        raise ApplicationError(
+            f"transaction {tx_hash.to_0x_hex()} failed without a reproducible revert",
+            type=ChainError.UNAVAILABLE.value,
+        )
+
+    async def _receipt(self, tx_hash: HexBytes) -> Any:
+        try:
+            return await self.w3.eth.get_transaction_receipt(tx_hash)
+        except TransactionNotFound:
+            return None
+
+    async def _earlier_payout(self, payment: PrizePayment, intent: bytes, to: str) -> str | None:
+        """The hash of the transaction that already paid this intent, checked against it."""
+        logs = await self._guarded(
+            self.vault.events.Withdrawn.get_logs(
+                argument_filters={"intentId": intent}, from_block=self.start_block
+            )
+        )
+        for log in logs:
+            if log["args"]["to"] != to or log["args"]["amount"] != payment.amount:
+                raise _refusal(
+                    ChainError.PAYOUT_CONFLICT.value,
+                    f"intent {payment.intent_id} was executed as {log['args']['amount']} to"
+                    f" {log['args']['to']}, not {payment.amount} to {to}",
+                )
+            return "0x" + bytes(log["transactionHash"]).hex()
+        return None  # executed, but the node no longer serves the log
+
+    # -- reads and error mapping ----------------------------------------------------------------
+
+    async def _held(self, tournament: bytes, wallet: str) -> int:
+        return int(await self._guarded(self.vault.functions.held(tournament, wallet).call()))
+
+    async def _get_chain_id(self) -> int:
+        if self._chain_id is None:
+            self._chain_id = await self.w3.eth.chain_id
+        return self._chain_id
+
+    async def _guarded(self, awaitable: Any) -> Any:
+        """Await a node call; a failure that is not ours to decide becomes retryable."""
+        try:
+            return await awaitable
+        except (ApplicationError, _Reverted):
+            raise
+        except Exception as exc:
+            raise _unavailable(exc) from exc
+
+
+def _unavailable(exc: BaseException) -> ApplicationError:
+    return ApplicationError(
+        f"JSON-RPC call failed ({type(exc).__name__}: {exc})"[:500],
+        type=ChainError.UNAVAILABLE.value,
+    )
+
+
+def _same(a: str, b: str) -> bool:
+    return is_address(a) and to_checksum_address(a) == to_checksum_address(b)
