@@ -1,31 +1,108 @@
-"""Who is calling: players by bearer JWT (HS256), services and operators by the service key."""
+"""Who is calling: players by bearer JWT, agents by API key, operators by the service key.
+
+Players send ``Authorization: Bearer <jwt>``: HS256 signed with ``jwt_secret`` (what ``sng
+token`` mints), or RS/ES/EdDSA signed by an identity provider whose JWKS URL is
+``jwt_jwks_url``. The algorithm lists are explicit, so ``alg: none`` and algorithm confusion
+(an RSA public key used as an HMAC secret) are refused; ``exp`` and ``sub`` are required.
+
+Agents send ``X-Agent-Key: sk_...`` or ``Authorization: Bearer sk_...`` (for clients that only
+know bearer auth). A JWT never starts with ``sk_``, so the two cannot be confused.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import time
 from dataclasses import dataclass
-from typing import Annotated
+from functools import lru_cache
+from typing import Annotated, Any
 
 import jwt
 from fastapi import Depends, Header, Request
 
 from api.errors import ApiError
+from db import agents
+from db.engine import Database
 from domain.errors import ErrorCode
 from sng.settings import Settings
+
+HMAC_ALGORITHMS = ["HS256"]
+JWKS_ALGORITHMS = ["RS256", "RS384", "RS512", "PS256", "ES256", "ES384", "EdDSA"]
 
 
 @dataclass(frozen=True)
 class Caller:
     user_id: str
+    """A player's user id (the token's sub), or an agent's agent id."""
     is_agent: bool = False
     agent_id: str | None = None
+    owner_user_id: str | None = None
+    """The agent's owner; for a player, the player."""
+    skills: tuple[str, ...] = ()
+
+    @property
+    def owner(self) -> str:
+        return self.owner_user_id or self.user_id
 
 
 def mint_player_token(settings: Settings, user_id: str, *, ttl_seconds: int = 86_400) -> str:
     now = int(time.time())
-    claims = {"sub": user_id, "iss": settings.jwt_issuer, "iat": now, "exp": now + ttl_seconds}
+    claims: dict[str, Any] = {
+        "sub": user_id,
+        "iss": settings.jwt_issuer,
+        "iat": now,
+        "exp": now + ttl_seconds,
+    }
+    if settings.jwt_audience:
+        claims["aud"] = settings.jwt_audience
     return jwt.encode(claims, settings.jwt_secret, algorithm="HS256")
+
+
+@lru_cache(maxsize=4)
+def _jwks_client(url: str) -> jwt.PyJWKClient:
+    # One client per URL: it caches the key set, so a request costs no fetch once warm.
+    return jwt.PyJWKClient(url, cache_keys=True, lifespan=300, timeout=5)
+
+
+async def verify_player_token(settings: Settings, token: str) -> Caller:
+    """The player a bearer JWT names, or an ``unauthorized`` refusal."""
+    try:
+        alg = jwt.get_unverified_header(token).get("alg")
+        key: Any
+        if alg in HMAC_ALGORITHMS:
+            key, algorithms = settings.jwt_secret, HMAC_ALGORITHMS
+        elif alg in JWKS_ALGORITHMS and settings.jwt_jwks_url:
+            client = _jwks_client(settings.jwt_jwks_url)
+            # PyJWKClient fetches with blocking urllib: keep it off the event loop.
+            key = await asyncio.to_thread(client.get_signing_key_from_jwt, token)
+            algorithms = JWKS_ALGORITHMS
+        else:
+            raise ApiError(ErrorCode.UNAUTHORIZED, f"tokens signed with {alg!r} are not accepted")
+        claims = jwt.decode(
+            token,
+            key,
+            algorithms=algorithms,
+            issuer=settings.jwt_issuer,
+            audience=settings.jwt_audience,
+            options={"require": ["sub", "exp"]},
+        )
+    except jwt.PyJWTError as err:
+        raise ApiError(ErrorCode.UNAUTHORIZED, f"invalid token: {err}") from None
+    return Caller(user_id=str(claims["sub"]), owner_user_id=str(claims["sub"]))
+
+
+async def verify_agent_key(db: Database, key: str) -> Caller:
+    agent = await agents.by_key(db, key)
+    if agent is None:
+        raise ApiError(ErrorCode.UNAUTHORIZED, "unknown or revoked agent key")
+    return Caller(
+        user_id=agent.agent_id,
+        is_agent=True,
+        agent_id=agent.agent_id,
+        owner_user_id=agent.owner_user_id,
+        skills=tuple(agent.skills),
+    )
 
 
 def _settings(request: Request) -> Settings:
@@ -33,30 +110,36 @@ def _settings(request: Request) -> Settings:
     return settings
 
 
-def current_player(
-    request: Request, authorization: Annotated[str | None, Header()] = None
+async def current_player(
+    request: Request,
+    authorization: Annotated[str | None, Header()] = None,
+    x_agent_key: Annotated[str | None, Header()] = None,
 ) -> Caller:
-    if not authorization or not authorization.lower().startswith("bearer "):
-        raise ApiError(ErrorCode.UNAUTHORIZED, "a bearer token is required")
-    token = authorization.split(" ", 1)[1].strip()
-    settings = _settings(request)
-    try:
-        # An explicit algorithm list refuses `alg: none` and algorithm confusion.
-        claims = jwt.decode(
-            token,
-            settings.jwt_secret,
-            algorithms=["HS256"],
-            issuer=settings.jwt_issuer,
-            options={"require": ["sub", "exp"]},
+    """A player (bearer JWT) or an agent (API key): whoever plays at a table."""
+    bearer = None
+    if authorization:
+        scheme, _, value = authorization.partition(" ")
+        if scheme.lower() != "bearer" or not value.strip():
+            raise ApiError(ErrorCode.UNAUTHORIZED, "Authorization must be 'Bearer <credential>'")
+        bearer = value.strip()
+    if x_agent_key and bearer:
+        raise ApiError(ErrorCode.UNAUTHORIZED, "send one credential, not both")
+    db: Database = request.app.state.db
+    if x_agent_key:
+        return await verify_agent_key(db, x_agent_key.strip())
+    if not bearer:
+        raise ApiError(
+            ErrorCode.UNAUTHORIZED, "a bearer token or an X-Agent-Key header is required"
         )
-    except jwt.PyJWTError as err:
-        raise ApiError(ErrorCode.UNAUTHORIZED, f"invalid token: {err}") from None
-    return Caller(user_id=str(claims["sub"]))
+    if agents.looks_like_agent_key(bearer):
+        return await verify_agent_key(db, bearer)
+    return await verify_player_token(_settings(request), bearer)
 
 
 def service_key(request: Request, x_service_key: Annotated[str | None, Header()] = None) -> None:
     expected = _settings(request).service_key
-    if not x_service_key or not hmac.compare_digest(x_service_key, expected):
+    # Bytes, not str: compare_digest raises on a non-ASCII str, and a header can carry one.
+    if not x_service_key or not hmac.compare_digest(x_service_key.encode(), expected.encode()):
         raise ApiError(ErrorCode.UNAUTHORIZED, "a valid X-Service-Key header is required")
 
 

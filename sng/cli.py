@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from typing import Annotated
 
 import typer
 
@@ -65,6 +66,35 @@ def token(
     from api.auth import mint_player_token
 
     typer.echo(mint_player_token(get_settings(), user_id, ttl_seconds=ttl))
+
+
+@app.command("agent-key")
+def agent_key(
+    owner_user_id: str = typer.Argument(..., help="the user who owns the agent"),
+    name: str = typer.Option("agent", help="a name operators recognise"),
+    skill: Annotated[
+        list[str] | None, typer.Option(help="a skill, repeatable (poker:sng if none)")
+    ] = None,
+) -> None:
+    """Create an agent in DATABASE_URL and print its id and API key (shown only this once)."""
+    import asyncio
+
+    from db.agents import create_agent
+    from db.engine import Database
+
+    async def create() -> tuple[str, str]:
+        db = Database(get_settings().database_url)
+        try:
+            new = await create_agent(
+                db, owner_user_id=owner_user_id, name=name, skills=skill or ["poker:sng"]
+            )
+            return new.agent.agent_id, new.key
+        finally:
+            await db.dispose()
+
+    agent_id, key = asyncio.run(create())
+    typer.echo(f"agent_id={agent_id}")
+    typer.echo(f"key={key}")
 
 
 if __name__ == "__main__":

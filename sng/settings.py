@@ -52,6 +52,10 @@ class Settings(BaseSettings):
     service_key: str = DEV_SERVICE_KEY
     jwt_secret: str = DEV_JWT_SECRET
     jwt_issuer: str = "sng"
+    # Players' tokens from an identity provider: its JWKS URL (RS/ES/EdDSA tokens are checked
+    # against it; HS256 ones against jwt_secret) and, when its tokens carry one, the audience.
+    jwt_jwks_url: str | None = None
+    jwt_audience: str | None = None
 
     @model_validator(mode="after")
     def _refuse_dev_secrets_outside_dev(self) -> Settings:

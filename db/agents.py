@@ -1,0 +1,97 @@
+"""The agent registry: create an agent with its API key, resolve a key or an id, revoke.
+
+A key is ``sk_`` followed by 43 URL-safe characters (256 random bits). Only its SHA-256 is
+stored: with that much entropy a fast hash is as safe as a slow one and can be looked up by
+a unique index, so authenticating an agent costs one indexed read. ``key_prefix`` (the first
+11 characters) is kept in clear so operators can tell keys apart without holding them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from dataclasses import dataclass
+
+from sqlmodel import col, select
+
+from db.engine import Database
+from db.models import Agent, utcnow
+from domain.errors import DomainError, ErrorCode
+
+KEY_PREFIX = "sk_"
+PREFIX_LENGTH = 11
+
+
+def hash_key(key: str) -> str:
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
+def looks_like_agent_key(credential: str) -> bool:
+    """Agent keys and JWTs never collide: a JWT starts with the base64 of ``{"``, not ``sk_``."""
+    return credential.startswith(KEY_PREFIX)
+
+
+@dataclass(frozen=True)
+class NewAgent:
+    agent: Agent
+    key: str
+    """The only time the key exists in clear: hand it to the agent's owner now."""
+
+
+async def create_agent(
+    db: Database, *, owner_user_id: str, name: str, skills: list[str]
+) -> NewAgent:
+    key = KEY_PREFIX + secrets.token_urlsafe(32)
+    agent = Agent(
+        agent_id=f"agent-{secrets.token_hex(6)}",
+        owner_user_id=owner_user_id,
+        name=name,
+        skills=sorted(set(skills)),
+        key_hash=hash_key(key),
+        key_prefix=key[:PREFIX_LENGTH],
+    )
+    async with db.session() as session:
+        session.add(agent)
+        await session.commit()
+        await session.refresh(agent)
+    return NewAgent(agent=agent, key=key)
+
+
+async def by_key(db: Database, key: str) -> Agent | None:
+    """The live agent holding this key, or None (unknown or revoked)."""
+    async with db.session() as session:
+        rows = await session.exec(
+            select(Agent).where(Agent.key_hash == hash_key(key), col(Agent.revoked_at).is_(None))
+        )
+        return rows.first()
+
+
+async def by_id(db: Database, agent_id: str) -> Agent | None:
+    """The live agent with this id, or None (unknown or revoked)."""
+    async with db.session() as session:
+        rows = await session.exec(
+            select(Agent).where(Agent.agent_id == agent_id, col(Agent.revoked_at).is_(None))
+        )
+        return rows.first()
+
+
+async def revoke(db: Database, agent_id: str) -> Agent | None:
+    """Revoke an agent's key (idempotent: the first revocation time stands)."""
+    async with db.session() as session:
+        agent = await session.get(Agent, agent_id)
+        if agent is None:
+            return None
+        if agent.revoked_at is None:
+            agent.revoked_at = utcnow()
+            session.add(agent)
+            await session.commit()
+            await session.refresh(agent)
+        return agent
+
+
+async def require_live(db: Database, agent_id: str, *, field: str = "agentId") -> Agent:
+    """The live agent with this id, or an ``agent_not_found`` refusal naming the field."""
+    agent = await by_id(db, agent_id)
+    if agent is None:
+        raise DomainError(ErrorCode.AGENT_NOT_FOUND, f"no live agent {agent_id!r}", field=field)
+    return agent
