@@ -7,6 +7,7 @@ secret still has its development default.
 
 from __future__ import annotations
 
+import base64
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
@@ -57,6 +58,18 @@ class Settings(BaseSettings):
     jwt_jwks_url: str | None = None
     jwt_audience: str | None = None
 
+    # Payload encryption (sng/codec.py). Empty key: dev and test use <data_dir>/codec.key,
+    # created once; prod refuses to start. Retired keys stay listed for decryption only.
+    codec_key: str = ""
+    codec_key_id: str = "k1"
+    codec_previous_keys: str = ""
+
+    # Telemetry, all off by default: the worker's SDK metrics for Prometheus ("host:port")
+    # and OTLP/HTTP trace export (e.g. "http://127.0.0.1:4318/v1/traces").
+    worker_metrics_address: str = ""
+    otlp_endpoint: str = ""
+    otel_service_name: str = "sng"
+
     @model_validator(mode="after")
     def _refuse_dev_secrets_outside_dev(self) -> Settings:
         if self.env == "prod":
@@ -72,6 +85,23 @@ class Settings(BaseSettings):
                 raise ValueError(
                     "refusing to start in prod with default or short secrets: " + ", ".join(weak)
                 )
+        return self
+
+    @model_validator(mode="after")
+    def _refuse_missing_codec_key_outside_dev(self) -> Settings:
+        if self.codec_key:
+            try:
+                size = len(base64.b64decode(self.codec_key.strip(), validate=True))
+            except ValueError:
+                size = -1
+            if size != 32:
+                raise ValueError(
+                    "SNG_CODEC_KEY must be 32 bytes in base64 (python -m sng.codec prints one)"
+                )
+        elif self.env == "prod":
+            raise ValueError(
+                "refusing to start in prod without SNG_CODEC_KEY (python -m sng.codec prints one)"
+            )
         return self
 
     @property

@@ -2,20 +2,40 @@
 
 from __future__ import annotations
 
-from temporalio.client import Client
+import dataclasses
+
+from temporalio.client import Client, Interceptor
+from temporalio.contrib.opentelemetry import TracingInterceptor
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.converter import DataConverter
+from temporalio.runtime import Runtime
 from temporalio.service import TLSConfig
 
-from sng.settings import Settings
+from sng.codec import codec_for
+from sng.settings import Settings, get_settings
+from sng.telemetry import configure_tracing
 
 
-def data_converter() -> DataConverter:
-    """Pydantic models in and out of every payload (one factory; the codec joins it here)."""
-    return pydantic_data_converter
+def data_converter(settings: Settings | None = None) -> DataConverter:
+    """Pydantic models in and out of every payload, sealed by the deployment's AES-GCM codec.
+
+    Without ``settings`` the process's own (environment) settings decide the key.
+    """
+    codec = codec_for(settings or get_settings())
+    return dataclasses.replace(pydantic_data_converter, payload_codec=codec)
 
 
-async def connect(settings: Settings) -> Client:
+def interceptors() -> list[Interceptor]:
+    """Tracing on every client call, and on the workers built from that client.
+
+    The interceptor reads the global tracer provider lazily, so it is a no-op until
+    ``configure_tracing`` (or a test) installs one.
+    """
+    return [TracingInterceptor()]
+
+
+async def connect(settings: Settings, *, runtime: Runtime | None = None) -> Client:
+    configure_tracing(settings)
     tls: bool | TLSConfig = settings.temporal_tls
     if settings.temporal_tls_cert and settings.temporal_tls_key:
         tls = TLSConfig(
@@ -25,7 +45,9 @@ async def connect(settings: Settings) -> Client:
     return await Client.connect(
         settings.temporal_address,
         namespace=settings.temporal_namespace,
-        data_converter=data_converter(),
+        data_converter=data_converter(settings),
+        interceptors=interceptors(),
         tls=tls,
         api_key=settings.temporal_api_key,
+        runtime=runtime,
     )

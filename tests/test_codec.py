@@ -1,0 +1,116 @@
+"""The AES-GCM payload codec: round trips, key rotation, tampering, and where keys come from."""
+
+from __future__ import annotations
+
+import base64
+import os
+import stat
+from pathlib import Path
+
+import pytest
+from cryptography.exceptions import InvalidTag
+from pydantic import ValidationError
+from temporalio.api.common.v1 import Payload
+
+from sng.codec import (
+    ENCODING,
+    CodecKeyError,
+    EncryptionCodec,
+    codec_for,
+    ensure_dev_key,
+    new_key,
+    parse_previous_keys,
+)
+from sng.settings import Settings
+from sng.temporal import data_converter
+
+
+def payload(text: str) -> Payload:
+    return Payload(metadata={"encoding": b"json/plain"}, data=text.encode())
+
+
+def key() -> bytes:
+    return os.urandom(32)
+
+
+async def test_round_trip_hides_the_plaintext_and_names_the_key() -> None:
+    codec = EncryptionCodec("k1", key())
+    [sealed] = await codec.encode([payload('{"deck_seed":"ab12"}')])
+    assert sealed.metadata["encoding"] == ENCODING
+    assert sealed.metadata["encryption-key-id"] == b"k1"
+    assert b"deck_seed" not in sealed.data and b"json/plain" not in sealed.data
+    assert await codec.decode([sealed]) == [payload('{"deck_seed":"ab12"}')]
+
+
+async def test_the_same_payload_seals_differently_each_time() -> None:
+    codec = EncryptionCodec("k1", key())
+    a, b = await codec.encode([payload("x"), payload("x")])
+    assert a.data != b.data  # a fresh nonce per payload
+
+
+async def test_unencrypted_payloads_pass_through_decode() -> None:
+    codec = EncryptionCodec("k1", key())
+    assert await codec.decode([payload("old")]) == [payload("old")]
+
+
+async def test_rotation_reads_old_payloads_and_writes_with_the_new_key() -> None:
+    old, new = key(), key()
+    [sealed_old] = await EncryptionCodec("k1", old).encode([payload("hand 1")])
+    rotated = EncryptionCodec("k2", new, {"k1": old})
+    assert await rotated.decode([sealed_old]) == [payload("hand 1")]
+    [sealed_new] = await rotated.encode([payload("hand 2")])
+    assert sealed_new.metadata["encryption-key-id"] == b"k2"
+    with pytest.raises(CodecKeyError, match="unknown key id 'k2'"):
+        await EncryptionCodec("k1", old).decode([sealed_new])
+
+
+async def test_a_wrong_key_or_a_flipped_bit_is_refused() -> None:
+    codec = EncryptionCodec("k1", key())
+    [sealed] = await codec.encode([payload("secret")])
+    with pytest.raises(InvalidTag):
+        await EncryptionCodec("k1", key()).decode([sealed])
+    tampered = Payload(
+        metadata=sealed.metadata, data=sealed.data[:-1] + bytes([sealed.data[-1] ^ 1])
+    )
+    with pytest.raises(InvalidTag):
+        await codec.decode([tampered])
+
+
+def test_previous_keys_parse_and_refuse_garbage() -> None:
+    a, b = new_key(), new_key()
+    assert set(parse_previous_keys(f"k0={a}, k1={b}")) == {"k0", "k1"}
+    assert parse_previous_keys("") == {}
+    with pytest.raises(CodecKeyError):
+        parse_previous_keys("k0")
+    with pytest.raises(CodecKeyError):
+        parse_previous_keys("k0=" + base64.b64encode(b"short").decode())
+
+
+def test_dev_key_is_created_once_private_and_reused(tmp_path: Path) -> None:
+    first = ensure_dev_key(tmp_path / "data")
+    path = tmp_path / "data" / "codec.key"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert ensure_dev_key(tmp_path / "data") == first and len(first) == 32
+    assert [p.name for p in path.parent.iterdir()] == ["codec.key"]
+
+
+async def test_dev_settings_without_a_key_use_the_data_dir_key(tmp_path: Path) -> None:
+    s = Settings(env="dev", data_dir=tmp_path, codec_key="", _env_file=None)  # type: ignore[call-arg]
+    [sealed] = await codec_for(s).encode([payload("x")])
+    again = Settings(env="dev", data_dir=tmp_path, codec_key="", _env_file=None)  # type: ignore[call-arg]
+    assert await data_converter(again).payload_codec.decode([sealed]) == [payload("x")]  # type: ignore[union-attr]
+
+
+def test_prod_refuses_to_start_without_a_codec_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("SNG_CODEC_KEY", raising=False)
+    strong = {"service_key": "s" * 32, "jwt_secret": "j" * 32}
+    with pytest.raises(ValidationError, match="without SNG_CODEC_KEY"):
+        Settings(env="prod", _env_file=None, **strong)  # type: ignore[call-arg]
+    assert Settings(env="prod", codec_key=new_key(), _env_file=None, **strong).codec_key  # type: ignore[call-arg]
+
+
+def test_a_malformed_key_is_refused_everywhere() -> None:
+    with pytest.raises(ValidationError, match="32 bytes"):
+        Settings(codec_key="bm90IDMyIGJ5dGVz", _env_file=None)  # type: ignore[call-arg]
+    with pytest.raises(ValidationError, match="32 bytes"):
+        Settings(codec_key="not base64 at all!", _env_file=None)  # type: ignore[call-arg]
