@@ -10,6 +10,7 @@ from temporalio.client import WorkflowHandle
 from api.auth import CurrentPlayer
 from api.deps import DbDep, TemporalDep, tournament_workflow_id
 from api.updates import execute_update
+from db import agents
 from db.models import Tournament
 from domain.errors import ErrorCode
 from workflows.messages import (
@@ -88,16 +89,22 @@ async def tournament_state(tournament_id: str, temporal: TemporalDep) -> Tournam
     "/{tournament_id}/register", response_model=RegisterResult, response_model_by_alias=True
 )
 async def register_for_tournament(
-    tournament_id: str, body: RegisterBody, caller: CurrentPlayer, temporal: TemporalDep
+    tournament_id: str, body: RegisterBody, caller: CurrentPlayer, temporal: TemporalDep, db: DbDep
 ) -> RegisterResult:
+    # The workflow checks the advisor's owner and skills; it learns them from the registry here.
+    advisor = None
+    if body.advisor_agent_id is not None:
+        advisor = await agents.require_live(db, body.advisor_agent_id, field="advisorAgentId")
     return await execute_update(
         _handle(temporal, tournament_id),
         TournamentWorkflow.register,
         RegisterInput(
             player_id=caller.user_id,
-            owner_user_id=caller.user_id,
+            owner_user_id=caller.owner,
             is_agent=caller.is_agent,
             advisor_agent_id=body.advisor_agent_id,
+            advisor_owner_user_id=advisor.owner_user_id if advisor else None,
+            advisor_skills=list(advisor.skills) if advisor else [],
         ),
         closed_code=ErrorCode.TOURNAMENT_NOT_IN_REGISTRATION,
     )
