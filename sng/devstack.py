@@ -163,6 +163,8 @@ class DevStack:
                 ui_port=s.temporal_ui_port,
                 namespace=s.temporal_namespace,
                 log=logs / "temporal.log",
+                # The UI decrypts payloads through the API's codec endpoint (api/routes/codec.py).
+                ui_codec=f"http://127.0.0.1:{s.api_port}/codec",
             )
             self.children.append(("temporal", temporal))
             wait_for_tcp(s.temporal_port, timeout=60, proc=temporal)

@@ -1,0 +1,121 @@
+"""The remote codec endpoint: lets the Temporal UI and CLI show operators decrypted payloads.
+
+Protocol (Temporal's remote codec): ``POST /codec/decode`` and ``POST /codec/encode`` take and
+return ``{"payloads": [{"metadata": {k: base64}, "data": base64}]}``. The UI calls from the
+browser, so the UI's origin gets CORS answers (preflight included) and the UI's query strings
+are ignored.
+
+Who may call: the service key, as ``X-Service-Key`` or as ``Authorization: Bearer <key>`` (what
+a UI configured to pass an access token, or a proxy in front of it, sends). In dev the endpoint
+is open: the dev server's UI has no login and no way to forward credentials, the API listens on
+loopback, and the key it protects is a file in the same data directory anyway.
+"""
+
+from __future__ import annotations
+
+import hmac
+from typing import Any
+from urllib.parse import urlsplit
+
+from fastapi import APIRouter, Request, Response
+from fastapi.responses import JSONResponse
+from google.protobuf import json_format
+from google.protobuf.message import DecodeError
+from temporalio.api.common.v1 import Payload, Payloads
+from temporalio.client import Client
+from temporalio.converter import PayloadCodec
+
+from domain.errors import ErrorCode
+from sng.settings import Settings
+
+router = APIRouter(prefix="/codec", tags=["ops"])
+
+ALLOWED_HEADERS = "content-type, x-namespace, authorization, x-service-key"
+_LOOPBACK = {"127.0.0.1", "localhost"}
+
+
+def ui_origins(settings: Settings) -> set[str]:
+    """The browser origins the UI is served from (both loopback spellings for a local UI)."""
+    origins = {settings.temporal_ui_url.rstrip("/")}
+    if settings.env == "dev":
+        origins |= {f"http://{host}:{settings.temporal_ui_port}" for host in _LOOPBACK}
+    for origin in list(origins):
+        parts = urlsplit(origin)
+        if parts.hostname in _LOOPBACK:
+            for host in _LOOPBACK:
+                origins.add(f"{parts.scheme}://{host}" + (f":{parts.port}" if parts.port else ""))
+    return origins
+
+
+def cors_headers(request: Request) -> dict[str, str]:
+    settings: Settings = request.app.state.settings
+    origin = request.headers.get("origin")
+    if not origin or origin not in ui_origins(settings):
+        return {}
+    return {
+        "Access-Control-Allow-Origin": origin,
+        "Access-Control-Allow-Methods": "POST, OPTIONS",
+        "Access-Control-Allow-Headers": ALLOWED_HEADERS,
+        "Access-Control-Allow-Credentials": "true",
+        "Access-Control-Max-Age": "600",
+        "Vary": "Origin",
+    }
+
+
+def authorized(request: Request) -> bool:
+    settings: Settings = request.app.state.settings
+    if settings.env == "dev":
+        return True
+    presented = request.headers.get("x-service-key", "")
+    bearer = request.headers.get("authorization", "")
+    if bearer.lower().startswith("bearer "):
+        presented = presented or bearer.split(" ", 1)[1].strip()
+    return bool(presented) and hmac.compare_digest(presented, settings.service_key)
+
+
+def refusal(request: Request, status: int, code: ErrorCode, message: str) -> JSONResponse:
+    return JSONResponse(
+        {"code": code.value, "message": message}, status_code=status, headers=cors_headers(request)
+    )
+
+
+async def apply(request: Request, encode: bool) -> Response:
+    if not authorized(request):
+        return refusal(
+            request,
+            401,
+            ErrorCode.UNAUTHORIZED,
+            "the codec needs the service key (X-Service-Key or Authorization: Bearer)",
+        )
+    try:
+        parsed = json_format.Parse(await request.body(), Payloads(), ignore_unknown_fields=True)
+    except (json_format.ParseError, DecodeError, UnicodeDecodeError) as err:
+        return refusal(request, 422, ErrorCode.VALIDATION_ERROR, f"not a payloads body: {err}")
+    client: Client = request.app.state.temporal
+    codec: PayloadCodec | None = client.data_converter.payload_codec
+    payloads: list[Payload] = list(parsed.payloads)
+    if codec is not None:
+        try:
+            payloads = await (codec.encode(payloads) if encode else codec.decode(payloads))
+        except Exception as err:  # a wrong key or a tampered payload: say so, never 500
+            return refusal(
+                request, 422, ErrorCode.VALIDATION_ERROR, f"cannot {request.url.path}: {err!r}"
+            )
+    body: dict[str, Any] = {"payloads": [json_format.MessageToDict(p) for p in payloads]}
+    return JSONResponse(body, headers=cors_headers(request))
+
+
+@router.post("/decode", summary="Decrypt payloads for the Temporal UI and CLI")
+async def decode(request: Request) -> Response:
+    return await apply(request, encode=False)
+
+
+@router.post("/encode", summary="Encrypt payloads (the UI's signal and query inputs)")
+async def encode(request: Request) -> Response:
+    return await apply(request, encode=True)
+
+
+@router.options("/decode", include_in_schema=False)
+@router.options("/encode", include_in_schema=False)
+async def preflight(request: Request) -> Response:
+    return Response(status_code=204, headers=cors_headers(request))
