@@ -40,6 +40,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(me.router)
     app.include_router(agents.router)
     app.include_router(internal.router)
+    app.include_router(events.router)
 
     @app.get("/healthz", tags=["ops"])
     async def healthz() -> dict[str, str]:

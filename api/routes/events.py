@@ -1,0 +1,147 @@
+"""A tournament's event stream: the durable event log as Server-Sent Events, and as JSON pages.
+
+The log (``events``) is appended by the workflows' publish activity in publication order, so
+its id is a total order per tournament and serves as the SSE event id. A client resumes with
+``Last-Event-ID`` (what browsers' EventSource send on reconnect) or ``?after=<id>``. Events
+are public, like the seed's room broadcast: they carry no hole cards (showdown reveals only),
+so the stream needs no credential and works from a browser's EventSource, which cannot send
+headers.
+
+The log is polled, not pushed: one indexed range read per open stream every
+``POLL_SECONDS`` while idle, which bounds what each connection costs the database.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from datetime import datetime
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Header, Query, Request
+from sqlmodel import col, select
+from sse_starlette import EventSourceResponse, ServerSentEvent
+
+from api.deps import DbDep
+from api.errors import ApiError
+from db.engine import Database
+from db.models import Event, Tournament
+from domain.errors import ErrorCode
+from workflows.messages import WireModel
+
+router = APIRouter(prefix="/tournaments", tags=["events"])
+
+POLL_SECONDS = 0.5
+"""How often an idle stream re-reads the log: the latency bound and the per-stream DB cost."""
+PING_SECONDS = 15
+"""Keep-alive comments, so proxies do not cut an idle stream."""
+PAGE = 100
+MAX_EVENT_ID = 2**63 - 1
+
+open_streams = 0
+"""Streams this process is serving now (a gauge; the tests check disconnects close them)."""
+
+
+class EventOut(WireModel):
+    id: int
+    type: str
+    data: dict[str, Any]
+    created_at: datetime
+
+
+class EventPage(WireModel):
+    events: list[EventOut]
+    last_event_id: int
+    """Pass as ``after`` for the next page (the request's ``after`` when the page is empty)."""
+    more: bool
+
+
+async def _page(db: Database, tournament_id: str, after: int, limit: int) -> list[Event]:
+    async with db.session() as session:
+        rows = await session.exec(
+            select(Event)
+            .where(Event.tournament_id == tournament_id, col(Event.id) > after)
+            .order_by(col(Event.id))
+            .limit(limit)
+        )
+        return list(rows)
+
+
+async def _require_tournament(db: Database, tournament_id: str) -> None:
+    async with db.session() as session:
+        if await session.get(Tournament, tournament_id) is None:
+            raise ApiError(ErrorCode.NOT_FOUND, "no such tournament")
+
+
+def _resume_point(after: int | None, last_event_id: str | None) -> int:
+    """The later of ?after and Last-Event-ID; a malformed Last-Event-ID means from the start."""
+    header, value = 0, (last_event_id or "").strip()
+    # ASCII digits only and at most 19 of them: int() refuses other digits and huge strings.
+    if value.isascii() and value.isdigit() and len(value) <= 19:
+        header = min(int(value), MAX_EVENT_ID)
+    return max(after or 0, header)
+
+
+AfterQuery = Annotated[int | None, Query(ge=0, le=MAX_EVENT_ID, description="resume after this id")]
+
+
+@router.get(
+    "/{tournament_id}/events",
+    response_class=EventSourceResponse,
+    responses={200: {"content": {"text/event-stream": {}}, "description": "the event stream"}},
+)
+async def event_stream(
+    tournament_id: str,
+    request: Request,
+    db: DbDep,
+    after: AfterQuery = None,
+    last_event_id: Annotated[str | None, Header()] = None,
+) -> EventSourceResponse:
+    """Server-Sent Events: `event` is the type, `data` its JSON payload, `id` the log id."""
+    await _require_tournament(db, tournament_id)
+    cursor = _resume_point(after, last_event_id)
+
+    async def stream() -> AsyncIterator[ServerSentEvent]:
+        global open_streams
+        nonlocal cursor
+        open_streams += 1
+        try:
+            while True:
+                rows = await _page(db, tournament_id, cursor, PAGE)
+                for row in rows:
+                    assert row.id is not None
+                    cursor = row.id
+                    yield ServerSentEvent(
+                        data=json.dumps(row.payload, separators=(",", ":")),
+                        event=row.type,
+                        id=str(row.id),
+                    )
+                if len(rows) < PAGE:
+                    if await request.is_disconnected():
+                        return
+                    await asyncio.sleep(POLL_SECONDS)
+        finally:
+            open_streams -= 1
+
+    return EventSourceResponse(stream(), ping=PING_SECONDS)
+
+
+@router.get("/{tournament_id}/events.json", response_model=EventPage, response_model_by_alias=True)
+async def event_page(
+    tournament_id: str,
+    db: DbDep,
+    after: AfterQuery = None,
+    limit: Annotated[int, Query(ge=1, le=500)] = PAGE,
+) -> EventPage:
+    """One page of the log after an id, oldest first, for clients that cannot read SSE."""
+    await _require_tournament(db, tournament_id)
+    rows = await _page(db, tournament_id, after or 0, limit)
+    return EventPage(
+        events=[
+            EventOut(id=r.id or 0, type=r.type, data=r.payload, created_at=r.created_at)
+            for r in rows
+        ],
+        last_event_id=(rows[-1].id or 0) if rows else (after or 0),
+        more=len(rows) == limit,
+    )
