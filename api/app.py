@@ -8,7 +8,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from api import errors
-from api.routes import admin, agents, codec, internal, me, tournaments
+from api.routes import admin, agents, codec, events, internal, me, tournaments
 from db.engine import Database
 from sng.settings import Settings, get_settings
 from sng.temporal import connect
