@@ -20,6 +20,7 @@ from activities.persistence import PersistenceActivities
 from activities.table import new_deck_seed
 from db.engine import Database
 from sng.settings import Settings, get_settings
+from sng.telemetry import worker_runtime
 from sng.temporal import connect
 from workflows.table import TableWorkflow
 from workflows.tournament import TournamentWorkflow
@@ -52,7 +53,8 @@ def build_worker(client: Client, db: Database, task_queue: str) -> Worker:
 
 
 async def run_worker(settings: Settings) -> None:
-    client = await connect(settings)
+    # SDK metrics for Prometheus when SNG_WORKER_METRICS_ADDRESS is set (sng/telemetry.py).
+    client = await connect(settings, runtime=worker_runtime(settings))
     db = Database(settings.database_url)
     worker = build_worker(client, db, settings.temporal_task_queue)
     logging.getLogger("sng.worker").info(

@@ -8,7 +8,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from api import errors
-from api.routes import admin, agents, codec, events, internal, me, tournaments
+from api.routes import admin, agents, codec, events, internal, me, metrics, tournaments
 from db.engine import Database
 from sng.settings import Settings, get_settings
 from sng.temporal import connect
@@ -36,6 +36,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     errors.install(app)
     app.include_router(tournaments.router)
     app.include_router(codec.router)
+    app.include_router(metrics.router)
     app.include_router(admin.router)
     app.include_router(me.router)
     app.include_router(agents.router)
