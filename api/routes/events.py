@@ -22,8 +22,10 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Header, Query, Request
 from sqlmodel import col, select
 from sse_starlette import EventSourceResponse, ServerSentEvent
+from temporalio.client import Client
+from temporalio.service import RPCError, RPCStatusCode
 
-from api.deps import DbDep
+from api.deps import DbDep, TemporalDep, tournament_workflow_id
 from api.errors import ApiError
 from db.engine import Database
 from db.models import Event, Tournament
@@ -68,10 +70,17 @@ async def _page(db: Database, tournament_id: str, after: int, limit: int) -> lis
         return list(rows)
 
 
-async def _require_tournament(db: Database, tournament_id: str) -> None:
+async def _require_tournament(db: Database, temporal: Client, tournament_id: str) -> None:
     async with db.session() as session:
-        if await session.get(Tournament, tournament_id) is None:
-            raise ApiError(ErrorCode.NOT_FOUND, "no such tournament")
+        if await session.get(Tournament, tournament_id) is not None:
+            return
+    # The read model is written by an activity just after the workflow starts: ask Temporal.
+    try:
+        await temporal.get_workflow_handle(tournament_workflow_id(tournament_id)).describe()
+    except RPCError as err:
+        if err.status == RPCStatusCode.NOT_FOUND:
+            raise ApiError(ErrorCode.NOT_FOUND, "no such tournament") from None
+        raise
 
 
 def _resume_point(after: int | None, last_event_id: str | None) -> int:
@@ -95,11 +104,12 @@ async def event_stream(
     tournament_id: str,
     request: Request,
     db: DbDep,
+    temporal: TemporalDep,
     after: AfterQuery = None,
     last_event_id: Annotated[str | None, Header()] = None,
 ) -> EventSourceResponse:
     """Server-Sent Events: `event` is the type, `data` its JSON payload, `id` the log id."""
-    await _require_tournament(db, tournament_id)
+    await _require_tournament(db, temporal, tournament_id)
     cursor = _resume_point(after, last_event_id)
 
     async def stream() -> AsyncIterator[ServerSentEvent]:
@@ -131,11 +141,12 @@ async def event_stream(
 async def event_page(
     tournament_id: str,
     db: DbDep,
+    temporal: TemporalDep,
     after: AfterQuery = None,
     limit: Annotated[int, Query(ge=1, le=500)] = PAGE,
 ) -> EventPage:
     """One page of the log after an id, oldest first, for clients that cannot read SSE."""
-    await _require_tournament(db, tournament_id)
+    await _require_tournament(db, temporal, tournament_id)
     rows = await _page(db, tournament_id, after or 0, limit)
     return EventPage(
         events=[
