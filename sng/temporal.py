@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from opentelemetry.trace import Tracer
 from temporalio.client import Client, Interceptor
 from temporalio.contrib.opentelemetry import TracingInterceptor
 from temporalio.contrib.pydantic import pydantic_data_converter
@@ -25,13 +26,13 @@ def data_converter(settings: Settings | None = None) -> DataConverter:
     return dataclasses.replace(pydantic_data_converter, payload_codec=codec)
 
 
-def interceptors() -> list[Interceptor]:
+def interceptors(tracer: Tracer | None = None) -> list[Interceptor]:
     """Tracing on every client call, and on the workers built from that client.
 
-    The interceptor reads the global tracer provider lazily, so it is a no-op until
-    ``configure_tracing`` (or a test) installs one.
+    By default the interceptor writes to the global tracer provider through a proxy, so it is
+    a no-op until ``configure_tracing`` installs one; tests pass their own tracer.
     """
-    return [TracingInterceptor()]
+    return [TracingInterceptor(tracer)]
 
 
 async def connect(settings: Settings, *, runtime: Runtime | None = None) -> Client:
