@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
+from temporalio import activity
 from temporalio.client import Client, WorkflowFailureError
 from temporalio.exceptions import ActivityError, ApplicationError
 from temporalio.worker import Worker
@@ -156,11 +157,15 @@ async def test_a_payout_sent_by_an_attempt_that_died_is_not_paid_again(
 class _DiesAfterBroadcast(ChainMoneyActivities):
     """The first attempt broadcasts, then its process 'dies' before reading the receipt."""
 
-    attempts = 0
+    attempts: ClassVar[list[tuple[int, bool]]] = []  # (attempt, had the broadcast in its heartbeat)
+
+    async def _resume_previous(self) -> Any:
+        info = activity.info()
+        type(self).attempts.append((info.attempt, bool(info.heartbeat_details)))
+        return await super()._resume_previous()
 
     async def _await_receipt(self, tx_hash: Any, sent: dict[str, Any]) -> Any:
-        type(self).attempts += 1
-        if type(self).attempts == 1:
+        if len(type(self).attempts) == 1:
             raise RuntimeError("worker died after the broadcast")
         return await super()._await_receipt(tx_hash, sent)
 
@@ -178,7 +183,8 @@ async def test_a_payout_retried_after_the_broadcast_pays_once(
     receipt = await _run(client, task_queue, acts, PayPrizeWorkflow.run, payment)
     assert receipt.tx_hash is not None
     assert chips.balance(winner.address) == 300
-    assert _DiesAfterBroadcast.attempts >= 2
+    # The retry found the broadcast in its heartbeat and finished that transaction.
+    assert _DiesAfterBroadcast.attempts == [(1, False), (2, True)]
     assert chips.vault.functions.executed(chain_id_of(payment.intent_id)).call()
 
 
