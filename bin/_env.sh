@@ -22,3 +22,8 @@ if [ ! -f "$STAMP" ] || [ "$(cat "$STAMP")" != "$WANT" ]; then
   echo "$WANT" > "$STAMP"
 fi
 export PATH="$VENV/bin:$PATH"
+# The contracts' compiler and the anvil binary (npm packages), once per clean checkout.
+if [ ! -d contracts/node_modules ] && command -v npm >/dev/null 2>&1; then
+  echo "installing contracts/node_modules (solc, OpenZeppelin, anvil)"
+  npm ci --prefix contracts --no-audit --no-fund --loglevel=error
+fi
