@@ -28,10 +28,9 @@ from web3 import Web3
 from web3.types import TxReceipt
 
 from activities.chain_support import artifact
+from sng.settings import ANVIL_DEV_OPERATOR_KEY
 
 ROOT = Path(__file__).resolve().parents[1]
-ANVIL_DEV_OPERATOR_KEY = "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80"
-"""anvil's account 0 (public test mnemonic): the dev operator, refused in prod."""
 DEMO_CHIPS = 1_000_000
 DEMO_ETH = 10 * 10**18
 

@@ -12,11 +12,13 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEV_SERVICE_KEY = "dev-service-key"
 DEV_JWT_SECRET = "dev-jwt-secret-change-me-0123456789abcdef"
+ANVIL_DEV_OPERATOR_KEY = "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80"
+"""anvil's account 0 from the public test mnemonic: the dev chain's operator, refused in prod."""
 
 
 class Settings(BaseSettings):
@@ -70,6 +72,16 @@ class Settings(BaseSettings):
     otlp_endpoint: str = ""
     otel_service_name: str = "sng"
 
+    # Money: the virtual-chip ledger, or entry fees and prizes through the vault on an EVM
+    # chain (docs/chain.md). The operator key signs the vault's transactions: a secret.
+    money_backend: Literal["virtual", "chain"] = "virtual"
+    chain_rpc_url: str = ""
+    chain_operator_key: SecretStr = SecretStr("")
+    vault_address: str = ""
+    token_address: str = ""
+    chain_start_block: int = 0
+    chain_confirmations: int = 1
+
     @model_validator(mode="after")
     def _refuse_dev_secrets_outside_dev(self) -> Settings:
         if self.env == "prod":
@@ -102,6 +114,27 @@ class Settings(BaseSettings):
             raise ValueError(
                 "refusing to start in prod without SNG_CODEC_KEY (python -m sng.codec prints one)"
             )
+        return self
+
+    @model_validator(mode="after")
+    def _refuse_incomplete_or_dev_chain_settings(self) -> Settings:
+        if self.money_backend != "chain":
+            return self
+        key = self.chain_operator_key.get_secret_value()
+        missing = [
+            name
+            for name, value in (
+                ("SNG_CHAIN_RPC_URL", self.chain_rpc_url),
+                ("SNG_CHAIN_OPERATOR_KEY", key),
+                ("SNG_VAULT_ADDRESS", self.vault_address),
+                ("SNG_TOKEN_ADDRESS", self.token_address),
+            )
+            if not value
+        ]  # fmt: skip
+        if missing:
+            raise ValueError("the chain money backend needs " + ", ".join(missing))
+        if self.env == "prod" and key.lower().removeprefix("0x") == ANVIL_DEV_OPERATOR_KEY[2:]:
+            raise ValueError("refusing to start in prod with anvil's public dev key as operator")
         return self
 
     @property
