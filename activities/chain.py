@@ -38,6 +38,7 @@ from web3.exceptions import TransactionNotFound
 
 from activities.chain_support import Revert, artifact, chain_id_of, revert_of
 from domain.errors import ErrorCode
+from sng.settings import Settings
 from workflows.messages import MoneyMove, MoneyReceipt, PayoutReceipt, PrizePayment
 
 
@@ -107,6 +108,15 @@ class ChainMoneyActivities:
         self._chain_id: int | None = None
         # One operator key, one nonce sequence: sends from this process go one at a time.
         self._send_lock = asyncio.Lock()
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> ChainMoneyActivities:
+        """The backend ``money_backend="chain"`` selects (the settings validate completeness)."""
+        return cls(
+            settings.chain_rpc_url, settings.chain_operator_key.get_secret_value(),
+            settings.vault_address, settings.token_address,
+            start_block=settings.chain_start_block, confirmations=settings.chain_confirmations,
+        )  # fmt: skip
 
     async def aclose(self) -> None:
         await self.w3.provider.disconnect()
