@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 import uvicorn
+from temporalio.api.enums.v1 import IndexedValueType
+from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
@@ -84,6 +86,17 @@ async def time_skipping_env() -> AsyncIterator[WorkflowEnvironment]:
         test_server_existing_path=str(path),
         data_converter=data_converter(),
         interceptors=interceptors(),
+    )
+    # The test server knows no custom search attributes until told (the dev server gets them
+    # as start flags); the workflows upsert them on every state change.
+    await env.client.operator_service.add_search_attributes(
+        AddSearchAttributesRequest(
+            namespace=env.client.namespace,
+            search_attributes={
+                key.name: IndexedValueType.ValueType(key.indexed_value_type)
+                for key in search_attributes.ALL
+            },
+        )
     )
     yield env
     await env.shutdown()

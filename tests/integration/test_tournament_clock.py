@@ -1,0 +1,81 @@
+"""The tournament in skipped time: players who only time out, and the deadline-based level clock."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+from datetime import timedelta
+
+import pytest
+from sqlmodel import col, select
+from temporalio.client import Client
+from temporalio.testing import WorkflowEnvironment
+from temporalio.worker import Worker
+
+from db import ledger
+from db.engine import Database
+from db.models import Event
+from workflows.messages import CreateTournamentInput, PayEntryInput, RegisterInput
+from workflows.tournament import TournamentWorkflow
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+async def skipping(
+    time_skipping_env: WorkflowEnvironment, db: Database
+) -> AsyncIterator[tuple[Client, str]]:
+    from worker import build_worker
+
+    task_queue = f"tq-{uuid.uuid4().hex[:8]}"
+    async with build_worker(time_skipping_env.client, db, task_queue):
+        yield time_skipping_env.client, task_queue
+
+
+async def test_players_who_only_time_out_are_blinded_to_the_end(
+    skipping: tuple[Client, str], db: Database
+) -> None:
+    client, task_queue = skipping
+    tid = f"clock-{uuid.uuid4().hex[:6]}"
+    settings = {
+        "seats": 3, "entryFee": 100, "startingStack": 200, "actionTimeoutSeconds": 3,
+        "blindStructure": {"startingSmallBlind": 10, "increaseFactor": 2.0, "levelDurationSeconds": 60},
+    }  # fmt: skip
+    handle = await client.start_workflow(
+        TournamentWorkflow.run,
+        CreateTournamentInput(
+            tournament_id=tid, name="idle", settings=settings, hand_pause_ms=10_000
+        ),
+        id=f"tournament-{tid}",
+        task_queue=task_queue,
+    )
+    users = [f"{tid}-{i}" for i in range(3)]
+    for user in users:
+        await ledger.transfer(db, key=f"seed-{user}", source=ledger.MINT,
+                              destination=ledger.user_account(user), amount=100)  # fmt: skip
+        await handle.execute_update(
+            TournamentWorkflow.register, RegisterInput(player_id=user, owner_user_id=user)
+        )
+        await handle.execute_update(
+            TournamentWorkflow.pay_entry, PayEntryInput(player_id=user, amount=100)
+        )
+
+    final = await handle.result()  # time skips while we wait: nobody ever acts
+    assert final.state == "ended"
+    assert [f.place for f in final.standings] == [1, 2, 3]
+    assert sum(final.stacks.values()) == 600
+    assert final.current_level >= 3
+
+    async with db.session() as s:
+        events = (
+            await s.exec(select(Event).where(Event.tournament_id == tid).order_by(col(Event.id)))
+        ).all()
+    levels = [e.payload for e in events if e.type == "blind_level_changed"]
+    assert [lv["level"] for lv in levels] == list(range(1, final.current_level + 1))
+    assert [lv["smallBlind"] for lv in levels[:3]] == [20, 40, 80]
+    # Deadline-based: level n ends exactly n+1 durations after play started, however many
+    # hands were dealt in between.
+    assert final.play_start_ms is not None
+    for lv in levels:
+        assert lv["levelEndsAt"] == final.play_start_ms + (lv["level"] + 1) * 60_000
+    assert await ledger.balance(db, ledger.escrow_account(tid)) == 300
