@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncIterator
-from datetime import timedelta
 
 import pytest
 from sqlmodel import col, select
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
-from temporalio.worker import Worker
 
 from db import ledger
 from db.engine import Database
