@@ -94,7 +94,9 @@ async def register_for_tournament(
     # The workflow checks the advisor's owner and skills; it learns them from the registry here.
     advisor = None
     if body.advisor_agent_id is not None:
-        advisor = await agents.require_live(db, body.advisor_agent_id, field="advisorAgentId")
+        # An unknown advisor is not a 404 here: the workflow refuses it with the seed's code
+        # (advisor_on_non_copilot_kind on other kinds, advisor_required on copilot).
+        advisor = await agents.by_id(db, body.advisor_agent_id)
     return await execute_update(
         _handle(temporal, tournament_id),
         TournamentWorkflow.register,

@@ -162,7 +162,8 @@ async def test_copilot_advisors_are_resolved_from_the_registry(
         assert coded(await register("cp-alice", None)) == (409, "advisor_required")
         assert coded(await register("cp-alice", theirs["agentId"])) == (409, "advisor_required")
         assert coded(await register("cp-alice", unskilled["agentId"])) == (409, "advisor_required")
-        assert coded(await register("cp-alice", "agent-nope")) == (404, "agent_not_found")
+        # Seed: "a registration without a valid advisor is rejected (advisor_required)".
+        assert coded(await register("cp-alice", "agent-nope")) == (409, "advisor_required")
         ok = await register("cp-alice", mine["agentId"])
         assert (ok.status_code, ok.json()["status"]) == (200, "reserved"), ok.text
         [entrant] = await entrants(http, tid)
