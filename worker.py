@@ -14,6 +14,7 @@ from typing import Any
 from temporalio.client import Client
 from temporalio.worker import Worker
 
+from activities.chain import ChainMoneyActivities
 from activities.events import EventActivities
 from activities.money import VirtualMoneyActivities
 from activities.persistence import PersistenceActivities
@@ -28,27 +29,40 @@ from workflows.tournament import TournamentWorkflow
 WORKFLOWS: Sequence[type] = (TournamentWorkflow, TableWorkflow)
 
 
-def activities_for(db: Database) -> list[Any]:
+def activities_for(db: Database, chain: ChainMoneyActivities | None = None) -> list[Any]:
+    """Every activity; the money legs from the chain backend when one is given.
+
+    Both backends register the same activity names (collect_entry, refund_entry, pay_prize),
+    so a workflow never knows which one runs. The rake is a ledger posting, virtual only.
+    """
     persistence = PersistenceActivities(db)
     events = EventActivities(db)
-    money = VirtualMoneyActivities(db)
+    virtual = VirtualMoneyActivities(db)
+    money: VirtualMoneyActivities | ChainMoneyActivities = chain or virtual
     return [
         persistence.save_tournament,
         persistence.save_entrant,
         persistence.record_hand,
+        persistence.create_payout_intents,
+        persistence.confirm_payout,
+        persistence.fail_payout,
         events.publish_event,
         money.collect_entry,
         money.refund_entry,
+        money.pay_prize,
+        virtual.collect_rake,
         new_deck_seed,
     ]
 
 
-def build_worker(client: Client, db: Database, task_queue: str) -> Worker:
+def build_worker(
+    client: Client, db: Database, task_queue: str, *, chain: ChainMoneyActivities | None = None
+) -> Worker:
     return Worker(
         client,
         task_queue=task_queue,
         workflows=list(WORKFLOWS),
-        activities=activities_for(db),
+        activities=activities_for(db, chain),
     )
 
 
@@ -56,7 +70,10 @@ async def run_worker(settings: Settings) -> None:
     # SDK metrics for Prometheus when SNG_WORKER_METRICS_ADDRESS is set (sng/telemetry.py).
     client = await connect(settings, runtime=worker_runtime(settings))
     db = Database(settings.database_url)
-    worker = build_worker(client, db, settings.temporal_task_queue)
+    chain = (
+        ChainMoneyActivities.from_settings(settings) if settings.money_backend == "chain" else None
+    )
+    worker = build_worker(client, db, settings.temporal_task_queue, chain=chain)
     logging.getLogger("sng.worker").info(
         "worker polling %s on %s", settings.temporal_task_queue, settings.temporal_address
     )

@@ -67,3 +67,12 @@ class VirtualMoneyActivities:
         return PayoutReceipt(
             intent_id=payment.intent_id, applied=result.applied, reference=f"ledger:{key}"
         )
+
+    @activity.defn
+    async def collect_rake(self, move: MoneyMove) -> MoneyReceipt:
+        """The house's share of the entry fees, out of the tournament's escrow (virtual only:
+        on-chain the rake stays in the vault for the operator)."""
+        return await self._move(
+            move, ledger.escrow_account(move.tournament_id), ledger.HOUSE,
+            f"rake {move.tournament_id}",
+        )  # fmt: skip

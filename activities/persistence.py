@@ -8,14 +8,21 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from sqlalchemy import update
+from sqlalchemy import func, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlmodel import col
 from temporalio import activity
 
 from db.engine import Database
-from db.models import Entrant, Hand, Tournament
-from workflows.messages import EntrantRow, HandRow, TournamentRow
+from db.models import Entrant, Hand, PayoutIntent, Tournament
+from workflows.messages import (
+    EntrantRow,
+    HandRow,
+    PayoutConfirmation,
+    PayoutFailure,
+    PrizePayment,
+    TournamentRow,
+)
 
 
 def _at(ms: int | None) -> datetime | None:
@@ -113,3 +120,53 @@ class PersistenceActivities:
                 )
             await session.commit()
         return first_time
+
+    @activity.defn
+    async def create_payout_intents(self, intents: list[PrizePayment]) -> None:
+        """One row per paid position; UNIQUE (tournament, position) makes a re-run harmless."""
+        if not intents:
+            return
+        now = datetime.now(UTC)
+        stmt = insert(PayoutIntent).values(
+            [
+                {
+                    "id": i.intent_id,
+                    "tournament_id": i.tournament_id,
+                    "position": i.position,
+                    "player_id": i.player_id,
+                    "amount": i.amount,
+                    "destination": i.destination,
+                    "status": "pending",
+                    "created_at": now,
+                }
+                for i in intents
+            ]
+        )
+        async with self.db.session() as session:
+            await session.exec(stmt.on_conflict_do_nothing())
+            await session.commit()
+
+    @activity.defn
+    async def confirm_payout(self, confirmation: PayoutConfirmation) -> None:
+        async with self.db.session() as session:
+            await session.exec(
+                update(PayoutIntent)
+                .where(col(PayoutIntent.id) == confirmation.intent_id)
+                .values(
+                    status="confirmed",
+                    tx_hash=confirmation.tx_hash or confirmation.reference,
+                    failure_reason=None,
+                    confirmed_at=func.coalesce(col(PayoutIntent.confirmed_at), func.now()),
+                )
+            )
+            await session.commit()
+
+    @activity.defn
+    async def fail_payout(self, failure: PayoutFailure) -> None:
+        async with self.db.session() as session:
+            await session.exec(
+                update(PayoutIntent)
+                .where(col(PayoutIntent.id) == failure.intent_id)
+                .values(status="failed", failure_reason=failure.reason[:1000])
+            )
+            await session.commit()

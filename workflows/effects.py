@@ -23,6 +23,10 @@ with workflow.unsafe.imports_passed_through():
         HandRow,
         MoneyMove,
         MoneyReceipt,
+        PayoutConfirmation,
+        PayoutFailure,
+        PayoutReceipt,
+        PrizePayment,
         TournamentRow,
     )
 
@@ -35,6 +39,11 @@ MONEY_RETRY = RetryPolicy(
         ErrorCode.VALIDATION_ERROR.value,
     ],
 )
+# A payout never gives up on a transient fault (RPC down, PostgreSQL down): capped backoff,
+# no attempt limit. A definite refusal is raised non-retryable by the activity itself.
+PAYOUT_RETRY = RetryPolicy(maximum_interval=timedelta(minutes=1))
+# On-chain legs wait for receipts (and heartbeat while they do).
+CHAIN_TIMEOUT = timedelta(minutes=5)
 
 
 async def save_tournament(row: TournamentRow) -> None:
@@ -81,9 +90,10 @@ async def publish(
 
 async def collect_entry(move: MoneyMove) -> MoneyReceipt:
     return await workflow.execute_activity_method(
-        VirtualMoneyActivities.collect_entry,
+        VirtualMoneyActivities.collect_entry,  # same activity name on the chain backend
         move,
-        start_to_close_timeout=DB_TIMEOUT,
+        start_to_close_timeout=CHAIN_TIMEOUT,
+        heartbeat_timeout=timedelta(seconds=60),
         retry_policy=MONEY_RETRY,
         summary=f"collect entry fee from {move.player_id}",
     )
@@ -91,9 +101,61 @@ async def collect_entry(move: MoneyMove) -> MoneyReceipt:
 
 async def refund_entry(move: MoneyMove) -> MoneyReceipt:
     return await workflow.execute_activity_method(
-        VirtualMoneyActivities.refund_entry,
+        VirtualMoneyActivities.refund_entry,  # same activity name on the chain backend
+        move,
+        start_to_close_timeout=CHAIN_TIMEOUT,
+        heartbeat_timeout=timedelta(seconds=60),
+        retry_policy=MONEY_RETRY,
+        summary=f"refund entry fee to {move.player_id}",
+    )
+
+
+async def collect_rake(move: MoneyMove) -> MoneyReceipt:
+    return await workflow.execute_activity_method(
+        VirtualMoneyActivities.collect_rake,
         move,
         start_to_close_timeout=DB_TIMEOUT,
         retry_policy=MONEY_RETRY,
-        summary=f"refund entry fee to {move.player_id}",
+        summary="collect rake",
+    )
+
+
+async def create_payout_intents(intents: list[PrizePayment]) -> None:
+    await workflow.execute_activity_method(
+        PersistenceActivities.create_payout_intents,
+        intents,
+        start_to_close_timeout=DB_TIMEOUT,
+        retry_policy=FOREVER,
+        summary=f"create {len(intents)} payout intents",
+    )
+
+
+async def pay_prize(payment: PrizePayment) -> PayoutReceipt:
+    return await workflow.execute_activity_method(
+        VirtualMoneyActivities.pay_prize,  # same activity name on the chain backend
+        payment,
+        start_to_close_timeout=CHAIN_TIMEOUT,
+        heartbeat_timeout=timedelta(seconds=60),
+        retry_policy=PAYOUT_RETRY,
+        summary=f"payout #{payment.position}",
+    )
+
+
+async def confirm_payout(confirmation: PayoutConfirmation) -> None:
+    await workflow.execute_activity_method(
+        PersistenceActivities.confirm_payout,
+        confirmation,
+        start_to_close_timeout=DB_TIMEOUT,
+        retry_policy=FOREVER,
+        summary=f"confirm {confirmation.intent_id}",
+    )
+
+
+async def fail_payout(failure: PayoutFailure) -> None:
+    await workflow.execute_activity_method(
+        PersistenceActivities.fail_payout,
+        failure,
+        start_to_close_timeout=DB_TIMEOUT,
+        retry_policy=FOREVER,
+        summary=f"record failure of {failure.intent_id}",
     )

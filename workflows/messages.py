@@ -7,7 +7,7 @@ system's camelCase, via the alias generator.
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
@@ -40,6 +40,8 @@ class CreateTournamentInput(WireModel):
     """The settings as sent on the wire; the workflow validates them with the domain."""
     hand_pause_ms: int = 2000
     """The table's pause between hands (players read the result); tests and demos shorten it."""
+    money_backend: Literal["virtual", "chain"] = "virtual"
+    """Fixed at creation from the deployment's settings: a tournament never changes backend."""
     carry: TournamentState | None = None
     """Set only by continue-as-new: the state the previous run handed over."""
 
@@ -72,6 +74,8 @@ class EntrantView(WireModel):
     advisor_agent_id: str | None = None
     entry_no: int = 1
     """How many times this player has registered here: keys each entry's money legs apart."""
+    wallet: str | None = None
+    """On-chain: the wallet that deposited the entry (refunds and prizes go back to it)."""
 
 
 class Finish(WireModel):
@@ -105,7 +109,27 @@ class TournamentState(WireModel):
     table_done: dict[str, Any] | None = None
     force_end_requested: bool = False
     ended_at_ms: int | None = None
+    payouts: list[PayoutView] = []
+    rake_total: int = 0
+    closed_at_ms: int | None = None
     version: int = 0
+
+
+class PayoutStatus(StrEnum):
+    PENDING = "pending"
+    CONFIRMED = "confirmed"
+    FAILED = "failed"
+
+
+class PayoutView(WireModel):
+    intent_id: str
+    position: int
+    player_id: str
+    amount: int
+    destination: str
+    status: PayoutStatus = PayoutStatus.PENDING
+    tx_hash: str | None = None
+    failure_reason: str | None = None
 
 
 class ForceEndInput(WireModel):
@@ -131,6 +155,9 @@ class TournamentView(WireModel):
     hands_played: int = 0
     stacks: dict[str, int] = {}
     standings: list[Finish] = []
+    payouts: list[PayoutView] = []
+    entry_fees_total: int = 0
+    rake_total: int = 0
     entrants: list[EntrantView]
     version: int
 
@@ -270,3 +297,14 @@ class EventInput(WireModel):
 
 
 CreateTournamentInput.model_rebuild()
+
+
+class PayoutConfirmation(WireModel):
+    intent_id: str
+    tx_hash: str | None
+    reference: str
+
+
+class PayoutFailure(WireModel):
+    intent_id: str
+    reason: str

@@ -15,7 +15,7 @@ from datetime import timedelta
 from typing import TypeVar
 
 from temporalio import workflow
-from temporalio.exceptions import ActivityError, ApplicationError
+from temporalio.exceptions import ActivityError, ApplicationError, FailureError
 from temporalio.workflow import ParentClosePolicy
 
 with workflow.unsafe.imports_passed_through():
@@ -23,9 +23,11 @@ with workflow.unsafe.imports_passed_through():
     from domain.blinds import resolve_blinds
     from domain.clock import level_at, level_deadline_ms, level_started_at_ms
     from domain.errors import DomainError, ErrorCode
+    from domain.payouts import resolve_payout_amounts
     from domain.seating import draw_seats
     from domain.settings import TournamentSettings, validate_settings
-    from domain.standings import force_end_ranking, order_busts
+    from domain.standings import Finish as Place
+    from domain.standings import force_end_ranking, order_busts, split_prizes
     from workflows import effects
     from workflows import search_attributes as sa
     from workflows.errors import refusal
@@ -42,6 +44,11 @@ with workflow.unsafe.imports_passed_through():
         LeaveVia,
         MoneyMove,
         PayEntryInput,
+        PayoutConfirmation,
+        PayoutFailure,
+        PayoutStatus,
+        PayoutView,
+        PrizePayment,
         RegisterInput,
         RegisterResult,
         TournamentPhase,
@@ -81,7 +88,8 @@ class TournamentWorkflow:
             await self._start()
         if self.s.phase is TournamentPhase.PLAYING:
             await self._play()
-        # Settlement (payouts) arrives with the Money work: until then `ended` is terminal.
+        if self.s.phase in (TournamentPhase.ENDED, TournamentPhase.SETTLING):
+            await self._settle()
         await workflow.wait_condition(workflow.all_handlers_finished)
         return self._view()
 
@@ -311,6 +319,106 @@ class TournamentWorkflow:
              "finalStandings": [f.model_dump(by_alias=True) for f in self._standings()]},
         )  # fmt: skip
 
+    # -- settlement ----------------------------------------------------------------------
+    async def _settle(self) -> None:
+        """Prizes from the resolved distribution, one intent per paid place, each paid once."""
+        if self.s.phase is TournamentPhase.ENDED:
+            field_size = self.s.field_size or 0
+            amounts = resolve_payout_amounts(self.settings, field_size)
+            places = [Place(f.player_id, f.place, f.rank) for f in self.s.finishes]
+            self.s.payouts = [
+                PayoutView(
+                    intent_id=f"{self.s.tournament_id}:payout:{award.place}",
+                    position=award.place,
+                    player_id=award.entrant,
+                    amount=award.amount,
+                    destination=self._destination(award.entrant),
+                )
+                for award in split_prizes(places, amounts)
+                if award.amount > 0
+            ]
+            self.s.rake_total = self.settings.rake_fee * field_size
+            await effects.create_payout_intents([self._payment(p) for p in self.s.payouts])
+            self.s.phase = TournamentPhase.SETTLING
+            self._bump()
+            await self._save_tournament()
+            await effects.publish(
+                self.s.tournament_id, "tournament_state_changed", "state:settling",
+                {"state": "settling"},
+            )  # fmt: skip
+            await effects.publish(
+                self.s.tournament_id, "tournament_ended", "ended",
+                {"finalStandings": [f.model_dump(by_alias=True) for f in self._standings()],
+                 "payouts": [self._payout_wire(p) for p in self.s.payouts]},
+            )  # fmt: skip
+        if self.s.rake_total and self.inp.money_backend == "virtual":
+            await effects.collect_rake(
+                MoneyMove(
+                    key=f"{self.s.tournament_id}:rake",
+                    tournament_id=self.s.tournament_id,
+                    player_id="house",
+                    amount=self.s.rake_total,
+                )
+            )
+        pending = [p for p in self.s.payouts if p.status is not PayoutStatus.CONFIRMED]
+        await asyncio.gather(*(self._pay(p) for p in pending))
+        if all(p.status is PayoutStatus.CONFIRMED for p in self.s.payouts):
+            self.s.phase = TournamentPhase.CLOSED
+            self.s.closed_at_ms = self._now_ms()
+            self._bump()
+            await self._save_tournament()
+            await effects.publish(
+                self.s.tournament_id, "tournament_state_changed", "state:closed",
+                {"state": "closed", "closedAt": self.s.closed_at_ms},
+            )  # fmt: skip
+
+    async def _pay(self, payout: PayoutView) -> None:
+        try:
+            receipt = await effects.pay_prize(self._payment(payout))
+        except ActivityError as err:
+            # Only a definite refusal gets here (transient faults retry forever): keep the
+            # tournament in `settling` with the reason visible to operators.
+            cause = err.cause if isinstance(err.cause, FailureError) else err
+            payout.status = PayoutStatus.FAILED
+            payout.failure_reason = str(cause)
+            self._bump()
+            await effects.fail_payout(PayoutFailure(intent_id=payout.intent_id, reason=str(cause)))
+            return
+        payout.status = PayoutStatus.CONFIRMED
+        payout.tx_hash = receipt.tx_hash
+        self._bump()
+        await effects.confirm_payout(
+            PayoutConfirmation(
+                intent_id=payout.intent_id, tx_hash=receipt.tx_hash, reference=receipt.reference
+            )
+        )
+        await effects.publish(
+            self.s.tournament_id, "tournament_payout_settled", f"payout:{payout.position}",
+            {"position": payout.position, "userId": payout.player_id, "amount": payout.amount,
+             "txHash": receipt.tx_hash or receipt.reference},
+        )  # fmt: skip
+
+    def _destination(self, player_id: str) -> str:
+        if self.inp.money_backend == "chain":
+            wallet = self.s.entrants[player_id].wallet
+            assert wallet, "an on-chain entrant paid from a wallet"
+            return wallet
+        return f"user:{player_id}"
+
+    def _payment(self, payout: PayoutView) -> PrizePayment:
+        return PrizePayment(
+            intent_id=payout.intent_id,
+            tournament_id=self.s.tournament_id,
+            position=payout.position,
+            player_id=payout.player_id,
+            amount=payout.amount,
+            destination=payout.destination,
+        )
+
+    @staticmethod
+    def _payout_wire(p: PayoutView) -> dict[str, object]:
+        return {"position": p.position, "userId": p.player_id, "amount": p.amount}
+
     # -- table signals -------------------------------------------------------------------
     @workflow.signal
     def hand_completed(self, report: HandReport) -> None:
@@ -410,6 +518,7 @@ class TournamentWorkflow:
                 tournament_id=self.s.tournament_id,
                 player_id=req.player_id,
                 amount=self.settings.entry_fee,
+                permit=req.permit,
             )
             try:
                 await effects.collect_entry(move)
@@ -422,6 +531,7 @@ class TournamentWorkflow:
                 raise
             entrant.status = EntrantStatus.PAID
             entrant.reserved_until_ms = None
+            entrant.wallet = req.permit.owner if req.permit else None
             self._bump()
             await self._save_entrant(entrant)
             await self._save_tournament()
@@ -445,6 +555,20 @@ class TournamentWorkflow:
                 f"the entry fee is exactly {self.settings.entry_fee}, not {req.amount}",
                 field="amount",
             )
+        if self.inp.money_backend == "chain":
+            if req.permit is None:
+                raise DomainError(
+                    ErrorCode.VALIDATION_ERROR,
+                    "an on-chain entry needs a signed permit for the vault",
+                    field="permit",
+                )
+            if req.permit.value != self.settings.entry_fee:
+                raise DomainError(
+                    ErrorCode.TOURNAMENT_ENTRY_FEE_MISMATCH,
+                    f"the permit is for {req.permit.value}, the entry fee is "
+                    f"{self.settings.entry_fee}",
+                    field="permit.value",
+                )
 
     @workflow.update
     async def unregister(self, req: UnregisterInput) -> LeaveResult:
@@ -546,6 +670,7 @@ class TournamentWorkflow:
             tournament_id=self.s.tournament_id,
             player_id=entrant.player_id,
             amount=self.settings.entry_fee,
+            wallet=entrant.wallet,
         )
         await effects.refund_entry(move)
         return move.amount
@@ -617,6 +742,9 @@ class TournamentWorkflow:
             hands_played=self.s.hands_played,
             stacks=dict(self.s.stacks),
             standings=self._standings(),
+            payouts=list(self.s.payouts),
+            entry_fees_total=self.settings.entry_fee * (self.s.field_size or 0),
+            rake_total=self.s.rake_total,
             entrants=[
                 e for e in self.s.entrants.values() if e.status is not EntrantStatus.RELEASED
             ],

@@ -61,6 +61,7 @@ async def create_tournament(
             name=body.name,
             settings=body.settings,
             hand_pause_ms=body.hand_pause_ms,
+            money_backend=settings.money_backend,
         ),
         id=workflow_id,
         task_queue=settings.temporal_task_queue,

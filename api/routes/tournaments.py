@@ -17,6 +17,7 @@ from workflows.messages import (
     LeaveResult,
     LeaveVia,
     PayEntryInput,
+    Permit,
     RegisterInput,
     RegisterResult,
     TournamentView,
@@ -45,9 +46,11 @@ class RegisterBody(WireModel):
 
 
 class PayEntryBody(WireModel):
-    """Virtual-chip entry: the amount must be exactly the tournament's entryFee."""
+    """The entry fee: exactly the tournament's entryFee. On-chain deployments also take the
+    ERC-2612 permit the entrant's wallet signed for the vault (its value must be the fee)."""
 
     amount: int = Field(ge=0, le=10**15)
+    permit: Permit | None = None
 
 
 def _handle(
@@ -119,7 +122,7 @@ async def pay_entry(
     return await execute_update(
         _handle(temporal, tournament_id),
         TournamentWorkflow.pay_entry,
-        PayEntryInput(player_id=caller.user_id, amount=body.amount),
+        PayEntryInput(player_id=caller.user_id, amount=body.amount, permit=body.permit),
         closed_code=ErrorCode.TOURNAMENT_NOT_IN_REGISTRATION,
     )
 

@@ -11,7 +11,8 @@ from temporalio.client import Client
 from temporalio.worker import Replayer
 
 from db.engine import Database
-from db.models import Entrant, Event, Hand
+from db import ledger
+from db.models import Entrant, Event, Hand, PayoutIntent
 from sng.settings import Settings
 from tests.integration.bots import passive, play, shove
 from tests.integration.helpers import admin, credit, eventually, player
@@ -47,13 +48,14 @@ async def until_state(
 
 
 async def create_fast(
-    http: httpx.AsyncClient, settings: Settings, seats: int, stack: int = 200
+    http: httpx.AsyncClient, settings: Settings, seats: int, stack: int = 200, rake: int = 0
 ) -> str:
     body = {
         "name": f"{seats}-max",
         "handPauseMs": 0,
         "settings": {
-            "seats": seats, "entryFee": 100, "startingStack": stack, "actionTimeoutSeconds": 30,
+            "seats": seats, "entryFee": 100, "rakeFee": rake, "startingStack": stack,
+            "actionTimeoutSeconds": 30,
             "blindStructure": {"startingSmallBlind": 10, "increaseFactor": 1.5, "levelDurationSeconds": 600},
         },
     }  # fmt: skip
@@ -68,13 +70,14 @@ async def test_full_tournament_to_one_winner(
 ) -> None:
     users = [f"t{seats}-{i}" for i in range(seats)]
     async with httpx.AsyncClient(base_url=api_url, timeout=30) as http:
-        tid = await create_fast(http, settings, seats)
+        tid = await create_fast(http, settings, seats, rake=10)
         await fill(http, settings, tid, users)
         playing = await until_state(http, tid, "playing")
         table_id = playing["tableWorkflowId"]
         assert table_id == f"table-{tid}-1"
         await play(client, table_id, users, shove)
-        final = await until_state(http, tid, "ended")
+        final = await until_state(http, tid, "closed")
+        balances = {u: (await http.get("/me/balance", headers=player(settings, u))).json()["balance"] for u in users}
 
     standings = final["standings"]
     assert [f["place"] for f in standings] == list(range(1, seats + 1))
@@ -95,9 +98,31 @@ async def test_full_tournament_to_one_winner(
     }
     types = [e.type for e in events]
     assert types[:2] == ["tournament_state_changed", "tournament_state_changed"]
-    assert types[-1] == "tournament_state_changed" and events[-1].payload["state"] == "ended"
+    states = [e.payload["state"] for e in events if e.type == "tournament_state_changed"]
+    assert states == ["starting", "playing", "ended", "settling", "closed"]
     assert types.count("player_eliminated") == seats - 1
     assert types.count("hand_result") == len(hands)
+
+    # Money: Σ payouts + rake == Σ entry fees, each intent paid once, the ledger sums to zero.
+    pool = 90 * seats
+    payouts = final["payouts"]
+    assert sum(p["amount"] for p in payouts) == pool
+    assert final["rakeTotal"] == 10 * seats and final["entryFeesTotal"] == 100 * seats
+    assert all(p["status"] == "confirmed" for p in payouts)
+    assert [p["position"] for p in payouts] == list(range(1, len(payouts) + 1))
+    assert types.count("tournament_payout_settled") == len(payouts)
+    ended = next(e for e in events if e.type == "tournament_ended")
+    assert [p["amount"] for p in ended.payload["payouts"]] == [p["amount"] for p in payouts]
+    prizes = {p["playerId"]: p["amount"] for p in payouts}
+    assert balances == {u: 900 + prizes.get(u, 0) for u in users}
+    assert await ledger.balance(db, ledger.escrow_account(tid)) == 0
+    assert await ledger.total(db) == 0
+    async with db.session() as s:
+        intents = (await s.exec(select(PayoutIntent).where(PayoutIntent.tournament_id == tid))).all()
+    assert sorted((i.position, i.amount, i.status) for i in intents) == [
+        (p["position"], p["amount"], "confirmed") for p in payouts
+    ]
+    assert all(i.confirmed_at is not None for i in intents)
     # Eliminations come before their hand's result.
     for e in events:
         if e.type == "player_eliminated":
