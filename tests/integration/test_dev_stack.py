@@ -100,7 +100,9 @@ def test_dev_runs_resumes_and_stops_cleanly(tmp_path: Path) -> None:
         assert r.status_code == 200 and r.json()["state"] == "registering"
         # The row is written by the workflow's activity: it may land a moment after ready.
         deadline = time.monotonic() + 15
-        while tid not in [t["tournamentId"] for t in httpx.get(f"{api}/tournaments", timeout=10).json()]:
+        while tid not in [
+            t["tournamentId"] for t in httpx.get(f"{api}/tournaments", timeout=10).json()
+        ]:
             assert time.monotonic() < deadline, "tournament row missing from the lobby"
             time.sleep(0.3)
     finally:

@@ -10,8 +10,8 @@ from sqlmodel import col, select
 from temporalio.client import Client
 from temporalio.worker import Replayer
 
-from db.engine import Database
 from db import ledger
+from db.engine import Database
 from db.models import Entrant, Event, Hand, PayoutIntent
 from sng.settings import Settings
 from tests.integration.bots import passive, play, shove
@@ -77,7 +77,10 @@ async def test_full_tournament_to_one_winner(
         assert table_id == f"table-{tid}-1"
         await play(client, table_id, users, shove)
         final = await until_state(http, tid, "closed")
-        balances = {u: (await http.get("/me/balance", headers=player(settings, u))).json()["balance"] for u in users}
+        balances = {
+            u: (await http.get("/me/balance", headers=player(settings, u))).json()["balance"]
+            for u in users
+        }
 
     standings = final["standings"]
     assert [f["place"] for f in standings] == list(range(1, seats + 1))
@@ -118,7 +121,9 @@ async def test_full_tournament_to_one_winner(
     assert await ledger.balance(db, ledger.escrow_account(tid)) == 0
     assert await ledger.total(db) == 0
     async with db.session() as s:
-        intents = (await s.exec(select(PayoutIntent).where(PayoutIntent.tournament_id == tid))).all()
+        intents = (
+            await s.exec(select(PayoutIntent).where(PayoutIntent.tournament_id == tid))
+        ).all()
     assert sorted((i.position, i.amount, i.status) for i in intents) == [
         (p["position"], p["amount"], "confirmed") for p in payouts
     ]
