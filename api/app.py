@@ -8,7 +8,8 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from api import errors
-from api.routes import admin, agents, codec, events, internal, me, metrics, tournaments
+from api.gamestate import GameStateCache
+from api.routes import admin, agents, codec, events, internal, me, metrics, play, tournaments
 from db.engine import Database
 from sng.settings import Settings, get_settings
 from sng.temporal import connect
@@ -22,9 +23,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.settings = settings
         app.state.temporal = await connect(settings)
         app.state.db = Database(settings.database_url)
+        app.state.game_states = GameStateCache(app.state.temporal)
         try:
             yield
         finally:
+            await app.state.game_states.close()
             await app.state.db.dispose()
 
     app = FastAPI(
@@ -35,6 +38,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     errors.install(app)
     app.include_router(tournaments.router)
+    app.include_router(play.router)
     app.include_router(codec.router)
     app.include_router(metrics.router)
     app.include_router(admin.router)

@@ -58,6 +58,42 @@ def migrate() -> None:
 
 
 @app.command()
+def demo(
+    seats: int = typer.Option(6, min=2, max=10, help="how many bots (and seats)"),
+    json_out: bool = typer.Option(False, "--json", help="print the result as JSON"),
+    api_url: str = typer.Option("", "--api", help="the API's URL (default: from settings)"),
+    level_seconds: int = typer.Option(30, min=30, help="seconds per blind level"),
+) -> None:
+    """Play a whole tournament of built-in bots on the running stack and print the standings."""
+    import asyncio
+    import json
+
+    from rich.console import Console
+    from rich.table import Table
+
+    from sng.demo import run_demo
+
+    settings = get_settings()
+    url = api_url or f"http://{settings.api_host}:{settings.api_port}"
+    console = Console(stderr=True)
+    result = asyncio.run(
+        run_demo(url, settings, seats=seats, level_seconds=level_seconds,
+                 console=None if json_out else console)
+    )  # fmt: skip
+    if json_out:
+        typer.echo(json.dumps(result))
+        return
+    table = Table(title=f"tournament {result['tournament_id']}: {result['state']}")
+    for column in ("position", "player", "prize"):
+        table.add_column(column)
+    prizes = {p["player"]: p["amount"] for p in result["payouts"]}
+    for row in result["standings"]:
+        table.add_row(str(row["position"]), row["player"], str(prizes.get(row["player"], "")))
+    Console().print(table)
+    typer.echo(f"entry fees {result['entry_fees_total']}, rake {result['rake_total']}")
+
+
+@app.command()
 def token(
     user_id: str = typer.Argument(..., help="the player's user id (the token's sub)"),
     ttl: int = typer.Option(86_400, help="seconds until it expires"),

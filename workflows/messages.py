@@ -158,6 +158,7 @@ class TournamentView(WireModel):
     payouts: list[PayoutView] = []
     entry_fees_total: int = 0
     rake_total: int = 0
+    settings: dict[str, Any] = {}
     entrants: list[EntrantView]
     version: int
 

@@ -745,6 +745,7 @@ class TournamentWorkflow:
             payouts=list(self.s.payouts),
             entry_fees_total=self.settings.entry_fee * (self.s.field_size or 0),
             rake_total=self.s.rake_total,
+            settings=self.raw_settings,
             entrants=[
                 e for e in self.s.entrants.values() if e.status is not EntrantStatus.RELEASED
             ],

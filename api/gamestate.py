@@ -1,0 +1,179 @@
+"""A shared, cached fan-out of workflow queries, so polling clients never swamp a workflow.
+
+Temporal refuses queries on a busy workflow once its buffer is full, so however many clients
+poll, each table costs a bounded number of queries: one watcher per watched table asks for the
+spectator view every ``TICK`` seconds (its version says whether anything changed), and a
+viewer's own view is fetched once per version, then served from memory to every request.
+Long-polls (``waitForChange``) park on the watcher's change event. Watchers stop when nobody
+has asked for ``IDLE`` seconds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from prometheus_client import Counter
+from temporalio.client import Client
+from temporalio.service import RPCError
+
+from workflows.messages import TournamentView
+from workflows.table import TableWorkflow
+from workflows.table_messages import TableView
+from workflows.tournament import TournamentWorkflow
+
+WORKFLOW_QUERIES = Counter(
+    "sng_api_workflow_queries_total",
+    "Workflow queries the API's game-state cache sent (per process): bounded per table.",
+    ["workflow"],
+)
+
+TICK = 0.25
+IDLE = 30.0
+log = logging.getLogger("sng.api.gamestate")
+
+
+@dataclass
+class _Watch:
+    table_id: str
+    tournament_id: str
+    version: int = -1
+    tournament: TournamentView | None = None
+    spectator: TableView | None = None
+    views: dict[str | None, TableView] = field(default_factory=dict)
+    changed: asyncio.Event = field(default_factory=asyncio.Event)
+    locks: dict[str | None, asyncio.Lock] = field(default_factory=dict)
+    last_used: float = field(default_factory=time.monotonic)
+    task: asyncio.Task[None] | None = None
+    queries: int = 0
+
+
+class GameStateCache:
+    def __init__(self, client: Client) -> None:
+        self.client = client
+        self.watches: dict[str, _Watch] = {}
+
+    async def close(self) -> None:
+        for watch in self.watches.values():
+            if watch.task:
+                watch.task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await watch.task
+
+    def queries_made(self, table_id: str) -> int:
+        watch = self.watches.get(table_id)
+        return watch.queries if watch else 0
+
+    async def get(
+        self,
+        tournament_id: str,
+        table_id: str,
+        viewer: str | None,
+        *,
+        after_version: int | None = None,
+        wait_seconds: float = 0.0,
+    ) -> tuple[int, TournamentView, TableView]:
+        """The current (version, tournament view, table view for ``viewer``); with
+        ``after_version``, wait up to ``wait_seconds`` for a newer version first."""
+        watch = await self._watch(tournament_id, table_id)
+        deadline = time.monotonic() + wait_seconds
+        # "Changed" is any other version (not a greater one): a client may carry a version
+        # from before play started, which counts differently.
+        while after_version is not None and watch.version == after_version:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                break
+            event = watch.changed
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(event.wait(), remaining)
+        watch.last_used = time.monotonic()
+        assert watch.tournament is not None
+        return watch.version, watch.tournament, await self._view_for(watch, viewer)
+
+    async def _watch(self, tournament_id: str, table_id: str) -> _Watch:
+        watch = self.watches.get(table_id)
+        if watch is None:
+            watch = _Watch(table_id=table_id, tournament_id=tournament_id)
+            self.watches[table_id] = watch
+        watch.last_used = time.monotonic()
+        if watch.task is None or watch.task.done():
+            await self._refresh(watch)  # the first caller waits for real data
+            watch.task = asyncio.create_task(self._run(watch))
+        return watch
+
+    async def _run(self, watch: _Watch) -> None:
+        while time.monotonic() - watch.last_used < IDLE:
+            await asyncio.sleep(TICK)
+            try:
+                await self._refresh(watch)
+            except RPCError as err:  # e.g. "consistent query buffer is full": next tick
+                log.debug("query refused for %s: %s", watch.table_id, err)
+        self.watches.pop(watch.table_id, None)
+
+    async def _refresh(self, watch: _Watch) -> None:
+        table = self.client.get_workflow_handle_for(TableWorkflow.run, watch.table_id)
+        tournament = self.client.get_workflow_handle_for(
+            TournamentWorkflow.run, f"tournament-{watch.tournament_id}"
+        )
+        spectator, tview = await asyncio.gather(
+            table.query(TableWorkflow.view, None), tournament.query(TournamentWorkflow.state)
+        )
+        watch.queries += 2
+        WORKFLOW_QUERIES.labels("table").inc()
+        WORKFLOW_QUERIES.labels("tournament").inc()
+        # Both versions only grow, so their sum is a version that changes with either.
+        version = spectator.version + tview.version
+        if version != watch.version:
+            watch.version = version
+            watch.spectator = spectator
+            watch.tournament = tview
+            watch.views = {None: spectator}
+            watch.changed.set()
+            watch.changed = asyncio.Event()
+
+    async def _view_for(self, watch: _Watch, viewer: str | None) -> TableView:
+        version = watch.version
+        cached = watch.views.get(viewer)
+        if cached is not None:
+            return cached
+        lock = watch.locks.setdefault(viewer, asyncio.Lock())
+        async with lock:  # one query per viewer per version, however many requests wait
+            cached = watch.views.get(viewer)
+            if cached is not None:
+                return cached
+            table = self.client.get_workflow_handle_for(TableWorkflow.run, watch.table_id)
+            view = await table.query(TableWorkflow.view, viewer)
+            watch.queries += 1
+            WORKFLOW_QUERIES.labels("table").inc()
+            if watch.version == version:
+                watch.views[viewer] = view
+            return view
+
+
+def game_state(
+    version: int, tournament: TournamentView, table: TableView, fields: dict[str, Any]
+) -> dict[str, Any]:
+    """The wire shape: the cash fields, the legal actions, and the tournament fields."""
+    hand = table.hand or {}
+    return {
+        "version": version,
+        "tournamentId": tournament.tournament_id,
+        "tableId": table.table_id,
+        "handNumber": table.hand_no,
+        "stakes": {
+            "smallBlind": table.small_blind,
+            "bigBlind": table.big_blind,
+            "ante": table.ante,
+        },
+        "deckCommitment": table.deck_commitment,
+        "seats": [s.model_dump(by_alias=True) for s in table.seats],
+        "hand": hand or None,
+        "turn": hand.get("turn"),
+        "legalActions": hand.get("legal"),
+        "lastHand": table.last_hand,
+        **fields,
+    }

@@ -1,0 +1,128 @@
+"""Playing: the caller's game state (long-pollable, served from a shared cache) and actions."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Query, Request
+from pydantic import Field
+from sqlmodel import select
+
+from api.auth import CurrentPlayer
+from api.deps import DbDep, TemporalDep
+from api.errors import ApiError
+from api.gamestate import GameStateCache, game_state
+from api.updates import execute_update
+from db.models import Tournament
+from domain.errors import ErrorCode
+from domain.game_state import tournament_fields
+from domain.settings import validate_settings
+from workflows.messages import WireModel
+from workflows.table import TableWorkflow
+from workflows.table_messages import ActInput, ActResult
+
+router = APIRouter(prefix="/tournaments", tags=["play"])
+
+PRE_PLAY = {"registering", "starting", "cancelled"}
+
+
+def table_workflow_id(tournament_id: str) -> str:
+    return f"table-{tournament_id}-1"
+
+
+async def _row(db: DbDep, tournament_id: str) -> Tournament:
+    async with db.session() as session:
+        row = (await session.exec(select(Tournament).where(Tournament.id == tournament_id))).first()
+    if row is None:
+        raise ApiError(ErrorCode.NOT_FOUND, "no such tournament")
+    return row
+
+
+def _row_version(row: Tournament) -> int:
+    return int(row.updated_at.timestamp() * 1000)
+
+
+@router.get("/{tournament_id}/game-state")
+async def get_game_state(
+    tournament_id: str,
+    request: Request,
+    caller: CurrentPlayer,
+    db: DbDep,
+    wait_for_change: Annotated[int | None, Query(alias="waitForChange", ge=0)] = None,
+    wait_seconds: Annotated[float, Query(alias="timeout", ge=0, le=30)] = 20.0,
+) -> dict[str, Any]:
+    """The caller's view: the table (own hole cards only), legal actions with amounts, and the
+    tournament fields. ``waitForChange=<version>`` long-polls until the version moves on (or
+    ``timeout`` seconds pass)."""
+    row = await _row(db, tournament_id)
+    if row.state in PRE_PLAY:
+        # Before a table exists the read model is the state: long-poll it (cheap, no query).
+        deadline = time.monotonic() + wait_seconds
+        while (
+            wait_for_change is not None
+            and _row_version(row) == wait_for_change
+            and row.state in PRE_PLAY
+            and time.monotonic() < deadline
+        ):
+            await asyncio.sleep(0.25)
+            row = await _row(db, tournament_id)
+    settings = validate_settings(row.settings)
+    if row.state in PRE_PLAY:
+        fields = tournament_fields(
+            settings, state=row.state, level=0, play_start_ms=None,
+            registered_count=row.registered_count, field_size=row.field_size, stacks={},
+            viewer=None,
+        )  # fmt: skip
+        return {
+            "version": _row_version(row), "tournamentId": row.id, "tableId": None, "hand": None,
+            **fields,
+        }  # fmt: skip
+    cache: GameStateCache = request.app.state.game_states
+    version, tview, table = await cache.get(
+        tournament_id,
+        table_workflow_id(tournament_id),
+        caller.user_id,
+        after_version=wait_for_change,
+        wait_seconds=wait_seconds,
+    )
+    fields = tournament_fields(
+        settings,
+        state=tview.state.value,
+        level=tview.current_level,
+        play_start_ms=tview.play_start_ms,
+        registered_count=tview.registered_count,
+        field_size=tview.field_size,
+        stacks=tview.stacks,
+        viewer=caller.user_id,
+    )
+    return game_state(version, tview, table, fields)
+
+
+class ActBody(WireModel):
+    hand_number: int = Field(ge=1)
+    turn: int = Field(ge=0)
+    """The turn id from the state you answer (a stale one is refused with stale_turn)."""
+    action: Literal["fold", "check", "call", "raise", "all_in"]
+    amount: int | None = Field(default=None, ge=1, le=10**15)
+    """For raise: the total to raise to."""
+
+
+@router.post("/{tournament_id}/act", response_model=ActResult, response_model_by_alias=True)
+async def act(
+    tournament_id: str, body: ActBody, caller: CurrentPlayer, temporal: TemporalDep
+) -> ActResult:
+    handle = temporal.get_workflow_handle_for(TableWorkflow.run, table_workflow_id(tournament_id))
+    return await execute_update(
+        handle,
+        TableWorkflow.act,
+        ActInput(
+            player_id=caller.user_id,
+            hand_no=body.hand_number,
+            turn=body.turn,
+            action=body.action,
+            amount=body.amount,
+        ),
+        closed_code=ErrorCode.STALE_TURN,
+    )

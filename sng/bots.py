@@ -1,0 +1,158 @@
+"""Built-in bots that play only through the HTTP client: random, tight-aggressive, equity.
+
+Each policy maps the caller's game state to one legal action; :func:`run_bot` polls the state
+(long-polling on its version) and answers whenever it is the bot's turn.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Callable
+from typing import Any
+
+import eval7
+
+from sng.client import SngClient, SngError
+
+Policy = Callable[[dict[str, Any], random.Random], tuple[str, int | None]]
+FINAL_STATES = {"ended", "settling", "closed", "cancelled"}
+RANKS = "23456789TJQKA"
+
+
+def _my_cards(state: dict[str, Any]) -> list[str]:
+    hand = state.get("hand") or {}
+    for p in hand.get("players", []):
+        if p.get("hole_cards"):
+            return list(p["hole_cards"])
+    return []
+
+
+def _raise_to(legal: dict[str, Any], fraction_of_pot: float, state: dict[str, Any]) -> int:
+    pot = (state.get("hand") or {}).get("pot", 0)
+    lo, hi = legal["min_raise_to"], legal["max_raise_to"]
+    return int(max(lo, min(hi, lo + fraction_of_pot * pot)))
+
+
+def random_bot(state: dict[str, Any], rng: random.Random) -> tuple[str, int | None]:
+    """Any legal action, raises sized at random: chaos, for tests and demos."""
+    legal = state["legalActions"]
+    action = rng.choice(legal["actions"])
+    if action == "raise":
+        return action, rng.randint(legal["min_raise_to"], legal["max_raise_to"])
+    return action, None
+
+
+def _preflop_score(cards: list[str]) -> float:
+    """Chen-like score in [0, 1]: pairs, high cards, suited and connected hands score high."""
+    (r1, s1), (r2, s2) = (cards[0][0], cards[0][1]), (cards[1][0], cards[1][1])
+    hi, lo = sorted((RANKS.index(r1), RANKS.index(r2)), reverse=True)
+    score = hi / 12 * 0.5 + lo / 12 * 0.2
+    if hi == lo:
+        score += 0.35 + hi / 12 * 0.15
+    if s1 == s2:
+        score += 0.06
+    if 0 < hi - lo <= 2:
+        score += 0.04
+    return min(score, 1.0)
+
+
+def equity(
+    cards: list[str], board: list[str], opponents: int, rng: random.Random, *, trials: int = 200
+) -> float:
+    """Monte Carlo share of the pot against random hands, with eval7's evaluator."""
+    mine = [eval7.Card(c) for c in cards]
+    known = [eval7.Card(c) for c in board]
+    deck = [c for c in eval7.Deck().cards if c not in mine and c not in known]
+    won = 0.0
+    for _ in range(trials):
+        draw = rng.sample(deck, 2 * opponents + 5 - len(known))
+        runout = known + draw[: 5 - len(known)]
+        best = eval7.evaluate(mine + runout)
+        others = [
+            eval7.evaluate(draw[5 - len(known) + 2 * i : 7 - len(known) + 2 * i] + runout)
+            for i in range(opponents)
+        ]
+        top = max(others) if others else -1
+        if best > top:
+            won += 1
+        elif best == top:
+            won += 1 / (1 + others.count(top))
+    return won / trials
+
+
+def _opponents(state: dict[str, Any]) -> int:
+    hand = state.get("hand") or {}
+    live = [p for p in hand.get("players", []) if not p.get("folded")]
+    return max(1, len(live) - 1)
+
+
+def tight_aggressive(state: dict[str, Any], rng: random.Random) -> tuple[str, int | None]:
+    """Plays few hands and bets them hard: raise strong, call fair, fold the rest."""
+    legal = state["legalActions"]
+    actions = legal["actions"]
+    cards = _my_cards(state)
+    board = (state.get("hand") or {}).get("board", [])
+    strength = (
+        _preflop_score(cards)
+        if not board
+        else equity(cards, board, _opponents(state), rng, trials=80)
+    )
+    if strength > 0.7 and "raise" in actions:
+        return "raise", _raise_to(legal, 0.75, state)
+    if strength > 0.7 and "all_in" in actions:
+        return "all_in", None
+    if strength > 0.45 or legal["to_call"] == 0:
+        return ("check", None) if "check" in actions else ("call", None)
+    return ("check", None) if "check" in actions else ("fold", None)
+
+
+def equity_bot(state: dict[str, Any], rng: random.Random) -> tuple[str, int | None]:
+    """Calls when its Monte Carlo equity beats the pot odds, raises when well ahead."""
+    legal = state["legalActions"]
+    actions = legal["actions"]
+    hand = state.get("hand") or {}
+    win = equity(_my_cards(state), hand.get("board", []), _opponents(state), rng)
+    to_call = legal["to_call"]
+    pot_odds = to_call / (hand.get("pot", 0) + to_call) if to_call else 0.0
+    if win > 0.65 and "raise" in actions:
+        return "raise", _raise_to(legal, 1.0, state)
+    if win >= pot_odds:
+        return ("check", None) if "check" in actions else ("call", None)
+    return ("check", None) if "check" in actions else ("fold", None)
+
+
+POLICIES: dict[str, Policy] = {
+    "random": random_bot,
+    "tag": tight_aggressive,
+    "equity": equity_bot,
+}
+
+
+async def run_bot(client: SngClient, tournament_id: str, policy: Policy, *, seed: int = 0) -> None:
+    """Play until the tournament is over (or this bot busts out)."""
+    rng = random.Random(seed)
+    version: int | None = None
+    while True:
+        try:
+            state = await client.game_state(tournament_id, wait_for_change=version, wait_seconds=10)
+        except SngError as err:
+            if err.status >= 500:
+                await asyncio.sleep(0.5)
+                continue
+            raise
+        version = state["version"]
+        if state.get("tournament", {}).get("state") in FINAL_STATES:
+            return
+        legal = state.get("legalActions")
+        if not legal:
+            continue
+        action, amount = policy(state, rng)
+        try:
+            await client.act(
+                tournament_id, hand_number=state["handNumber"], turn=state["turn"],
+                action=action, amount=amount,
+            )  # fmt: skip
+        except SngError as err:
+            if err.code not in {"stale_turn", "not_your_turn"}:
+                raise

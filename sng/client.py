@@ -1,0 +1,136 @@
+"""A small typed client for the HTTP API: what an agent author's bot needs, nothing more.
+
+>>> client = SngClient("http://127.0.0.1:8000", token="...")  # doctest: +SKIP
+>>> state = await client.game_state(tid, wait_for_change=state["version"])  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from types import TracebackType
+from typing import Any
+
+import httpx
+
+
+class SngError(Exception):
+    """A coded refusal from the API (``code`` is the error catalogue's wire name)."""
+
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(f"{status} {code}: {message}")
+        self.status, self.code, self.message = status, code, message
+
+
+class SngClient:
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        token: str | None = None,
+        agent_key: str | None = None,
+        service_key: str | None = None,
+        timeout: float = 40.0,
+    ) -> None:
+        headers: dict[str, str] = {}
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        if agent_key:
+            headers["X-Agent-Key"] = agent_key
+        if service_key:
+            headers["X-Service-Key"] = service_key
+        self.http = httpx.AsyncClient(base_url=base_url, headers=headers, timeout=timeout)
+
+    async def __aenter__(self) -> SngClient:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self.http.aclose()
+
+    async def _call(self, method: str, path: str, **kwargs: Any) -> Any:
+        response = await self.http.request(method, path, **kwargs)
+        if response.status_code >= 400:
+            try:
+                body = response.json()
+                raise SngError(
+                    response.status_code, body.get("code", "error"), body.get("message", "")
+                )
+            except ValueError:
+                raise SngError(response.status_code, "error", response.text) from None
+        return response.json()
+
+    # -- operators (service key) ----------------------------------------------------------
+    async def create_tournament(
+        self, name: str, settings: dict[str, Any], *, hand_pause_ms: int = 2000
+    ) -> str:
+        body = {"name": name, "settings": settings, "handPauseMs": hand_pause_ms}
+        return str((await self._call("POST", "/admin/tournaments", json=body))["tournamentId"])
+
+    async def credit(self, user_id: str, amount: int, idempotency_key: str) -> int:
+        body = {"userId": user_id, "amount": amount, "idempotencyKey": idempotency_key}
+        return int((await self._call("POST", "/admin/ledger/credit", json=body))["balance"])
+
+    async def force_end(self, tournament_id: str) -> dict[str, Any]:
+        body = {"tableId": tournament_id}
+        result: dict[str, Any] = await self._call("POST", "/admin/force-end-tournament", json=body)
+        return result
+
+    # -- players and agents ---------------------------------------------------------------
+    async def lobby(self) -> list[dict[str, Any]]:
+        result: list[dict[str, Any]] = await self._call("GET", "/tournaments")
+        return result
+
+    async def tournament(self, tournament_id: str) -> dict[str, Any]:
+        result: dict[str, Any] = await self._call("GET", f"/tournaments/{tournament_id}")
+        return result
+
+    async def register(
+        self, tournament_id: str, advisor_agent_id: str | None = None
+    ) -> dict[str, Any]:
+        body = {"advisorAgentId": advisor_agent_id} if advisor_agent_id else {}
+        result: dict[str, Any] = await self._call(
+            "POST", f"/tournaments/{tournament_id}/register", json=body
+        )
+        return result
+
+    async def pay(self, tournament_id: str, amount: int) -> dict[str, Any]:
+        result: dict[str, Any] = await self._call(
+            "POST", f"/tournaments/{tournament_id}/pay", json={"amount": amount}
+        )
+        return result
+
+    async def leave(self, tournament_id: str) -> dict[str, Any]:
+        result: dict[str, Any] = await self._call("POST", f"/tournaments/{tournament_id}/leave")
+        return result
+
+    async def balance(self) -> int:
+        return int((await self._call("GET", "/me/balance"))["balance"])
+
+    async def game_state(
+        self, tournament_id: str, *, wait_for_change: int | None = None, wait_seconds: float = 20.0
+    ) -> dict[str, Any]:
+        params: dict[str, Any] = {"timeout": wait_seconds}
+        if wait_for_change is not None:
+            params["waitForChange"] = wait_for_change
+        result: dict[str, Any] = await self._call(
+            "GET", f"/tournaments/{tournament_id}/game-state", params=params
+        )
+        return result
+
+    async def act(
+        self, tournament_id: str, *, hand_number: int, turn: int, action: str,
+        amount: int | None = None,
+    ) -> dict[str, Any]:  # fmt: skip
+        body: dict[str, Any] = {"handNumber": hand_number, "turn": turn, "action": action}
+        if amount is not None:
+            body["amount"] = amount
+        result: dict[str, Any] = await self._call(
+            "POST", f"/tournaments/{tournament_id}/act", json=body
+        )
+        return result

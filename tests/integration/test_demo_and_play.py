@@ -1,0 +1,134 @@
+"""Bots that play only through the HTTP client; `sng demo`'s flow; polling stays bounded."""
+
+from __future__ import annotations
+
+import asyncio
+
+import httpx
+import pytest
+from prometheus_client import REGISTRY
+
+from api.gamestate import TICK
+from sng.client import SngClient, SngError
+from sng.demo import run_demo
+from sng.settings import Settings
+from tests.integration.helpers import player
+
+
+@pytest.mark.parametrize("seats", [3])
+async def test_demo_plays_a_tournament_of_bots_to_closed(
+    api_url: str, settings: Settings, seats: int
+) -> None:
+    result = await asyncio.wait_for(
+        run_demo(api_url, settings, seats=seats, stack=300, level_seconds=30), 180
+    )
+    assert result["state"] == "closed"
+    assert sorted(s["elimination_order"] for s in result["standings"]) == [1, 2, 3]
+    assert (
+        sum(p["amount"] for p in result["payouts"])
+        == result["entry_fees_total"] - result["rake_total"]
+    )
+
+
+async def test_game_state_and_actions_through_http(api_url: str, settings: Settings) -> None:
+    async with SngClient(api_url, service_key=settings.service_key) as op:
+        tid = await op.create_tournament(
+            "play", {"seats": 2, "entryFee": 10, "startingStack": 1000, "actionTimeoutSeconds": 30,
+                     "blindStructure": {"startingSmallBlind": 10, "increaseFactor": 1.5,
+                                        "levelDurationSeconds": 600}},
+            hand_pause_ms=0,
+        )  # fmt: skip
+        for user in ("gs-a", "gs-b"):
+            await op.credit(user, 10, f"gs-{user}")
+    a = SngClient(api_url, token=player(settings, "gs-a")["Authorization"].split()[1])
+    b = SngClient(api_url, token=player(settings, "gs-b")["Authorization"].split()[1])
+    try:
+        for c in (a, b):
+            await c.register(tid)
+            await c.pay(tid, 10)
+        pre = await a.game_state(tid)
+        assert pre["tournament"]["state"] in ("registering", "starting", "playing")
+        state = await a.game_state(tid, wait_for_change=0, wait_seconds=10)
+        for _ in range(50):
+            if state.get("hand"):
+                break
+            state = await a.game_state(tid, wait_for_change=state["version"], wait_seconds=5)
+        assert state["tournament"]["smallBlind"] == 10 and state["tournamentSchedule"]["continues"]
+        assert "tournamentMyView" in state, state
+        assert state["tournamentMyView"]["rank"] == 1
+        mine = [p for p in state["hand"]["players"] if p["hole_cards"]]
+        assert len(mine) == 1  # only the caller's own cards
+        actor, other = (a, b) if state["legalActions"] else (b, a)
+        s = await actor.game_state(tid)
+        with pytest.raises(SngError) as refused:
+            await other.act(tid, hand_number=s["handNumber"], turn=s["turn"], action="call")
+        assert (refused.value.status, refused.value.code) == (409, "not_your_turn")
+        with pytest.raises(SngError) as stale:
+            await actor.act(tid, hand_number=s["handNumber"], turn=s["turn"] + 5, action="call")
+        assert stale.value.code == "stale_turn"
+        done = await actor.act(tid, hand_number=s["handNumber"], turn=s["turn"], action="call")
+        assert done["turn"] == s["turn"] + 1
+        after = await other.game_state(tid, wait_for_change=s["version"], wait_seconds=5)
+        assert after["version"] > s["version"] and after["legalActions"] is not None
+    finally:
+        await a.aclose()
+        await b.aclose()
+        async with httpx.AsyncClient(base_url=api_url) as http:
+            await http.post(
+                "/admin/force-end-tournament",
+                json={"tableId": tid},
+                headers={"X-Service-Key": settings.service_key},
+            )
+
+
+async def test_many_pollers_cost_the_workflow_a_bounded_number_of_queries(
+    api_url: str, settings: Settings
+) -> None:
+    async with SngClient(api_url, service_key=settings.service_key) as op:
+        tid = await op.create_tournament(
+            "poll", {"seats": 2, "entryFee": 10, "startingStack": 1000, "actionTimeoutSeconds": 300,
+                     "blindStructure": {"startingSmallBlind": 10, "increaseFactor": 1.5,
+                                        "levelDurationSeconds": 600}},
+            hand_pause_ms=0,
+        )  # fmt: skip
+        for user in ("pl-a", "pl-b"):
+            await op.credit(user, 10, f"pl-{user}")
+    clients = [
+        SngClient(api_url, token=player(settings, u)["Authorization"].split()[1])
+        for u in ("pl-a", "pl-b")
+    ]
+    try:
+        for c in clients:
+            await c.register(tid)
+            await c.pay(tid, 10)
+        state = await clients[0].game_state(tid)
+        while not state.get("hand"):
+            await asyncio.sleep(0.2)
+            state = await clients[0].game_state(tid)
+
+        async def poll(c: SngClient) -> int:
+            n = 0
+            loop = asyncio.get_running_loop()
+            end = loop.time() + 2.0
+            while loop.time() < end:
+                await c.game_state(tid)
+                n += 1
+            return n
+
+        before = _queries()
+        requests = sum(await asyncio.gather(*(poll(clients[i % 2]) for i in range(40))))
+        made = _queries() - before
+        # Nobody acts (300 s decision timer), so the version stands still: the table is asked
+        # only by the cache's watcher (2 queries a tick) whatever the number of requests.
+        assert requests > 200
+        assert made <= 2 * (2.0 / TICK) + 6, (requests, made)
+    finally:
+        for c in clients:
+            await c.aclose()
+
+
+def _queries() -> float:
+    return sum(
+        REGISTRY.get_sample_value("sng_api_workflow_queries_total", {"workflow": w}) or 0.0
+        for w in ("table", "tournament")
+    )
