@@ -60,6 +60,11 @@ class Settings(BaseSettings):
     jwt_jwks_url: str | None = None
     jwt_audience: str | None = None
 
+    # Operators: force-end needs the current level to be this old (the seed's five minutes),
+    # and the admin pages' tournament list refreshes itself this often.
+    force_end_min_level_age_seconds: int = Field(default=300, ge=0)
+    admin_refresh_seconds: float = Field(default=10.0, gt=0)
+
     # Payload encryption (sng/codec.py). Empty key: dev and test use <data_dir>/codec.key,
     # created once; prod refuses to start. Retired keys stay listed for decryption only.
     codec_key: str = ""

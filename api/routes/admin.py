@@ -3,18 +3,23 @@
 from __future__ import annotations
 
 import secrets
+import time
 from typing import Any
 
 from fastapi import APIRouter, status
 from pydantic import Field
+from temporalio.client import Client
 from temporalio.common import SearchAttributePair, TypedSearchAttributes
 
 from api.auth import ServiceKey
 from api.deps import DbDep, SettingsDep, TemporalDep, tournament_workflow_id
 from api.updates import execute_update
 from db import ledger
+from domain.clock import level_started_at_ms
 from domain.errors import ErrorCode
+from domain.operations import verify_force_end
 from domain.settings import validate_settings
+from sng.settings import Settings
 from workflows import search_attributes as sa
 from workflows.messages import (
     CancelInput,
@@ -50,17 +55,26 @@ class CreatedTournament(WireModel):
 async def create_tournament(
     body: CreateTournamentBody, temporal: TemporalDep, settings: SettingsDep
 ) -> CreatedTournament:
+    return await start_tournament(
+        temporal, settings, name=body.name, raw=body.settings, hand_pause_ms=body.hand_pause_ms
+    )
+
+
+async def start_tournament(
+    temporal: Client, settings: Settings, *, name: str, raw: dict[str, Any], hand_pause_ms: int
+) -> CreatedTournament:
+    """Start a tournament's workflow: this route and the admin pages' create form share it."""
     # Refuse bad settings here with the field named, before any workflow exists.
-    parsed = validate_settings(body.settings)
+    parsed = validate_settings(raw)
     tournament_id = secrets.token_hex(5)
     workflow_id = tournament_workflow_id(tournament_id)
     await temporal.start_workflow(
         TournamentWorkflow.run,
         CreateTournamentInput(
             tournament_id=tournament_id,
-            name=body.name,
-            settings=body.settings,
-            hand_pause_ms=body.hand_pause_ms,
+            name=name,
+            settings=raw,
+            hand_pause_ms=hand_pause_ms,
             money_backend=settings.money_backend,
         ),
         id=workflow_id,
@@ -74,7 +88,7 @@ async def create_tournament(
                 SearchAttributePair(sa.CURRENT_LEVEL, 0),
             ]
         ),
-        static_summary=f"{body.name}: {parsed.seats}-seat SnG, entry {parsed.entry_fee}",
+        static_summary=f"{name}: {parsed.seats}-seat SnG, entry {parsed.entry_fee}",
     )
     return CreatedTournament(
         tournament_id=tournament_id, workflow_id=workflow_id, state="registering"
@@ -143,15 +157,35 @@ class ForceEndBody(WireModel):
 
 
 @router.post("/force-end-tournament", response_model=TournamentView, response_model_by_alias=True)
-async def force_end_tournament(body: ForceEndBody, temporal: TemporalDep) -> TournamentView:
+async def force_end_tournament(
+    body: ForceEndBody, temporal: TemporalDep, settings: SettingsDep
+) -> TournamentView:
     """Stop a wedged tournament: live seats ranked by stack, then the normal end (409 unless
-    playing)."""
+    playing and the current level is force_end_min_level_age_seconds old)."""
     handle = temporal.get_workflow_handle_for(
         TournamentWorkflow.run, tournament_workflow_id(body.table_id)
+    )
+    # The level's age is the API's rule (the workflow checks only the state): read the
+    # workflow's own view, not the read model, so a lagging row cannot allow it early.
+    view = await handle.query(TournamentWorkflow.state)
+    verify_force_end(
+        view.state.value,
+        current_level_started_at_ms(view),
+        int(time.time() * 1000),
+        min_level_age_ms=settings.force_end_min_level_age_seconds * 1000,
     )
     return await execute_update(
         handle,
         TournamentWorkflow.force_end,
         ForceEndInput(reason=body.reason),
         closed_code=ErrorCode.INVALID_STATE,
+    )
+
+
+def current_level_started_at_ms(view: TournamentView) -> int | None:
+    """When the view's current level began, from the same level clock the workflow runs."""
+    if view.play_start_ms is None:
+        return None
+    return level_started_at_ms(
+        validate_settings(view.settings), view.play_start_ms, view.current_level
     )

@@ -149,6 +149,9 @@ async def test_full_tournament_to_one_winner(
 async def test_force_end_ranks_live_seats_by_stack(
     api_url: str, settings: Settings, client: Client
 ) -> None:
+    # The API's 5-minute level-age rule (tested in tests/ui and tests/domain) is off here: this
+    # test is about the ranking. The app under test holds this very Settings object.
+    settings.force_end_min_level_age_seconds = 0
     users = [f"fe-{i}" for i in range(3)]
     async with httpx.AsyncClient(base_url=api_url, timeout=30) as http:
         tid = await create_fast(http, settings, 3, stack=5000)
