@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from sng.bench import bench
 from sng.cli_hand import hand_app
 from sng.cli_structure import structure_app
 from sng.settings import get_settings
@@ -16,6 +17,7 @@ app = typer.Typer(
 )
 app.add_typer(structure_app, name="structure", help="Preview blind and payout structures.")
 app.add_typer(hand_app, name="hand", help="Replay PHH hands and verify a hand's deck.")
+app.command()(bench)
 
 
 @app.command()

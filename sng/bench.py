@@ -1,0 +1,339 @@
+"""``sng bench``: the service measured against a bare Temporal Update, side by side in one run.
+
+It starts its own isolated stack (temporary directories, free loopback ports: PostgreSQL, the
+Temporal dev server, a worker and the API as child processes, as ``sng dev`` does) unless
+``--api`` points it at a running one, then runs bounded phases:
+
+1. baseline: sequential no-op Updates to a trivial workflow on the same server;
+2. action latency through the API (POST .../act as instant bots play), and its ratio to 1;
+3. throughput with N concurrent 6-max tournaments, and its ratio to 1's ceiling, at several
+   loads (the latency-against-load curve, drawn as a PNG when matplotlib is installed);
+4. history events and estimated Temporal Cloud actions per hand and per tournament;
+5. GET game-state with 100 pollers, and the Temporal queries it causes;
+6. engine µs per action beside pokerkit.
+
+The figures are ratios first: on a small shared machine absolute numbers move run to run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import platform
+import shutil
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from sng.settings import Settings, get_settings
+
+
+@dataclass(frozen=True)
+class BenchConfig:
+    baseline_updates: int = 300
+    concurrency: int = 4
+    levels: tuple[int, ...] = (1, 2, 4, 8)
+    warmup_s: float = 5.0
+    window_s: float = 20.0
+    drain_s: float = 45.0
+    pollers: int = 100
+    poll_s: float = 8.0
+    engine_hands: int = 500
+    baseline_deadline_s: float = 60.0
+    settle_s: float = 30.0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def all_levels(self) -> list[int]:
+        return sorted({*self.levels, self.concurrency})
+
+
+QUICK = BenchConfig(
+    baseline_updates=100, concurrency=2, levels=(1, 2), warmup_s=4.0, window_s=8.0,
+    drain_s=25.0, poll_s=3.0, engine_hands=100, settle_s=15.0,
+)  # fmt: skip
+
+
+# -- the stack -------------------------------------------------------------------------------
+@contextlib.contextmanager
+def own_stack(console: Console) -> Iterator[Settings]:
+    """PostgreSQL, Temporal, a worker and the API on free ports under a temporary directory,
+    removed afterwards. DATABASE_URL is ignored so the run never touches a real database."""
+    from sng.codec import ensure_dev_key
+    from sng.devstack import DevStack, free_port
+
+    root = Path(tempfile.mkdtemp(prefix="sng-bench-"))
+    saved = os.environ.pop("DATABASE_URL", None)
+    settings = Settings(
+        env="dev",
+        data_dir=root,
+        api_port=free_port(),
+        temporal_port=free_port(),
+        temporal_ui_port=free_port(),
+        postgres_port=free_port(),
+        temporal_task_queue="sng-bench",
+    )
+    settings = settings.model_copy(
+        update={"temporal_address": f"127.0.0.1:{settings.temporal_port}"}
+    )
+    if not settings.codec_key:
+        ensure_dev_key(root)  # before the worker and the API race to create it
+    stack = DevStack(settings)
+    try:
+        stack.start()
+        yield settings
+    finally:
+        console.print("stopping the bench stack…")
+        stack.stop()
+        if saved is not None:
+            os.environ["DATABASE_URL"] = saved
+        shutil.rmtree(root, ignore_errors=True)
+
+
+# -- the run ---------------------------------------------------------------------------------
+async def run_bench(
+    api_url: str, settings: Settings, cfg: BenchConfig, console: Console
+) -> dict[str, Any]:
+    from sng.bench_history import engine, tournament_accounting
+    from sng.bench_load import Target, baseline, polling, query_counter, run_level
+    from sng.client import SngClient
+    from sng.temporal import connect
+
+    began = time.monotonic()
+    result: dict[str, Any] = {
+        "machine": {
+            "cpus": os.cpu_count(),
+            "platform": platform.platform(terse=True),
+            "python": platform.python_version(),
+        },
+        "config": {**asdict(cfg), "levels": cfg.all_levels},
+    }
+    console.print("6. engine µs per action (ours and pokerkit, same hands)…")
+    result["engine"] = await asyncio.to_thread(engine, cfg.engine_hands)
+
+    target = Target(api_url, settings, await connect(settings))
+    console.print(f"1. baseline: {cfg.baseline_updates} sequential no-op Updates…")
+    base = await baseline(
+        target.client, updates=cfg.baseline_updates, deadline_s=cfg.baseline_deadline_s
+    )
+    result["baseline"] = base
+
+    curve: list[dict[str, Any]] = []
+    finished: list[dict[str, Any]] = []
+    main: dict[str, Any] = {}
+    async with SngClient(api_url, service_key=settings.service_key) as operator:
+        for level in cfg.all_levels:
+            is_main = level == cfg.concurrency
+            console.print(f"2–3. {level} concurrent tournament(s) for {cfg.window_s:.0f} s…")
+            queries_before, level_began = await query_counter(api_url), time.monotonic()
+            figures, rec = await run_level(
+                target, operator, concurrency=level, warmup_s=cfg.warmup_s,
+                window_s=cfg.window_s, drain_s=cfg.drain_s if is_main else 0.0,
+            )  # fmt: skip
+            level_seconds = time.monotonic() - level_began
+            queries = await query_counter(api_url) - queries_before
+            figures["temporal_queries_per_s"] = round(queries / level_seconds, 2)
+            figures["temporal_queries_per_table_s"] = round(queries / level_seconds / level, 2)
+            curve.append(figures)
+            finished += rec.finished
+            if is_main:
+                main = figures
+            await asyncio.sleep(1.0)  # let force-ended tables wind down between loads
+
+        console.print(f"5. {cfg.pollers} pollers on one table's game state…")
+        result["polling"] = await polling(target, operator, pollers=cfg.pollers, seconds=cfg.poll_s)
+
+        console.print(f"4. histories of {len(finished)} finished tournament(s)…")
+        hands_by_tid = await _settled_hands(operator, finished, timeout_s=cfg.settle_s)
+    history = await tournament_accounting(target.client, finished, hands_by_tid)
+    queries_per_tournament = round(
+        main.get("temporal_queries_per_table_s", 0.0) * history["mean_tournament_seconds"], 1
+    )
+    history["queries_per_tournament_bench_pace"] = queries_per_tournament
+    result["history"] = history
+
+    result["api_action"] = {
+        **{k.removeprefix("act_"): v for k, v in main.items() if k.startswith("act_")},
+        "concurrent_tournaments": cfg.concurrency,
+        **{
+            f"ratio_{p}": round(main[f"act_{p}_ms"] / base[f"{p}_ms"], 2) if base[f"{p}_ms"] else 0
+            for p in ("p50", "p95", "p99")
+        },
+    }
+    result["throughput"] = {
+        "concurrent_tournaments": cfg.concurrency,
+        "hands_per_min": main.get("hands_per_min", 0.0),
+        "actions_per_s": main.get("actions_per_s", 0.0),
+        "bare_update_ceiling_per_s": base["updates_per_s"],
+        "ratio_to_ceiling": round(main.get("actions_per_s", 0.0) / base["updates_per_s"], 3)
+        if base["updates_per_s"]
+        else 0.0,
+        "temporal_queries_per_s": main.get("temporal_queries_per_s", 0.0),
+    }
+    result["load_curve"] = curve
+    result["seconds"] = round(time.monotonic() - began, 1)
+    return result
+
+
+async def _settled_hands(
+    operator: Any, finished: list[dict[str, Any]], *, timeout_s: float
+) -> dict[str, int]:
+    """Hands played per finished tournament, once each has settled (or the time is up)."""
+    from sng.demo import DONE
+
+    deadline = time.monotonic() + timeout_s
+    hands: dict[str, int] = {}
+    for item in finished:
+        while True:
+            view = await operator.tournament(item["tid"])
+            if view["state"] in DONE or time.monotonic() > deadline:
+                break
+            await asyncio.sleep(0.5)
+        hands[item["tid"]] = int(view["handsPlayed"])
+    return hands
+
+
+# -- the report ------------------------------------------------------------------------------
+def render(result: dict[str, Any]) -> Table:
+    b, a, t = result["baseline"], result["api_action"], result["throughput"]
+    h, p, e = result["history"], result["polling"], result.get("engine")
+    table = Table(title=f"sng bench on {result['machine']['cpus']} CPU(s)")
+    for column in ("#", "figure", "value", "vs baseline"):
+        table.add_column(column, justify="right" if column != "figure" else "left")
+    rows: list[tuple[str, str, str, str]] = [
+        ("1", "bare Update p50 / p95 / p99 ms", _ms(b), ""),
+        ("1", "bare Updates/s (sequential)", f"{b['updates_per_s']:.0f}", "ceiling"),
+        (
+            "2",
+            f"API act p50 / p95 / p99 ms ({a['concurrent_tournaments']} tables)",
+            _ms(a),
+            f"{a['ratio_p50']}× / {a['ratio_p95']}× / {a['ratio_p99']}×",
+        ),
+        ("3", "hands/min", f"{t['hands_per_min']:.0f}", ""),
+        ("3", "actions/s", f"{t['actions_per_s']:.1f}", f"{t['ratio_to_ceiling']:.1%} of ceiling"),
+        ("4", "events per hand / per tournament",
+         f"{h['events_per_hand']} / {h['events_per_tournament']}", f"{h['tournaments']} tourn."),
+        ("4", "actions per hand / per tournament (history)",
+         f"{h['actions_per_hand']} / {h['actions_per_tournament']}",
+         f"+{h['queries_per_tournament_bench_pace']} queries"),
+    ]  # fmt: skip
+    if h.get("marginal_actions") and h.get("marginal_events"):
+        me, ma = h["marginal_events"], h["marginal_actions"]
+        rows.append(
+            ("4", "marginal per hand: events / actions",
+             f"{me['per_hand']} / {ma['per_hand']}",
+             f"fixed {me['fixed_per_tournament']:.0f} ev / {ma['fixed_per_tournament']:.0f} act")
+        )  # fmt: skip
+    for mode in ("one_poller", "distinct_viewers", "one_viewer"):
+        if mode in p:
+            m = p[mode]
+            who = "1 poller" if mode == "one_poller" else f"{p['pollers']} pollers, {mode}"
+            rows.append(
+                ("5", f"GET state ({who.replace('_', ' ')}) req/s, p99 ms",
+                 f"{m['requests_per_s']:.0f}, {m['p99_ms']:.0f}",
+                 f"{m['temporal_queries_per_s']:.0f} queries/s")
+            )  # fmt: skip
+    if e:
+        rows.append(
+            ("6", "engine µs/action ours / pokerkit",
+             f"{e['ours_us_per_action']:.1f} / {e['pokerkit_us_per_action']:.1f}",
+             f"{e['speedup']}× faster")
+        )  # fmt: skip
+    for row in rows:
+        table.add_row(*row)
+    for level in result["load_curve"]:
+        table.add_row(
+            "3", f"  load {level['concurrent_tournaments']}: act p50/p95 ms, actions/s",
+            f"{level['act_p50_ms']:.0f} / {level['act_p95_ms']:.0f}, {level['actions_per_s']:.1f}",
+            f"{level['hands_per_min']:.0f} hands/min",
+        )  # fmt: skip
+    return table
+
+
+def _ms(f: dict[str, Any]) -> str:
+    return f"{f['p50_ms']:.1f} / {f['p95_ms']:.1f} / {f['p99_ms']:.1f}"
+
+
+def draw(result: dict[str, Any], path: Path) -> bool:
+    """Action latency (p50, p95) and actions/s against concurrent tournaments; False when
+    matplotlib is not installed (``pip install -e .[bench]``)."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    curve = result["load_curve"]
+    xs = [c["concurrent_tournaments"] for c in curve]
+    fig, left = plt.subplots(figsize=(7, 4.2))
+    left.plot(xs, [c["act_p50_ms"] for c in curve], "o-", label="act p50")
+    left.plot(xs, [c["act_p95_ms"] for c in curve], "s-", label="act p95")
+    left.axhline(result["baseline"]["p50_ms"], color="grey", ls="--", label="bare Update p50")
+    left.set_xlabel("concurrent 6-max tournaments (one worker)")
+    left.set_ylabel("latency through the API (ms)")
+    left.set_xticks(xs)
+    right = left.twinx()
+    right.plot(xs, [c["actions_per_s"] for c in curve], "^:", color="tab:green")
+    right.set_ylabel("actions/s", color="tab:green")
+    left.legend(loc="upper left")
+    left.set_title(f"sng bench: latency against load ({result['machine']['cpus']} CPUs)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
+def bench(
+    out: Annotated[Path, typer.Option("--out", help="where to write the JSON")] = Path(
+        "bench.json"
+    ),
+    png: Annotated[
+        Path | None, typer.Option(help="the latency-against-load PNG (default: beside --out)")
+    ] = None,
+    api_url: Annotated[
+        str, typer.Option("--api", help="measure a running stack instead of our own")
+    ] = "",
+    quick: Annotated[bool, typer.Option("--quick", help="small counts: about a minute")] = False,
+    concurrency: Annotated[
+        int | None,
+        typer.Option("-n", "--concurrency", min=1, help="tournaments for 2–4 (default 4)"),
+    ] = None,
+    levels: Annotated[str | None, typer.Option(help="loads for the curve, e.g. 1,2,4,8")] = None,
+    window: Annotated[float | None, typer.Option(min=1, help="seconds measured per load")] = None,
+    updates: Annotated[int | None, typer.Option(min=1, help="baseline Updates")] = None,
+    pollers: Annotated[int | None, typer.Option(min=1, help="game-state pollers")] = None,
+    engine_hands: Annotated[int | None, typer.Option(min=1, help="engine hands")] = None,
+) -> None:
+    """Benchmark the service against a bare Temporal Update: a table, JSON and a PNG."""
+    cfg = QUICK if quick else BenchConfig()
+    overrides: dict[str, Any] = {
+        "concurrency": concurrency, "window_s": window, "baseline_updates": updates,
+        "pollers": pollers, "engine_hands": engine_hands,
+        "levels": tuple(int(x) for x in levels.split(",")) if levels else None,
+    }  # fmt: skip
+    cfg = replace(cfg, **{k: v for k, v in overrides.items() if v is not None})
+    console = Console(stderr=True)
+    if api_url:
+        result = asyncio.run(run_bench(api_url, get_settings(), cfg, console))
+    else:
+        with own_stack(console) as settings:
+            url = f"http://{settings.api_host}:{settings.api_port}"
+            result = asyncio.run(run_bench(url, settings, cfg, console))
+    out.write_text(json.dumps(result, indent=2) + "\n")
+    Console().print(render(result))
+    console.print(f"JSON written to {out}")
+    png_path = png or out.with_suffix(".png")
+    if draw(result, png_path):
+        console.print(f"latency against load drawn in {png_path}")
+    else:
+        console.print("matplotlib is not installed (pip install -e '.[bench]'): no PNG drawn")

@@ -1,0 +1,164 @@
+"""``sng bench``'s accounting: history events and estimated Temporal Cloud actions per hand and
+per tournament (every run, continued-as-new ones included), and the engine micro-benchmark.
+
+The action estimate maps history event types to Temporal Cloud's billable action categories
+(docs/capacity.md lists the mapping and what it leaves out):
+
+* a workflow run started (client start, child start, continue-as-new)    → 1
+* an activity scheduled, plus one per retry attempt                      → 1 (+ retries)
+* a timer started                                                       → 1
+* a signal received (from a client or another workflow; counted once)    → 1
+* an Update accepted                                                    → 1
+* a search-attribute upsert, a marker (local activity / side effect)     → 1
+
+Queries never reach the history; the API's query counter measures them separately.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from temporalio.api.enums.v1 import EventType
+from temporalio.client import Client
+
+ACTION_EVENTS = {
+    "EVENT_TYPE_WORKFLOW_EXECUTION_STARTED": "workflow_started",
+    "EVENT_TYPE_ACTIVITY_TASK_SCHEDULED": "activity",
+    "EVENT_TYPE_TIMER_STARTED": "timer",
+    "EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED": "signal",
+    "EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED": "update",
+    "EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES": "search_attributes",
+    "EVENT_TYPE_MARKER_RECORDED": "marker",
+}
+
+
+async def workflow_events(client: Client, workflow_id: str) -> tuple[Counter[str], int]:
+    """Event counts by type over every run of ``workflow_id`` (walking continue-as-new back
+    from the latest run), plus ``activity_retry`` for attempts after the first; and the runs."""
+    counts: Counter[str] = Counter()
+    run_id: str | None = None
+    runs = 0
+    while True:
+        handle = client.get_workflow_handle(workflow_id, run_id=run_id)
+        previous = ""
+        async for event in handle.fetch_history_events():
+            name = EventType.Name(event.event_type)
+            counts[name] += 1
+            if event.HasField("workflow_execution_started_event_attributes"):
+                previous = (
+                    event.workflow_execution_started_event_attributes.continued_execution_run_id
+                )
+            if event.HasField("activity_task_started_event_attributes"):
+                counts["activity_retry"] += max(
+                    0, event.activity_task_started_event_attributes.attempt - 1
+                )
+        runs += 1
+        if not previous:
+            return counts, runs
+        run_id = previous
+
+
+def estimate_actions(events: Counter[str]) -> Counter[str]:
+    actions: Counter[str] = Counter()
+    for event_type, category in ACTION_EVENTS.items():
+        actions[category] += events.get(event_type, 0)
+    actions["activity"] += events.get("activity_retry", 0)
+    return actions
+
+
+async def tournament_accounting(
+    client: Client, finished: list[dict[str, Any]], hands_by_tid: dict[str, int]
+) -> dict[str, Any]:
+    """Events and actions per tournament and per hand, over the tournaments that finished by
+    themselves (tournament workflow and its table, every run)."""
+    events: Counter[str] = Counter()
+    runs = 0
+    rows: list[tuple[int, int, int]] = []  # (hands, events, actions) per tournament
+    for item in finished:
+        tid = item["tid"]
+        mine: Counter[str] = Counter()
+        for workflow_id in (f"tournament-{tid}", f"table-{tid}-1"):
+            counted, n = await workflow_events(client, workflow_id)
+            mine.update(counted)
+            runs += n
+        events.update(mine)
+        rows.append(
+            (
+                hands_by_tid.get(tid, 0),
+                sum(v for k, v in mine.items() if k.startswith("EVENT_TYPE_")),
+                sum(estimate_actions(mine).values()),
+            )
+        )
+    tournaments = len(finished)
+    hands = sum(hands_by_tid.get(item["tid"], 0) for item in finished)
+    actions = estimate_actions(events)
+    total_events = sum(v for k, v in events.items() if k.startswith("EVENT_TYPE_"))
+    total_actions = sum(actions.values())
+    return {
+        "tournaments": tournaments,
+        "hands": hands,
+        "workflow_runs": runs,
+        "events_total": total_events,
+        "events_per_tournament": round(total_events / max(tournaments, 1), 1),
+        "events_per_hand": round(total_events / max(hands, 1), 1),
+        "actions_total": total_actions,
+        "actions_per_tournament": round(total_actions / max(tournaments, 1), 1),
+        "actions_per_hand": round(total_actions / max(hands, 1), 2),
+        "hands_per_tournament": round(hands / max(tournaments, 1), 1),
+        "mean_tournament_seconds": round(
+            sum(item["seconds"] for item in finished) / max(tournaments, 1), 1
+        ),
+        "marginal_events": _fit([(h, e) for h, e, _ in rows]),
+        "marginal_actions": _fit([(h, a) for h, _, a in rows]),
+        "per_tournament": [{"hands": h, "events": e, "actions": a} for h, e, a in rows],
+        "actions_by_category": dict(sorted(actions.items())),
+        "events_by_type": {
+            k.removeprefix("EVENT_TYPE_").lower(): v
+            for k, v in sorted(events.items(), key=lambda kv: -kv[1])
+            if k.startswith("EVENT_TYPE_")
+        },
+    }
+
+
+def _fit(points: list[tuple[int, int]]) -> dict[str, float] | None:
+    """Least squares ``y = fixed + per_hand × hands`` over the tournaments: what a hand costs
+    at the margin and what a tournament costs besides its hands (None without spread)."""
+    if len({x for x, _ in points}) < 2:
+        return None
+    n = len(points)
+    mx = sum(x for x, _ in points) / n
+    my = sum(y for _, y in points) / n
+    slope = sum((x - mx) * (y - my) for x, y in points) / sum((x - mx) ** 2 for x, _ in points)
+    return {"per_hand": round(slope, 2), "fixed_per_tournament": round(my - slope * mx, 1)}
+
+
+# -- 6. the engine -----------------------------------------------------------------------------
+def engine(hands: int) -> dict[str, Any] | None:
+    """µs per action, ours against pokerkit on the same recorded 6-max hands (bench/engine.py);
+    None when the repository's bench/ and tests/ are not beside this package."""
+    script = Path(__file__).resolve().parents[1] / "bench" / "engine.py"
+    if not script.exists():
+        return None
+    spec = importlib.util.spec_from_file_location("sng_bench_engine", script)
+    if spec is None or spec.loader is None:
+        return None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    started = time.perf_counter()
+    work = module.scripts(6, hands)
+    actions = sum(len(a) for _, a in work)
+    ours, theirs = module.run_ours(work), module.run_pokerkit(work)
+    return {
+        "hands": hands,
+        "actions": actions,
+        "ours_us_per_action": round(ours / actions * 1e6, 2),
+        "pokerkit_us_per_action": round(theirs / actions * 1e6, 2),
+        "ours_hands_per_s": round(hands / ours, 1),
+        "pokerkit_hands_per_s": round(hands / theirs, 1),
+        "speedup": round(theirs / ours, 2),
+        "seconds": round(time.perf_counter() - started, 1),
+    }

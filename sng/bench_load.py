@@ -1,0 +1,327 @@
+"""``sng bench``'s load phases: the bare-Update baseline, bot tournaments and game-state pollers.
+
+Every phase is bounded twice, by a count and by a clock, so it always ends by itself. The bots
+here are "instant": they answer the moment the API says it is their turn, so what is measured
+is the service, not a thinking player.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+import secrets
+import statistics
+import time
+import uuid
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+from temporalio.client import Client
+from temporalio.worker import Worker
+
+from api.auth import mint_player_token
+from sng.bench_echo import UPDATES_PER_RUN, EchoWorkflow
+from sng.bots import FINAL_STATES, Policy, random_bot
+from sng.client import SngClient, SngError
+from sng.demo import demo_settings
+from sng.settings import Settings
+
+SEATS = 6
+ENTRY_FEE = 10
+BASELINE_WARMUP = 10
+
+
+@dataclass
+class Target:
+    """Where the load goes: the API's URL, the settings its tokens and keys come from, and a
+    Temporal client on the same server (for the baseline and the histories)."""
+
+    api_url: str
+    settings: Settings
+    client: Client
+
+
+def percentiles(seconds: list[float]) -> dict[str, float]:
+    """p50/p95/p99 and mean in milliseconds (all zero without samples)."""
+    if not seconds:
+        return {"count": 0, "p50_ms": 0.0, "p95_ms": 0.0, "p99_ms": 0.0, "mean_ms": 0.0}
+    ms = sorted(s * 1000 for s in seconds)
+    cuts = statistics.quantiles(ms, n=100, method="inclusive") if len(ms) > 1 else [ms[0]] * 99
+    return {
+        "count": len(ms),
+        "p50_ms": round(cuts[49], 3),
+        "p95_ms": round(cuts[94], 3),
+        "p99_ms": round(cuts[98], 3),
+        "mean_ms": round(statistics.fmean(ms), 3),
+    }
+
+
+# -- 1. the baseline ---------------------------------------------------------------------------
+async def baseline(client: Client, *, updates: int, deadline_s: float) -> dict[str, Any]:
+    """N sequential no-op Updates to one trivial workflow, with its worker in this process."""
+    task_queue = f"bench-echo-{uuid.uuid4().hex[:8]}"
+    samples: list[float] = []
+    stop_at = time.monotonic() + deadline_s
+    async with Worker(client, task_queue=task_queue, workflows=[EchoWorkflow]):
+        wanted, run = updates + BASELINE_WARMUP, 0
+        while len(samples) < wanted and time.monotonic() < stop_at:
+            handle = await client.start_workflow(
+                EchoWorkflow.run, id=f"{task_queue}-{run}", task_queue=task_queue
+            )
+            run += 1
+            for n in range(min(UPDATES_PER_RUN, wanted - len(samples))):
+                if time.monotonic() >= stop_at:
+                    break
+                started = time.perf_counter()
+                await handle.execute_update(EchoWorkflow.touch, n)
+                samples.append(time.perf_counter() - started)
+            await handle.signal(EchoWorkflow.finish)
+            await handle.result()
+    measured = samples[BASELINE_WARMUP:] or samples
+    result = percentiles(measured)
+    result["updates_per_s"] = round(len(measured) / sum(measured), 1) if measured else 0.0
+    return result
+
+
+# -- 2 and 3. bot tournaments ------------------------------------------------------------------
+@dataclass
+class Recorder:
+    """What the bots saw, stamped with the monotonic clock."""
+
+    acts: list[tuple[float, float]] = field(default_factory=list)  # (finished at, seconds)
+    refused: int = 0
+    hands_seen: dict[str, dict[int, float]] = field(default_factory=lambda: defaultdict(dict))
+    finished: list[dict[str, Any]] = field(default_factory=list)
+    unfinished: list[str] = field(default_factory=list)
+
+
+def calling_station(state: dict[str, Any], rng: random.Random) -> tuple[str, int | None]:
+    """Never raises, never folds: a slow, long-lived table for the polling phase."""
+    actions = state["legalActions"]["actions"]
+    for kind in ("check", "call", "all_in", "fold"):
+        if kind in actions:
+            return kind, None
+    return actions[0], None
+
+
+async def _bot(client: SngClient, tid: str, policy: Policy, rec: Recorder, *, seed: int) -> None:
+    """Play until the tournament is over or this bot busts (cancelled by the phase's clock)."""
+    rng = random.Random(seed)
+    version: int | None = None
+    while True:
+        try:
+            state = await client.game_state(tid, wait_for_change=version, wait_seconds=5)
+        except (SngError, httpx.HTTPError) as err:
+            if isinstance(err, SngError) and err.status < 500:
+                raise
+            await asyncio.sleep(0.2)
+            continue
+        version = state["version"]
+        if state.get("tournament", {}).get("state") in FINAL_STATES:
+            return
+        if state.get("handNumber"):
+            rec.hands_seen[tid].setdefault(state["handNumber"], time.monotonic())
+        legal = state.get("legalActions")
+        if not legal:
+            continue
+        action, amount = policy(state, rng)
+        started = time.perf_counter()
+        try:
+            await client.act(
+                tid, hand_number=state["handNumber"], turn=state["turn"], action=action,
+                amount=amount,
+            )  # fmt: skip
+        except SngError as err:
+            if err.code not in {"stale_turn", "not_your_turn"}:
+                raise
+            rec.refused += 1
+            continue
+        rec.acts.append((time.monotonic(), time.perf_counter() - started))
+
+
+@dataclass
+class Tournament:
+    tid: str
+    players: list[SngClient]
+    started: float = field(default_factory=time.monotonic)
+
+    async def close(self) -> None:
+        for client in self.players:
+            await client.aclose()
+
+
+async def open_tournament(target: Target, operator: SngClient, *, stack: int = 1500) -> Tournament:
+    """Create a 6-max tournament with no pause between hands, then fund, register and pay 6."""
+    run = secrets.token_hex(4)
+    tid = await operator.create_tournament(
+        f"bench {run}",
+        demo_settings(SEATS, entry_fee=ENTRY_FEE, stack=stack, level_seconds=30),
+        hand_pause_ms=0,
+    )
+    names = [f"bench-{run}-{seat}" for seat in range(SEATS)]
+    for name in names:
+        await operator.credit(name, ENTRY_FEE, f"bench-{name}")
+    players = [
+        SngClient(target.api_url, token=mint_player_token(target.settings, name)) for name in names
+    ]
+    for client in players:
+        await client.register(tid)
+        await client.pay(tid, ENTRY_FEE)
+    return Tournament(tid, players)
+
+
+async def _play(target: Target, operator: SngClient, rec: Recorder, policy: Policy) -> None:
+    """One tournament start to finish (cancellation leaves it to the caller to force-end)."""
+    tournament = await open_tournament(target, operator)
+    try:
+        bots = [
+            asyncio.create_task(_bot(c, tournament.tid, policy, rec, seed=i))
+            for i, c in enumerate(tournament.players)
+        ]
+        try:
+            await asyncio.gather(*bots)
+        except asyncio.CancelledError:
+            rec.unfinished.append(tournament.tid)
+            raise
+        finally:
+            for task in bots:
+                task.cancel()
+            await asyncio.gather(*bots, return_exceptions=True)
+        rec.finished.append(
+            {"tid": tournament.tid, "seconds": time.monotonic() - tournament.started}
+        )
+    finally:
+        await tournament.close()
+
+
+async def _slot(
+    target: Target, operator: SngClient, rec: Recorder, policy: Policy, *, create_until: float
+) -> None:
+    """Keep one tournament running: when it ends, open the next (until the window closes)."""
+    while time.monotonic() < create_until:
+        await _play(target, operator, rec, policy)
+
+
+async def run_level(
+    target: Target,
+    operator: SngClient,
+    *,
+    concurrency: int,
+    warmup_s: float,
+    window_s: float,
+    drain_s: float,
+) -> tuple[dict[str, Any], Recorder]:
+    """``concurrency`` tournaments kept running through a measured window; then up to
+    ``drain_s`` for the last ones to finish by themselves; the rest are force-ended."""
+    rec = Recorder()
+    began = time.monotonic()
+    window_from, window_to = began + warmup_s, began + warmup_s + window_s
+    slots = [
+        asyncio.create_task(_slot(target, operator, rec, random_bot, create_until=window_to))
+        for _ in range(concurrency)
+    ]
+    _, pending = await asyncio.wait(slots, timeout=warmup_s + window_s + drain_s)
+    for task in pending:
+        task.cancel()
+    results = await asyncio.gather(*slots, return_exceptions=True)
+    errors = [r for r in results if isinstance(r, Exception)]
+    for tid in rec.unfinished:
+        with contextlib.suppress(SngError, httpx.HTTPError):
+            await operator.force_end(tid)
+    in_window = [lat for at, lat in rec.acts if window_from <= at <= window_to]
+    hands = sum(
+        1 for seen in rec.hands_seen.values() for at in seen.values()
+        if window_from <= at <= window_to
+    )  # fmt: skip
+    figures: dict[str, Any] = {
+        "concurrent_tournaments": concurrency,
+        "window_s": window_s,
+        "actions": len(in_window),
+        "actions_per_s": round(len(in_window) / window_s, 2),
+        "hands": hands,
+        "hands_per_min": round(hands / window_s * 60, 1),
+        "refused_acts": rec.refused,
+        "tournaments_finished": len(rec.finished),
+        "tournaments_force_ended": len(rec.unfinished),
+        "errors": [repr(e) for e in errors[:3]],
+        **{f"act_{k}": v for k, v in percentiles(in_window).items()},
+    }
+    return figures, rec
+
+
+# -- 5. polling --------------------------------------------------------------------------------
+async def query_counter(api_url: str) -> float:
+    """The API's sng_api_workflow_queries_total, summed over its labels."""
+    async with httpx.AsyncClient(base_url=api_url, timeout=10) as http:
+        text = (await http.get("/metrics")).text
+    return sum(
+        float(line.rsplit(" ", 1)[1])
+        for line in text.splitlines()
+        if line.startswith("sng_api_workflow_queries_total{")
+    )
+
+
+async def _poll(
+    http: httpx.AsyncClient, path: str, token: str, until: float, samples: list[float]
+) -> None:
+    headers = {"Authorization": f"Bearer {token}"}
+    while time.monotonic() < until:
+        started = time.perf_counter()
+        response = await http.get(path, headers=headers, params={"timeout": 0})
+        if response.status_code == 200:
+            samples.append(time.perf_counter() - started)
+
+
+async def polling(
+    target: Target, operator: SngClient, *, pollers: int, seconds: float
+) -> dict[str, Any]:
+    """Clients GET one playing table's game state as fast as answers come: one alone (the
+    service time), then ``pollers`` each as a distinct spectator, then ``pollers`` as one
+    viewer; the query counter's delta says what the API asked of Temporal meanwhile."""
+    rec = Recorder()
+    tournament = await open_tournament(target, operator, stack=100_000)
+    bots = [
+        asyncio.create_task(_bot(c, tournament.tid, calling_station, rec, seed=i))
+        for i, c in enumerate(tournament.players)
+    ]
+    path = f"/tournaments/{tournament.tid}/game-state"
+    out: dict[str, Any] = {"pollers": pollers, "seconds_each": seconds}
+    try:
+        for _ in range(200):  # until the table is dealing (start grace is 3 s)
+            if rec.hands_seen.get(tournament.tid):
+                break
+            await asyncio.sleep(0.1)
+        limits = httpx.Limits(max_connections=pollers, max_keepalive_connections=pollers)
+        async with httpx.AsyncClient(base_url=target.api_url, limits=limits, timeout=30) as http:
+            for mode, count in (("one_poller", 1), ("distinct_viewers", pollers),
+                                ("one_viewer", pollers)):  # fmt: skip
+                tag = secrets.token_hex(3)
+                tokens = [
+                    mint_player_token(
+                        target.settings, f"watcher-{tag}-{i if mode == 'distinct_viewers' else 0}"
+                    )
+                    for i in range(count)
+                ]
+                samples: list[float] = []
+                before = await query_counter(target.api_url)
+                started = time.monotonic()
+                until = started + seconds
+                await asyncio.gather(*(_poll(http, path, t, until, samples) for t in tokens))
+                elapsed = time.monotonic() - started
+                after = await query_counter(target.api_url)
+                out[mode] = {
+                    "requests_per_s": round(len(samples) / elapsed, 1),
+                    "temporal_queries_per_s": round((after - before) / elapsed, 2),
+                    **percentiles(samples),
+                }
+    finally:
+        for task in bots:
+            task.cancel()
+        await asyncio.gather(*bots, return_exceptions=True)
+        with contextlib.suppress(SngError, httpx.HTTPError):
+            await operator.force_end(tournament.tid)
+        await tournament.close()
+    return out
