@@ -10,6 +10,7 @@ from fastapi import FastAPI
 from api import errors
 from api.gamestate import GameStateCache
 from api.routes import admin, agents, codec, events, internal, me, metrics, play, tournaments
+from api.ui import routes as admin_pages
 from db.engine import Database
 from sng.settings import Settings, get_settings
 from sng.temporal import connect
@@ -46,6 +47,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(agents.router)
     app.include_router(internal.router)
     app.include_router(events.router)
+    app.include_router(admin_pages.router)
 
     @app.get("/healthz", tags=["ops"])
     async def healthz() -> dict[str, str]:

@@ -1,0 +1,1 @@
+"""The operators' admin pages: server-rendered, behind a service-key login."""
