@@ -4,7 +4,8 @@ the service key. Each cell gets a fresh tournament where state matters, and no c
 | route family                          | anonymous | player | other player | agent | service key |
 |---------------------------------------|-----------|--------|--------------|-------|-------------|
 | lobby, tournament state, events       | yes       | yes    | yes          | yes   | yes         |
-| register, pay, leave, stand-up, /me   | 401       | yes    | yes (own)    | yes   | 401         |
+| register, pay, leave, stand-up, act,  | 401       | yes    | yes (own)    | yes   | 401         |
+| game state, /me                       |           |        |              |       |             |
 | /admin/*, /internal/*, /codec (!dev)  | 401       | 401    | 401          | 401   | yes         |
 """
 
@@ -91,6 +92,9 @@ ROWS = [
     Row("POST", "/tournaments/{tid}/pay", (401, 200, 409, 409, 401), {"amount": 100}, player_reserved),
     Row("POST", "/tournaments/{tid}/leave", (401, 200, 409, 409, 401), None, player_reserved),
     Row("POST", "/tournaments/{tid}/stand-up", (401, 200, 409, 409, 401), None, player_reserved),
+    Row("GET", "/tournaments/{tid}/game-state", (401, 200, 200, 200, 401), setup=player_reserved),
+    # No table is dealing before play: a coded 404 for whoever may act, 401 for the rest.
+    Row("POST", "/tournaments/{tid}/act", (401, 404, 404, 404, 401), {"handNumber": 1, "turn": 0, "action": "fold"}, player_reserved),
     Row("GET", "/me/balance", (401, 200, 200, 200, 401)),
     # The faucet exists only in dev mode; the tests run as env=test.
     Row("POST", "/me/faucet", (401, 403, 403, 403, 401), {"amount": 10}),
