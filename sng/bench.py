@@ -41,15 +41,16 @@ from sng.settings import Settings, get_settings
 class BenchConfig:
     baseline_updates: int = 300
     concurrency: int = 4
-    levels: tuple[int, ...] = (1, 2, 4, 8)
-    warmup_s: float = 5.0
-    window_s: float = 20.0
-    drain_s: float = 45.0
+    levels: tuple[int, ...] = (1, 4, 8)
+    warmup_s: float = 30.0
+    window_s: float = 15.0
+    drain_s: float = 30.0
     pollers: int = 100
     poll_s: float = 8.0
     engine_hands: int = 500
     baseline_deadline_s: float = 60.0
     settle_s: float = 30.0
+    quiesce_s: float = 35.0
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -58,8 +59,8 @@ class BenchConfig:
 
 
 QUICK = BenchConfig(
-    baseline_updates=100, concurrency=2, levels=(1, 2), warmup_s=4.0, window_s=8.0,
-    drain_s=25.0, poll_s=3.0, engine_hands=100, settle_s=15.0,
+    baseline_updates=100, concurrency=2, levels=(1, 2), warmup_s=15.0, window_s=8.0,
+    drain_s=25.0, poll_s=3.0, engine_hands=100, settle_s=15.0, quiesce_s=5.0,
 )  # fmt: skip
 
 
@@ -104,7 +105,7 @@ async def run_bench(
     api_url: str, settings: Settings, cfg: BenchConfig, console: Console
 ) -> dict[str, Any]:
     from sng.bench_history import engine, tournament_accounting
-    from sng.bench_load import Target, baseline, polling, query_counter, run_level
+    from sng.bench_load import Target, baseline, polling, query_counter, quiesce, run_level
     from sng.client import SngClient
     from sng.temporal import connect
 
@@ -147,7 +148,7 @@ async def run_bench(
             finished += rec.finished
             if is_main:
                 main = figures
-            await asyncio.sleep(1.0)  # let force-ended tables wind down between loads
+            figures["quiesce_s"] = await quiesce(api_url, max_s=cfg.quiesce_s)
 
         console.print(f"5. {cfg.pollers} pollers on one table's game state…")
         result["polling"] = await polling(target, operator, pollers=cfg.pollers, seconds=cfg.poll_s)

@@ -96,6 +96,8 @@ class Recorder:
     hands_seen: dict[str, dict[int, float]] = field(default_factory=lambda: defaultdict(dict))
     finished: list[dict[str, Any]] = field(default_factory=list)
     unfinished: list[str] = field(default_factory=list)
+    create_until: float = float("inf")
+    """No new tournament after this (set once the measured window is fixed)."""
 
 
 def calling_station(state: dict[str, Any], rng: random.Random) -> tuple[str, int | None]:
@@ -197,11 +199,9 @@ async def _play(target: Target, operator: SngClient, rec: Recorder, policy: Poli
         await tournament.close()
 
 
-async def _slot(
-    target: Target, operator: SngClient, rec: Recorder, policy: Policy, *, create_until: float
-) -> None:
+async def _slot(target: Target, operator: SngClient, rec: Recorder, policy: Policy) -> None:
     """Keep one tournament running: when it ends, open the next (until the window closes)."""
-    while time.monotonic() < create_until:
+    while time.monotonic() < rec.create_until:
         await _play(target, operator, rec, policy)
 
 
@@ -215,15 +215,21 @@ async def run_level(
     drain_s: float,
 ) -> tuple[dict[str, Any], Recorder]:
     """``concurrency`` tournaments kept running through a measured window; then up to
-    ``drain_s`` for the last ones to finish by themselves; the rest are force-ended."""
+    ``drain_s`` for the last ones to finish by themselves; the rest are force-ended.
+
+    The window opens once every table has dealt (registration and the start grace are not
+    play), or after ``warmup_s`` at the latest."""
     rec = Recorder()
-    began = time.monotonic()
-    window_from, window_to = began + warmup_s, began + warmup_s + window_s
     slots = [
-        asyncio.create_task(_slot(target, operator, rec, random_bot, create_until=window_to))
-        for _ in range(concurrency)
+        asyncio.create_task(_slot(target, operator, rec, random_bot)) for _ in range(concurrency)
     ]
-    _, pending = await asyncio.wait(slots, timeout=warmup_s + window_s + drain_s)
+    for _ in range(int(warmup_s * 10)):
+        if len(rec.hands_seen) >= concurrency:
+            break
+        await asyncio.sleep(0.1)
+    window_from = time.monotonic()
+    window_to = rec.create_until = window_from + window_s
+    _, pending = await asyncio.wait(slots, timeout=window_s + drain_s)
     for task in pending:
         task.cancel()
     results = await asyncio.gather(*slots, return_exceptions=True)
@@ -253,6 +259,20 @@ async def run_level(
 
 
 # -- 5. polling --------------------------------------------------------------------------------
+async def quiesce(api_url: str, *, max_s: float) -> float:
+    """Wait until the API stops querying (its watchers idle out after 30 s unasked), so one
+    phase's tables do not load the next; returns the seconds waited."""
+    began = time.monotonic()
+    last = await query_counter(api_url)
+    while time.monotonic() - began < max_s:
+        await asyncio.sleep(1.0)
+        now = await query_counter(api_url)
+        if now == last:
+            break
+        last = now
+    return round(time.monotonic() - began, 1)
+
+
 async def query_counter(api_url: str) -> float:
     """The API's sng_api_workflow_queries_total, summed over its labels."""
     async with httpx.AsyncClient(base_url=api_url, timeout=10) as http:
