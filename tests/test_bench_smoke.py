@@ -1,0 +1,49 @@
+"""``sng bench`` end to end with tiny counts against the test stack: every section is there and
+every figure is a positive number. No speed is asserted: these machines are too noisy for it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from sng.bench import BenchConfig, draw, render, run_bench
+from sng.settings import Settings
+
+TINY = BenchConfig(
+    baseline_updates=20, concurrency=1, levels=(1,), warmup_s=15.0, window_s=6.0, drain_s=30.0,
+    pollers=10, poll_s=1.0, engine_hands=20, settle_s=10.0, quiesce_s=2.0,
+)  # fmt: skip
+
+
+@pytest.mark.slow
+async def test_bench_reports_every_section_with_positive_figures(
+    api_url: str, settings: Settings, tmp_path: Path
+) -> None:
+    result = await run_bench(api_url, settings, TINY, Console(quiet=True))
+    json.dumps(result)  # the JSON file is exactly this
+
+    positive = {
+        "baseline": ["p50_ms", "p95_ms", "p99_ms", "updates_per_s"],
+        "api_action": ["p50_ms", "p95_ms", "p99_ms", "ratio_p50", "ratio_p99"],
+        "throughput": ["hands_per_min", "actions_per_s", "ratio_to_ceiling"],
+        "history": ["tournaments", "hands", "events_per_hand", "events_per_tournament",
+                    "actions_per_hand", "actions_per_tournament"],
+        "engine": ["ours_us_per_action", "pokerkit_us_per_action"],
+    }  # fmt: skip
+    for section, keys in positive.items():
+        for key in keys:
+            assert result[section][key] > 0, (section, key, result[section])
+    for mode in ("one_poller", "distinct_viewers", "one_viewer"):
+        polled = result["polling"][mode]
+        assert polled["requests_per_s"] > 0 and polled["p99_ms"] > 0, (mode, polled)
+    assert result["polling"]["distinct_viewers"]["temporal_queries_per_s"] > 0
+    assert [level["concurrent_tournaments"] for level in result["load_curve"]] == [1]
+    assert result["history"]["actions_by_category"]["update"] > 0
+
+    render(result)
+    png = tmp_path / "bench.png"
+    if draw(result, png):
+        assert png.stat().st_size > 0
