@@ -30,7 +30,9 @@ with workflow.unsafe.imports_passed_through():
         TournamentRow,
     )
 
-DB_TIMEOUT = timedelta(seconds=30)
+# Short: these writes take milliseconds, and a worker that dies mid-activity is only noticed
+# when this runs out (then the retry goes to a live worker).
+DB_TIMEOUT = timedelta(seconds=10)
 FOREVER = RetryPolicy(maximum_interval=timedelta(seconds=30))
 MONEY_RETRY = RetryPolicy(
     maximum_interval=timedelta(seconds=30),

@@ -109,8 +109,8 @@ class TableWorkflow:
         seed_hex = await workflow.execute_activity(
             new_deck_seed,
             f"{self.st.table_id}:{hand_no}",
-            start_to_close_timeout=timedelta(seconds=10),
-            retry_policy=RetryPolicy(maximum_interval=timedelta(seconds=10)),
+            start_to_close_timeout=timedelta(seconds=5),
+            retry_policy=RetryPolicy(maximum_interval=timedelta(seconds=5)),
             summary=f"deck seed for hand {hand_no}",
         )
         seed = bytes.fromhex(seed_hex)

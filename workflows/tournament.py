@@ -77,11 +77,14 @@ class TournamentWorkflow:
         self.raw_settings = inp.settings
         self.s = inp.carry or TournamentState(tournament_id=inp.tournament_id, name=inp.name)
         self.lock = asyncio.Lock()
+        # Entrant rows reference the tournament row: handlers wait until it exists.
+        self.row_saved = inp.carry is not None
 
     @workflow.run
     async def run(self, inp: CreateTournamentInput) -> TournamentView:
         if inp.carry is None:
             await self._save_tournament()
+            self.row_saved = True
         if self.s.phase is TournamentPhase.REGISTERING:
             await self._registration()
         if self.s.phase is TournamentPhase.STARTING:
@@ -457,6 +460,7 @@ class TournamentWorkflow:
     # -- registration updates ------------------------------------------------------------
     @workflow.update
     async def register(self, req: RegisterInput) -> RegisterResult:
+        await workflow.wait_condition(lambda: self.row_saved)
         async with self.lock:
             self._recheck(self._verify_register, req)
             previous = self.s.entrants.get(req.player_id)

@@ -6,7 +6,12 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
-from temporalio.client import Client, WorkflowUpdateFailedError
+from temporalio.client import (
+    Client,
+    WorkflowUpdateFailedError,
+    WorkflowUpdateRPCTimeoutOrCancelledError,
+)
+from temporalio.service import RPCError, RPCStatusCode
 
 from workflows.table import TableWorkflow
 from workflows.table_messages import ActInput, TableView
@@ -40,7 +45,15 @@ async def play(
         assert asyncio.get_running_loop().time() < deadline, "table did not finish in time"
         acted = False
         for player in players:
-            view = await handle.query(TableWorkflow.view, player)
+            try:
+                view = await handle.query(TableWorkflow.view, player)
+            except RPCError as err:
+                # The tournament names its table a moment before the table exists; a query
+                # can also time out while no worker is up (fault drills).
+                if err.status not in (RPCStatusCode.NOT_FOUND, RPCStatusCode.DEADLINE_EXCEEDED):
+                    raise
+                await asyncio.sleep(0.2)
+                continue
             if until(view):
                 return view
             legal = view.hand.get("legal") if view.hand else None
@@ -54,7 +67,7 @@ async def play(
                              action=action, amount=amount),
                 )  # fmt: skip
                 acted = True
-            except WorkflowUpdateFailedError:
-                pass  # the hand moved on (a timeout acted first): read the view again
+            except (WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError):
+                pass  # the hand moved on, or no worker took it in time: read the view again
         if not acted:
             await asyncio.sleep(0.02)

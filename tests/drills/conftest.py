@@ -1,0 +1,129 @@
+"""Fault drills' own stack: a restartable Temporal dev server (SQLite file), a stoppable
+PostgreSQL and a worker in a separate process that can be killed with SIGKILL.
+
+Nothing here is shared with the rest of the suite, so a drill can take any of it down.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from temporalio.client import Client
+
+from db.engine import Database
+from db.migrate import upgrade_async
+from sng.devstack import free_port, start_temporal, wait_for_tcp
+from sng.pg import EmbeddedPostgres
+from sng.settings import Settings
+from sng.temporal import connect
+
+
+@dataclass
+class DrillStack:
+    root: Path
+    pg: EmbeddedPostgres
+    database_url: str
+    temporal_port: int
+    task_queue: str = "drills"
+    temporal: subprocess.Popen[bytes] | None = None
+    worker: subprocess.Popen[bytes] | None = None
+    worker_starts: int = 0
+    kills: int = 0
+    logs: list[Path] = field(default_factory=list)
+
+    @property
+    def settings(self) -> Settings:
+        return Settings(
+            env="test",
+            temporal_address=f"127.0.0.1:{self.temporal_port}",
+            temporal_task_queue=self.task_queue,
+            database_url=self.database_url,
+        )
+
+    def start_temporal(self) -> None:
+        self.temporal = start_temporal(
+            self.root / "temporal", port=self.temporal_port, ui_port=free_port(),
+            namespace="default", log=self.root / "temporal.log",
+        )  # fmt: skip
+        wait_for_tcp(self.temporal_port, timeout=60, proc=self.temporal)
+
+    def stop_temporal(self) -> None:
+        assert self.temporal is not None
+        self.temporal.send_signal(signal.SIGTERM)
+        self.temporal.wait(30)
+
+    def start_worker(self) -> None:
+        env = dict(os.environ)
+        env.update(
+            SNG_ENV="test",
+            SNG_TEMPORAL_ADDRESS=f"127.0.0.1:{self.temporal_port}",
+            SNG_TEMPORAL_TASK_QUEUE=self.task_queue,
+            DATABASE_URL=self.database_url,
+        )
+        log = self.root / f"worker-{self.worker_starts}.log"
+        self.logs.append(log)
+        self.worker = subprocess.Popen(
+            [sys.executable, "-m", "sng.cli", "worker"], env=env,
+            stdout=open(log, "wb"), stderr=subprocess.STDOUT,
+        )  # fmt: skip
+        self.worker_starts += 1
+
+    def kill_worker(self) -> None:
+        """SIGKILL: no shutdown, no draining; whatever it was doing is cut off mid-step."""
+        if self.worker is not None and self.worker.poll() is None:
+            self.worker.kill()
+            self.worker.wait()
+            self.kills += 1
+
+    def stop(self) -> None:
+        self.kill_worker()
+        if self.temporal is not None and self.temporal.poll() is None:
+            self.temporal.kill()
+            self.temporal.wait()
+        self.pg.remove()
+
+
+@pytest.fixture
+async def drill() -> AsyncIterator[DrillStack]:
+    root = Path(tempfile.mkdtemp(prefix="sng-drill-"))
+    pg = EmbeddedPostgres(root / "pg", free_port())
+    pg.start()
+    pg.create_database("drill")
+    url = pg.url("drill")
+    await upgrade_async(url)
+    stack = DrillStack(root=root, pg=pg, database_url=url, temporal_port=free_port())
+    stack.start_temporal()
+    stack.start_worker()
+    try:
+        yield stack
+    finally:
+        stack.stop()
+
+
+@pytest.fixture
+async def drill_client(drill: DrillStack) -> Client:
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            return await connect(drill.settings)
+        except RuntimeError:
+            if time.monotonic() > deadline:
+                raise
+            await asyncio.sleep(0.5)
+
+
+@pytest.fixture
+async def drill_db(drill: DrillStack) -> AsyncIterator[Database]:
+    database = Database(drill.database_url)
+    yield database
+    await database.dispose()
