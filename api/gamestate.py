@@ -50,6 +50,21 @@ class _Watch:
     last_used: float = field(default_factory=time.monotonic)
     task: asyncio.Task[None] | None = None
     queries: int = 0
+    poked: asyncio.Event = field(default_factory=asyncio.Event)
+
+    @property
+    def table_version(self) -> int:
+        return self.spectator.version if self.spectator else -1
+
+    @property
+    def final(self) -> bool:
+        """Nothing will change any more: the table is done and the tournament closed."""
+        return bool(
+            self.spectator
+            and self.spectator.finished
+            and self.tournament
+            and self.tournament.state in ("closed", "cancelled")
+        )
 
 
 class GameStateCache:
@@ -63,6 +78,13 @@ class GameStateCache:
                 watch.task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await watch.task
+
+    def poke(self, table_id: str) -> None:
+        """Something changed the table (an action went through this API): look now, not at
+        the next tick, so long-polling players hear of it at once."""
+        watch = self.watches.get(table_id)
+        if watch is not None:
+            watch.poked.set()
 
     def queries_made(self, table_id: str) -> int:
         watch = self.watches.get(table_id)
@@ -106,8 +128,11 @@ class GameStateCache:
         return watch
 
     async def _run(self, watch: _Watch) -> None:
-        while time.monotonic() - watch.last_used < IDLE:
-            await asyncio.sleep(TICK)
+        # A finished table stops costing queries: its last views are served from memory.
+        while time.monotonic() - watch.last_used < IDLE and not watch.final:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(watch.poked.wait(), TICK)
+            watch.poked.clear()
             try:
                 await self._refresh(watch)
             except RPCError as err:  # e.g. "consistent query buffer is full": next tick
@@ -131,12 +156,17 @@ class GameStateCache:
             watch.version = version
             watch.spectator = spectator
             watch.tournament = tview
-            watch.views = {None: spectator}
+            # Keep a viewer's view only if it is as new as the table the spectator saw.
+            watch.views = {
+                viewer: view
+                for viewer, view in watch.views.items()
+                if view.version >= spectator.version
+            }
+            watch.views[None] = spectator
             watch.changed.set()
             watch.changed = asyncio.Event()
 
     async def _view_for(self, watch: _Watch, viewer: str | None) -> TableView:
-        version = watch.version
         cached = watch.views.get(viewer)
         if cached is not None:
             return cached
@@ -149,7 +179,9 @@ class GameStateCache:
             view = await table.query(TableWorkflow.view, viewer)
             watch.queries += 1
             WORKFLOW_QUERIES.labels("table").inc()
-            if watch.version == version:
+            # Cache it by its own version: under load the table may have moved during the
+            # query, and this view is then newer than the watch, not stale.
+            if view.version >= watch.table_version:
                 watch.views[viewer] = view
             return view
 

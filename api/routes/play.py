@@ -111,10 +111,14 @@ class ActBody(WireModel):
 
 @router.post("/{tournament_id}/act", response_model=ActResult, response_model_by_alias=True)
 async def act(
-    tournament_id: str, body: ActBody, caller: CurrentPlayer, temporal: TemporalDep
+    tournament_id: str,
+    body: ActBody,
+    request: Request,
+    caller: CurrentPlayer,
+    temporal: TemporalDep,
 ) -> ActResult:
     handle = temporal.get_workflow_handle_for(TableWorkflow.run, table_workflow_id(tournament_id))
-    return await execute_update(
+    result = await execute_update(
         handle,
         TableWorkflow.act,
         ActInput(
@@ -126,3 +130,6 @@ async def act(
         ),
         closed_code=ErrorCode.STALE_TURN,
     )
+    cache: GameStateCache = request.app.state.game_states
+    cache.poke(table_workflow_id(tournament_id))
+    return result
