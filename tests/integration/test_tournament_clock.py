@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncIterator
+from datetime import timedelta
 
 import pytest
 from sqlmodel import col, select
@@ -13,7 +14,7 @@ from temporalio.testing import WorkflowEnvironment
 from db import ledger
 from db.engine import Database
 from db.models import Event
-from workflows.messages import CreateTournamentInput, PayEntryInput, RegisterInput
+from workflows.messages import CancelInput, CreateTournamentInput, PayEntryInput, RegisterInput
 from workflows.tournament import TournamentWorkflow
 
 pytestmark = pytest.mark.slow
@@ -78,3 +79,35 @@ async def test_players_who_only_time_out_are_blinded_to_the_end(
         assert lv["levelEndsAt"] == final.play_start_ms + (lv["level"] + 1) * 60_000
     assert await ledger.balance(db, ledger.escrow_account(tid)) == 0
     assert sum(p.amount for p in final.payouts) == 300
+
+
+async def test_an_unpaid_reserve_is_released_after_120_seconds(
+    skipping: tuple[Client, str], db: Database, time_skipping_env: WorkflowEnvironment
+) -> None:
+    client, task_queue = skipping
+    tid = f"ttl-{uuid.uuid4().hex[:6]}"
+    settings = {
+        "seats": 2, "entryFee": 100, "startingStack": 200, "actionTimeoutSeconds": 3,
+        "blindStructure": {"startingSmallBlind": 10, "increaseFactor": 2.0, "levelDurationSeconds": 60},
+    }  # fmt: skip
+    handle = await client.start_workflow(
+        TournamentWorkflow.run,
+        CreateTournamentInput(tournament_id=tid, name="ttl", settings=settings),
+        id=f"tournament-{tid}",
+        task_queue=task_queue,
+    )
+    await handle.execute_update(
+        TournamentWorkflow.register, RegisterInput(player_id="a", owner_user_id="a")
+    )
+    await time_skipping_env.sleep(timedelta(seconds=100))
+    assert (await handle.query(TournamentWorkflow.state)).registered_count == 1
+    await time_skipping_env.sleep(timedelta(seconds=25))
+    view = await handle.query(TournamentWorkflow.state)
+    assert view.registered_count == 0 and view.entrants == []
+    # Released: the same player may register again at once.
+    again = await handle.execute_update(
+        TournamentWorkflow.register, RegisterInput(player_id="a", owner_user_id="a")
+    )
+    assert again.status == "reserved"
+    await handle.execute_update(TournamentWorkflow.cancel, CancelInput())
+    assert (await handle.result()).state == "cancelled"
