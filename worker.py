@@ -66,9 +66,28 @@ def build_worker(
     )
 
 
+async def _connect_patiently(settings: Settings, *, limit: float = 120.0) -> Client:
+    """Wait for Temporal rather than die: a worker started beside a server that is still
+    starting (or restarting) should simply begin polling once it answers."""
+    log = logging.getLogger("sng.worker")
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + limit
+    delay = 0.2
+    runtime = worker_runtime(settings)
+    while True:
+        try:
+            return await connect(settings, runtime=runtime)
+        except RuntimeError as err:
+            if loop.time() > deadline:
+                raise
+            log.warning("Temporal not reachable yet (%s); retrying in %.1fs", err, delay)
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 5.0)
+
+
 async def run_worker(settings: Settings) -> None:
     # SDK metrics for Prometheus when SNG_WORKER_METRICS_ADDRESS is set (sng/telemetry.py).
-    client = await connect(settings, runtime=worker_runtime(settings))
+    client = await _connect_patiently(settings)
     db = Database(settings.database_url)
     chain = (
         ChainMoneyActivities.from_settings(settings) if settings.money_backend == "chain" else None

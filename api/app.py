@@ -9,7 +9,18 @@ from fastapi import FastAPI
 
 from api import errors
 from api.gamestate import GameStateCache
-from api.routes import admin, agents, codec, events, internal, me, metrics, play, tournaments
+from api.routes import (
+    admin,
+    agents,
+    codec,
+    events,
+    hands,
+    internal,
+    me,
+    metrics,
+    play,
+    tournaments,
+)
 from api.ui import routes as admin_pages
 from db.engine import Database
 from sng.settings import Settings, get_settings
@@ -40,6 +51,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     errors.install(app)
     app.include_router(tournaments.router)
     app.include_router(play.router)
+    app.include_router(hands.router)
     app.include_router(codec.router)
     app.include_router(metrics.router)
     app.include_router(admin.router)

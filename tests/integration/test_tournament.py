@@ -13,6 +13,7 @@ from temporalio.worker import Replayer
 from db import ledger
 from db.engine import Database
 from db.models import Entrant, Event, Hand, PayoutIntent
+from domain import deck as decks
 from sng.settings import Settings
 from tests.integration.bots import passive, play, shove
 from tests.integration.helpers import admin, credit, eventually, player
@@ -77,6 +78,16 @@ async def test_full_tournament_to_one_winner(
         assert table_id == f"table-{tid}-1"
         await play(client, table_id, users, shove)
         final = await until_state(http, tid, "closed")
+        listed = (await http.get(f"/tournaments/{tid}/hands")).json()
+        assert [h["handNumber"] for h in listed] == list(range(1, final["handsPlayed"] + 1))
+        record = (await http.get(f"/tournaments/{tid}/hands/1")).json()
+        assert decks.verify(bytes.fromhex(record["deck_seed"]), record["deck_commitment"])
+        assert set(record["players"].values()) <= set(users)
+        phh = await http.get(f"/tournaments/{tid}/hands/1/phh")
+        assert phh.status_code == 200 and "variant = 'NT'" in phh.text
+        assert all(name in phh.text for name in record["players"].values())
+        missing = await http.get(f"/tournaments/{tid}/hands/9999")
+        assert (missing.status_code, missing.json()["code"]) == (404, "not_found")
         balances = {
             u: (await http.get("/me/balance", headers=player(settings, u))).json()["balance"]
             for u in users

@@ -1,0 +1,92 @@
+"""Hand histories after each hand, as JSON and as PHH (the uoftcprg standard).
+
+A finished hand's record is public: its deck seed is revealed with it (commit-reveal), so
+anyone can re-derive the whole deck and check the commitment published at the deal — which
+also means mucked cards are derivable, by design. Running hands are never served here.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query
+from fastapi.responses import PlainTextResponse
+from sqlmodel import col, select
+
+from api.deps import DbDep
+from api.errors import ApiError
+from db.models import Hand
+from domain.errors import ErrorCode
+from domain.phh import to_phh
+from workflows.messages import WireModel
+
+router = APIRouter(prefix="/tournaments", tags=["hands"])
+
+
+class HandSummary(WireModel):
+    hand_number: int
+    table_id: str
+    level: int
+    board: list[str]
+    winners: list[int]
+
+
+def _summary(hand: Hand) -> HandSummary:
+    pots = hand.record.get("pots", [])
+    winners = sorted({int(w) for pot in pots for w in pot.get("winners", [])})
+    return HandSummary(
+        hand_number=hand.hand_no,
+        table_id=hand.table_id,
+        level=hand.level,
+        board=list(hand.record.get("board", [])),
+        winners=winners,
+    )
+
+
+async def _hand(db: DbDep, tournament_id: str, hand_number: int) -> Hand:
+    async with db.session() as session:
+        hand = (
+            await session.exec(
+                select(Hand).where(
+                    Hand.tournament_id == tournament_id,
+                    Hand.hand_no == hand_number,
+                    col(Hand.hand_no) > 0,
+                )
+            )
+        ).first()
+    if hand is None:
+        raise ApiError(ErrorCode.NOT_FOUND, f"no finished hand {hand_number} in {tournament_id}")
+    return hand
+
+
+@router.get(
+    "/{tournament_id}/hands", response_model=list[HandSummary], response_model_by_alias=True
+)
+async def list_hands(
+    tournament_id: str,
+    db: DbDep,
+    after: Annotated[int, Query(ge=0)] = 0,
+    limit: Annotated[int, Query(ge=1, le=500)] = 100,
+) -> list[HandSummary]:
+    async with db.session() as session:
+        hands = await session.exec(
+            select(Hand)
+            .where(Hand.tournament_id == tournament_id, col(Hand.hand_no) > after)
+            .order_by(col(Hand.hand_no))
+            .limit(limit)
+        )
+        return [_summary(h) for h in hands]
+
+
+@router.get("/{tournament_id}/hands/{hand_number}")
+async def hand_history(tournament_id: str, hand_number: int, db: DbDep) -> dict[str, Any]:
+    """The full record: seats and players, forced bets, actions, board, shown cards, pots and
+    winners, stacks before and after, busts, the deck commitment and the revealed seed."""
+    return dict((await _hand(db, tournament_id, hand_number)).record)
+
+
+@router.get("/{tournament_id}/hands/{hand_number}/phh", response_class=PlainTextResponse)
+async def hand_history_phh(tournament_id: str, hand_number: int, db: DbDep) -> str:
+    record = (await _hand(db, tournament_id, hand_number)).record
+    names = {int(seat): player for seat, player in record.get("players", {}).items()}
+    return to_phh(record, names)
