@@ -1,13 +1,15 @@
-"""Operator routes behind the service key: create tournaments (more arrive with Operators)."""
+"""Operator routes behind the service key: create, list, inspect, cancel, force-end, credit."""
 
 from __future__ import annotations
 
 import secrets
 import time
-from typing import Any
+from datetime import datetime
+from typing import Annotated, Any
 
-from fastapi import APIRouter, status
+from fastapi import APIRouter, Query, status
 from pydantic import Field
+from sqlmodel import col, select
 from temporalio.client import Client
 from temporalio.common import SearchAttributePair, TypedSearchAttributes
 
@@ -15,6 +17,7 @@ from api.auth import ServiceKey
 from api.deps import DbDep, SettingsDep, TemporalDep, tournament_workflow_id
 from api.updates import execute_update
 from db import ledger
+from db.models import PayoutIntent, Tournament
 from domain.clock import level_started_at_ms
 from domain.errors import ErrorCode
 from domain.operations import verify_force_end
@@ -189,3 +192,101 @@ def current_level_started_at_ms(view: TournamentView) -> int | None:
     return level_started_at_ms(
         validate_settings(view.settings), view.play_start_ms, view.current_level
     )
+
+
+class AdminTournamentRow(WireModel):
+    tournament_id: str
+    name: str
+    state: str
+    kind: str
+    seats: int
+    entry_fee: int
+    registered_count: int
+    field_size: int | None
+    current_level: int
+    level_started_at: datetime | None
+    created_at: datetime
+    workflow_id: str
+
+
+class AdminPayoutRow(WireModel):
+    intent_id: str
+    position: int
+    player_id: str
+    amount: int
+    destination: str
+    status: str
+    tx_hash: str | None
+    failure_reason: str | None
+    confirmed_at: datetime | None
+
+
+class AdminTournamentDetail(WireModel):
+    tournament: TournamentView
+    payout_intents: list[AdminPayoutRow]
+
+
+@router.get("/tournaments", response_model=list[AdminTournamentRow], response_model_by_alias=True)
+async def admin_list(
+    db: DbDep,
+    state: Annotated[str | None, Query(max_length=20)] = None,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 200,
+) -> list[AdminTournamentRow]:
+    """Every tournament from the read model, newest first (filter by ``state``)."""
+    query = select(Tournament).order_by(col(Tournament.created_at).desc()).limit(limit)
+    if state:
+        query = query.where(Tournament.state == state)
+    async with db.session() as session:
+        rows = await session.exec(query)
+        return [
+            AdminTournamentRow(
+                tournament_id=t.id,
+                name=t.name,
+                state=t.state,
+                kind=t.kind,
+                seats=t.seats,
+                entry_fee=t.entry_fee,
+                registered_count=t.registered_count,
+                field_size=t.field_size,
+                current_level=t.current_level,
+                level_started_at=t.level_started_at,
+                created_at=t.created_at,
+                workflow_id=t.workflow_id,
+            )
+            for t in rows
+        ]
+
+
+@router.get(
+    "/tournaments/{tournament_id}",
+    response_model=AdminTournamentDetail,
+    response_model_by_alias=True,
+)
+async def admin_detail(
+    tournament_id: str, temporal: TemporalDep, db: DbDep
+) -> AdminTournamentDetail:
+    """The workflow's own view plus the payout intents as the money legs recorded them."""
+    view = await temporal.get_workflow_handle_for(
+        TournamentWorkflow.run, tournament_workflow_id(tournament_id)
+    ).query(TournamentWorkflow.state)
+    async with db.session() as session:
+        intents = await session.exec(
+            select(PayoutIntent)
+            .where(PayoutIntent.tournament_id == tournament_id)
+            .order_by(col(PayoutIntent.position))
+        )
+        rows = [
+            AdminPayoutRow(
+                intent_id=i.id,
+                position=i.position,
+                player_id=i.player_id,
+                amount=i.amount,
+                destination=i.destination,
+                status=i.status,
+                tx_hash=i.tx_hash,
+                failure_reason=i.failure_reason,
+                confirmed_at=i.confirmed_at,
+            )
+            for i in intents
+        ]
+    return AdminTournamentDetail(tournament=view, payout_intents=rows)
