@@ -86,11 +86,17 @@ async def test_full_tournament_to_one_winner(
         phh = await http.get(f"/tournaments/{tid}/hands/1/phh")
         assert phh.status_code == 200 and "variant = 'NT'" in phh.text
         assert all(name in phh.text for name in record["players"].values())
-        listing = (await http.get("/admin/tournaments", params={"state": "closed"}, headers=admin(settings))).json()
+        listing = (
+            await http.get(
+                "/admin/tournaments", params={"state": "closed"}, headers=admin(settings)
+            )
+        ).json()
         assert tid in [t["tournamentId"] for t in listing]
         detail = (await http.get(f"/admin/tournaments/{tid}", headers=admin(settings))).json()
         assert detail["tournament"]["state"] == "closed"
-        assert [p["status"] for p in detail["payoutIntents"]] == ["confirmed"] * len(detail["payoutIntents"])
+        assert [p["status"] for p in detail["payoutIntents"]] == ["confirmed"] * len(
+            detail["payoutIntents"]
+        )
         assert (await http.get(f"/admin/tournaments/{tid}")).status_code == 401
         missing = await http.get(f"/tournaments/{tid}/hands/9999")
         assert (missing.status_code, missing.json()["code"]) == (404, "not_found")
