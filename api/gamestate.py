@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from prometheus_client import Counter
-from temporalio.client import Client
+from temporalio.client import Client, WorkflowHandle
 from temporalio.service import RPCError
 
 from workflows.messages import TournamentView
@@ -140,8 +140,10 @@ class GameStateCache:
         self.watches.pop(watch.table_id, None)
 
     async def _refresh(self, watch: _Watch) -> None:
-        table = self.client.get_workflow_handle_for(TableWorkflow.run, watch.table_id)
-        tournament = self.client.get_workflow_handle_for(
+        table: WorkflowHandle[Any, Any] = self.client.get_workflow_handle_for(
+            TableWorkflow.run, watch.table_id
+        )
+        tournament: WorkflowHandle[Any, Any] = self.client.get_workflow_handle_for(
             TournamentWorkflow.run, f"tournament-{watch.tournament_id}"
         )
         spectator, tview = await asyncio.gather(
@@ -175,7 +177,9 @@ class GameStateCache:
             cached = watch.views.get(viewer)
             if cached is not None:
                 return cached
-            table = self.client.get_workflow_handle_for(TableWorkflow.run, watch.table_id)
+            table: WorkflowHandle[Any, Any] = self.client.get_workflow_handle_for(
+                TableWorkflow.run, watch.table_id
+            )
             view = await table.query(TableWorkflow.view, viewer)
             watch.queries += 1
             WORKFLOW_QUERIES.labels("table").inc()

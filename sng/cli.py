@@ -21,11 +21,19 @@ app.command()(bench)
 
 
 @app.command()
-def dev() -> None:
+def dev(
+    chain: str = typer.Option(
+        "none",
+        help="'anvil': also run a local chain (contracts deployed, demo wallets funded) "
+        "and move money on-chain",
+    ),
+) -> None:
     """Start PostgreSQL, Temporal, the worker and the API together; Ctrl-C stops them all."""
     from sng.devstack import run_dev
 
-    raise typer.Exit(run_dev(get_settings()))
+    if chain not in ("none", "anvil"):
+        raise typer.BadParameter("--chain is 'none' or 'anvil'")
+    raise typer.Exit(run_dev(get_settings(), chain=chain))
 
 
 @app.command()

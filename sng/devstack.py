@@ -17,11 +17,15 @@ import sysconfig
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import httpx
 from rich.console import Console
 
 from sng.pg import EmbeddedPostgres
+
+if TYPE_CHECKING:
+    from sng.chain import DevChain
 from sng.settings import Settings
 from workflows.search_attributes import dev_server_flags
 
@@ -98,7 +102,10 @@ def start_temporal(
 @dataclass
 class DevStack:
     settings: Settings
+    chain_mode: str = "none"
+    """``anvil``: also run a local chain with the contracts deployed; money moves on-chain."""
     pg: EmbeddedPostgres | None = None
+    chain: DevChain | None = None
     children: list[tuple[str, subprocess.Popen[bytes]]] = field(default_factory=list)
 
     @property
@@ -110,6 +117,8 @@ class DevStack:
         wanted = {"API": s.api_port, "Temporal": s.temporal_port, "Temporal UI": s.temporal_ui_port}
         if "DATABASE_URL" not in os.environ:
             wanted["PostgreSQL"] = s.postgres_port
+        if self.chain_mode == "anvil":
+            wanted["chain RPC"] = s.chain_port
         taken = [f"{name} port {port}" for name, port in wanted.items() if not port_is_free(port)]
         if taken:
             raise PortTaken(
@@ -171,6 +180,22 @@ class DevStack:
             wait_for_tcp(s.temporal_ui_port, timeout=60, proc=temporal)
 
         env = self.child_env(database_url)
+        if self.chain_mode == "anvil":
+            from sng.chain import start_dev_chain
+
+            with console.status("starting anvil and deploying the contracts"):
+                self.chain = start_dev_chain(self.data_dir / "chain", s.chain_port)
+            info = self.chain.info
+            env.update(
+                {
+                    "SNG_MONEY_BACKEND": "chain",
+                    "SNG_CHAIN_RPC_URL": info.rpc_url,
+                    "SNG_CHAIN_OPERATOR_KEY": info.operator_key,
+                    "SNG_VAULT_ADDRESS": info.vault_address,
+                    "SNG_TOKEN_ADDRESS": info.token_address,
+                    "SNG_CHAIN_START_BLOCK": str(info.deploy_block),
+                }
+            )
         for name in ("worker", "api"):
             out = open(logs / f"{name}.log", "ab")
             proc = subprocess.Popen(
@@ -189,6 +214,12 @@ class DevStack:
             f"  Temporal     127.0.0.1:{s.temporal_port}  namespace {s.temporal_namespace}"
         )
         console.print(f"  PostgreSQL   {database_url}")
+        if self.chain is not None:
+            info = self.chain.info
+            console.print(f"  chain        {info.rpc_url}  (chain id {info.chain_id})")
+            console.print(f"               token {info.token_address}  vault {info.vault_address}")
+            for wallet in info.wallets:
+                console.print(f"  demo wallet  {wallet.address}  key {wallet.key}")
         console.print(f"  data         {self.data_dir}  (logs in {logs})")
         console.print("Ctrl-C stops everything; run `sng dev` again to resume the same data.")
 
@@ -229,12 +260,14 @@ class DevStack:
                 proc.kill()
                 proc.wait()
         self.children.clear()
+        if self.chain is not None:
+            self.chain.stop()
         if self.pg is not None:
             self.pg.stop()
 
 
-def run_dev(settings: Settings) -> int:
-    stack = DevStack(settings)
+def run_dev(settings: Settings, *, chain: str = "none") -> int:
+    stack = DevStack(settings, chain_mode=chain)
 
     def _terminate(_signum: int, _frame: object) -> None:
         raise KeyboardInterrupt

@@ -50,6 +50,8 @@ class Settings(BaseSettings):
     temporal_port: int = 7233
     temporal_ui_port: int = 8233
     postgres_port: int = 5433
+    chain_port: int = 8545
+    """`sng dev --chain anvil`'s RPC port."""
 
     # Secrets. The development defaults are public; prod refuses them.
     service_key: str = DEV_SERVICE_KEY

@@ -10,7 +10,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, status
 from pydantic import Field
 from sqlmodel import col, select
-from temporalio.client import Client
+from temporalio.client import Client, WorkflowHandle
 from temporalio.common import SearchAttributePair, TypedSearchAttributes
 
 from api.auth import ServiceKey
@@ -111,7 +111,7 @@ async def cancel_tournament(
     tournament_id: str, body: CancelBody, temporal: TemporalDep
 ) -> TournamentView:
     """Cancel while registering: every paid entry is refunded, then the state is cancelled."""
-    handle = temporal.get_workflow_handle_for(
+    handle: WorkflowHandle[Any, Any] = temporal.get_workflow_handle_for(
         TournamentWorkflow.run, tournament_workflow_id(tournament_id)
     )
     return await execute_update(
@@ -165,7 +165,7 @@ async def force_end_tournament(
 ) -> TournamentView:
     """Stop a wedged tournament: live seats ranked by stack, then the normal end (409 unless
     playing and the current level is force_end_min_level_age_seconds old)."""
-    handle = temporal.get_workflow_handle_for(
+    handle: WorkflowHandle[Any, Any] = temporal.get_workflow_handle_for(
         TournamentWorkflow.run, tournament_workflow_id(body.table_id)
     )
     # The level's age is the API's rule (the workflow checks only the state): read the
@@ -266,9 +266,10 @@ async def admin_detail(
     tournament_id: str, temporal: TemporalDep, db: DbDep
 ) -> AdminTournamentDetail:
     """The workflow's own view plus the payout intents as the money legs recorded them."""
-    view = await temporal.get_workflow_handle_for(
+    handle: WorkflowHandle[Any, Any] = temporal.get_workflow_handle_for(
         TournamentWorkflow.run, tournament_workflow_id(tournament_id)
-    ).query(TournamentWorkflow.state)
+    )
+    view: TournamentView = await handle.query(TournamentWorkflow.state)
     async with db.session() as session:
         intents = await session.exec(
             select(PayoutIntent)

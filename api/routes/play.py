@@ -9,6 +9,7 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Query, Request
 from pydantic import Field
 from sqlmodel import select
+from temporalio.client import WorkflowHandle
 
 from api.auth import CurrentPlayer
 from api.deps import DbDep, TemporalDep
@@ -117,7 +118,9 @@ async def act(
     caller: CurrentPlayer,
     temporal: TemporalDep,
 ) -> ActResult:
-    handle = temporal.get_workflow_handle_for(TableWorkflow.run, table_workflow_id(tournament_id))
+    handle: WorkflowHandle[Any, Any] = temporal.get_workflow_handle_for(
+        TableWorkflow.run, table_workflow_id(tournament_id)
+    )
     result = await execute_update(
         handle,
         TableWorkflow.act,

@@ -17,7 +17,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 from sqlmodel import col, select
-from temporalio.client import WorkflowUpdateFailedError
+from temporalio.client import WorkflowHandle, WorkflowUpdateFailedError
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
@@ -224,7 +224,7 @@ async def create(
 
 
 async def _view(temporal: TemporalDep, tournament_id: str) -> TournamentView | None:
-    handle = temporal.get_workflow_handle_for(
+    handle: WorkflowHandle[Any, Any] = temporal.get_workflow_handle_for(
         TournamentWorkflow.run, tournament_workflow_id(tournament_id)
     )
     try:
