@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Path, Query
 from fastapi.responses import PlainTextResponse
 from sqlmodel import col, select
 
@@ -21,6 +21,9 @@ from domain.phh import to_phh
 from workflows.messages import WireModel
 
 router = APIRouter(prefix="/tournaments", tags=["hands"])
+
+MAX_HAND = 2**31 - 1  # the column is a PostgreSQL integer
+HandNumber = Annotated[int, Path(ge=1, le=MAX_HAND)]
 
 
 class HandSummary(WireModel):
@@ -65,7 +68,7 @@ async def _hand(db: DbDep, tournament_id: str, hand_number: int) -> Hand:
 async def list_hands(
     tournament_id: str,
     db: DbDep,
-    after: Annotated[int, Query(ge=0)] = 0,
+    after: Annotated[int, Query(ge=0, le=MAX_HAND)] = 0,
     limit: Annotated[int, Query(ge=1, le=500)] = 100,
 ) -> list[HandSummary]:
     async with db.session() as session:
@@ -79,14 +82,14 @@ async def list_hands(
 
 
 @router.get("/{tournament_id}/hands/{hand_number}")
-async def hand_history(tournament_id: str, hand_number: int, db: DbDep) -> dict[str, Any]:
+async def hand_history(tournament_id: str, hand_number: HandNumber, db: DbDep) -> dict[str, Any]:
     """The full record: seats and players, forced bets, actions, board, shown cards, pots and
     winners, stacks before and after, busts, the deck commitment and the revealed seed."""
     return dict((await _hand(db, tournament_id, hand_number)).record)
 
 
 @router.get("/{tournament_id}/hands/{hand_number}/phh", response_class=PlainTextResponse)
-async def hand_history_phh(tournament_id: str, hand_number: int, db: DbDep) -> str:
+async def hand_history_phh(tournament_id: str, hand_number: HandNumber, db: DbDep) -> str:
     record = (await _hand(db, tournament_id, hand_number)).record
     names = {int(seat): player for seat, player in record.get("players", {}).items()}
     return to_phh(record, names)

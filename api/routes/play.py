@@ -51,7 +51,7 @@ async def get_game_state(
     request: Request,
     caller: CurrentPlayer,
     db: DbDep,
-    wait_for_change: Annotated[int | None, Query(alias="waitForChange", ge=0)] = None,
+    wait_for_change: Annotated[int | None, Query(alias="waitForChange", ge=0, le=2**63 - 1)] = None,
     wait_seconds: Annotated[float, Query(alias="timeout", ge=0, le=30)] = 20.0,
 ) -> dict[str, Any]:
     """The caller's view: the table (own hole cards only), legal actions with amounts, and the
@@ -102,8 +102,8 @@ async def get_game_state(
 
 
 class ActBody(WireModel):
-    hand_number: int = Field(ge=1)
-    turn: int = Field(ge=0)
+    hand_number: int = Field(ge=1, le=2**31 - 1)
+    turn: int = Field(ge=0, le=2**31 - 1)
     """The turn id from the state you answer (a stale one is refused with stale_turn)."""
     action: Literal["fold", "check", "call", "raise", "all_in"]
     amount: int | None = Field(default=None, ge=1, le=10**15)
