@@ -321,3 +321,9 @@ class TableWorkflow:
 
     def _bump(self) -> None:
         self.st.version += 1
+        hand = self.hand
+        actor = hand.actor_seat if hand is not None and not hand.over else None
+        workflow.set_current_details(
+            f"hand {self.st.hand_no}, level {self.level} ({self.blinds.sb}/{self.blinds.bb}), "
+            + (f"seat {actor} to act" if actor is not None else "between hands")
+        )

@@ -696,6 +696,12 @@ class TournamentWorkflow:
 
     def _bump(self) -> None:
         self.s.version += 1
+        # What the Temporal UI shows as this workflow's current details.
+        alive = sum(1 for chips in self.s.stacks.values() if chips > 0)
+        workflow.set_current_details(
+            f"{self.s.phase.value}: {self._taken()}/{self.settings.seats} entrants, level "
+            f"{self.s.level}, {self.s.hands_played} hands, {alive or '-'} players left"
+        )
 
     def _next_reserve_expiry_ms(self) -> int | None:
         times = [

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from fastapi import APIRouter
 from pydantic import Field
 from sqlmodel import col, select
@@ -13,6 +15,8 @@ from api.updates import execute_update
 from db import agents
 from db.models import Tournament
 from domain.errors import ErrorCode
+from domain.game_state import tournament_fields
+from domain.settings import validate_settings
 from workflows.messages import (
     LeaveResult,
     LeaveVia,
@@ -83,9 +87,26 @@ async def lobby(db: DbDep) -> list[LobbyEntry]:
         ]
 
 
-@router.get("/{tournament_id}", response_model=TournamentView, response_model_by_alias=True)
-async def tournament_state(tournament_id: str, temporal: TemporalDep) -> TournamentView:
-    return await _handle(temporal, tournament_id).query(TournamentWorkflow.state)
+class TournamentDetail(TournamentView):
+    tournament_schedule: dict[str, Any]
+    """The resolved blind preview from the current level (open-ended: ``continues``) and the
+    resolved prize structure as ``{position, percent}`` for the sealed field (or the seats)."""
+
+
+@router.get("/{tournament_id}", response_model=TournamentDetail, response_model_by_alias=True)
+async def tournament_state(tournament_id: str, temporal: TemporalDep) -> TournamentDetail:
+    view = await _handle(temporal, tournament_id).query(TournamentWorkflow.state)
+    fields = tournament_fields(
+        validate_settings(view.settings),
+        state=view.state.value,
+        level=view.current_level,
+        play_start_ms=view.play_start_ms,
+        registered_count=view.registered_count,
+        field_size=view.field_size,
+        stacks={},
+        viewer=None,
+    )
+    return TournamentDetail(**view.model_dump(), tournament_schedule=fields["tournamentSchedule"])
 
 
 @router.post(

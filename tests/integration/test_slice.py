@@ -25,6 +25,11 @@ async def test_create_register_query_persist(
         state = (await http.get(f"/tournaments/{tid}")).json()
         assert state["state"] == "registering"
         assert state["registeredCount"] == 0 and state["seats"] == 3
+        schedule = state["tournamentSchedule"]
+        assert [lv["sb"] for lv in schedule["levels"][:4]] == [10, 15, 25, 30]
+        assert schedule["continues"] is True and schedule["totalLevels"] is None
+        assert [p["position"] for p in schedule["prizeStructure"]] == [1]
+        assert sum(p["percent"] for p in schedule["prizeStructure"]) == 100
 
         r = await http.post(
             f"/tournaments/{tid}/register", json={}, headers=player(settings, "alice")
