@@ -19,6 +19,7 @@ from activities.events import EventActivities
 from activities.money import VirtualMoneyActivities
 from activities.persistence import PersistenceActivities
 from activities.table import new_deck_seed
+from activities.telemetry import TelemetryActivities
 from db.engine import Database
 from sng.settings import Settings, get_settings
 from sng.telemetry import worker_runtime
@@ -52,6 +53,7 @@ def activities_for(db: Database, chain: ChainMoneyActivities | None = None) -> l
         money.pay_prize,
         virtual.collect_rake,
         new_deck_seed,
+        TelemetryActivities().record_lifecycle,
     ]
 
 

@@ -16,11 +16,13 @@ with workflow.unsafe.imports_passed_through():
     from activities.events import EventActivities
     from activities.money import VirtualMoneyActivities
     from activities.persistence import PersistenceActivities
+    from activities.telemetry import TelemetryActivities
     from domain.errors import ErrorCode
     from workflows.messages import (
         EntrantRow,
         EventInput,
         HandRow,
+        LifecycleRecord,
         MoneyMove,
         MoneyReceipt,
         PayoutConfirmation,
@@ -160,4 +162,14 @@ async def fail_payout(failure: PayoutFailure) -> None:
         start_to_close_timeout=DB_TIMEOUT,
         retry_policy=FOREVER,
         summary=f"record failure of {failure.intent_id}",
+    )
+
+
+async def record_lifecycle(record: LifecycleRecord) -> None:
+    await workflow.execute_activity_method(
+        TelemetryActivities.record_lifecycle,
+        record,
+        start_to_close_timeout=DB_TIMEOUT,
+        retry_policy=RetryPolicy(maximum_attempts=5),  # telemetry: best effort, bounded
+        summary="record tournament.lifecycle span",
     )

@@ -87,6 +87,27 @@ class Finish(WireModel):
     hand_no: int | None = None
 
 
+class Transition(WireModel):
+    state: str
+    at_ms: int
+
+
+class LifecycleRecord(WireModel):
+    """What the tournament.lifecycle span says, recorded once at close from persisted times."""
+
+    tournament_id: str
+    seats: int
+    entry_fee: int
+    starting_stack: int
+    level_duration_seconds: int
+    action_timeout_seconds: int
+    prize_structure_summary: str
+    transitions: list[Transition]
+    closed_at_ms: int
+    actual_payouts: list[int]
+    auto_fold_count: int
+
+
 class TournamentState(WireModel):
     """Everything a tournament run carries, and hands over across continue-as-new."""
 
@@ -112,6 +133,8 @@ class TournamentState(WireModel):
     payouts: list[PayoutView] = []
     rake_total: int = 0
     closed_at_ms: int | None = None
+    transitions: list[Transition] = []
+    """Every state entered, with when: the tournament.lifecycle span is built from these."""
     version: int = 0
 
 

@@ -180,6 +180,11 @@ class TableWorkflow:
         else:
             hand.act(seat, ActionKind.FOLD)
             self.st.auto_folds += 1
+            # Replay-safe: the SDK's workflow meter records nothing while replaying. The
+            # worker exports it with its runtime metrics (SNG_WORKER_METRICS_ADDRESS).
+            workflow.metric_meter().create_counter(
+                "sng_auto_folds", "Folds the table made for a player whose timer ran out"
+            ).add(1)
         self._bump()
 
     async def _finish_hand(self, hand: Hand, seed_hex: str) -> None:

@@ -23,7 +23,7 @@ with workflow.unsafe.imports_passed_through():
     from domain.blinds import resolve_blinds
     from domain.clock import level_at, level_deadline_ms, level_started_at_ms
     from domain.errors import DomainError, ErrorCode
-    from domain.payouts import resolve_payout_amounts
+    from domain.payouts import resolve_payout_amounts, resolved_prize_structure
     from domain.seating import draw_seats
     from domain.settings import TournamentSettings, validate_settings
     from domain.standings import Finish as Place
@@ -42,6 +42,7 @@ with workflow.unsafe.imports_passed_through():
         HandRow,
         LeaveResult,
         LeaveVia,
+        LifecycleRecord,
         MoneyMove,
         PayEntryInput,
         PayoutConfirmation,
@@ -55,6 +56,7 @@ with workflow.unsafe.imports_passed_through():
         TournamentRow,
         TournamentState,
         TournamentView,
+        Transition,
         UnregisterInput,
     )
     from workflows.table import TableWorkflow
@@ -374,6 +376,7 @@ class TournamentWorkflow:
                 self.s.tournament_id, "tournament_state_changed", "state:closed",
                 {"state": "closed", "closedAt": self.s.closed_at_ms},
             )  # fmt: skip
+            await self._record_lifecycle()
 
     async def _pay(self, payout: PayoutView) -> None:
         try:
@@ -629,6 +632,7 @@ class TournamentWorkflow:
                 self.s.tournament_id, "tournament_state_changed", "state:cancelled",
                 {"state": "cancelled", "reason": req.reason},
             )  # fmt: skip
+            await self._record_lifecycle()
             return self._view()
 
     @cancel.validator
@@ -762,7 +766,36 @@ class TournamentWorkflow:
             version=self.s.version,
         )
 
+    def _record_transition(self) -> None:
+        if not self.s.transitions or self.s.transitions[-1].state != self.s.phase.value:
+            self.s.transitions.append(Transition(state=self.s.phase.value, at_ms=self._now_ms()))
+
+    async def _record_lifecycle(self) -> None:
+        field_size = self.s.field_size or self.settings.seats
+        summary = "/".join(
+            f"{p.percent:g}" for p in resolved_prize_structure(self.settings, field_size)
+        )
+        try:
+            await effects.record_lifecycle(
+                LifecycleRecord(
+                    tournament_id=self.s.tournament_id,
+                    seats=self.settings.seats,
+                    entry_fee=self.settings.entry_fee,
+                    starting_stack=self.settings.starting_stack,
+                    level_duration_seconds=self.settings.level_duration_ms // 1000,
+                    action_timeout_seconds=self.settings.action_timeout_seconds,
+                    prize_structure_summary=summary,
+                    transitions=list(self.s.transitions),
+                    closed_at_ms=self._now_ms(),
+                    actual_payouts=[p.amount for p in self.s.payouts],
+                    auto_fold_count=self.s.auto_folds,
+                )
+            )
+        except ActivityError:
+            workflow.logger.warning("tournament.lifecycle span not recorded")
+
     async def _save_tournament(self) -> None:
+        self._record_transition()
         workflow.upsert_search_attributes(
             [
                 sa.TOURNAMENT_STATE.value_set(self.s.phase.value),

@@ -26,7 +26,9 @@ def st_binary() -> str:
 
 
 @pytest.mark.parametrize("who", ["player", "operator"])
-async def test_no_server_errors_and_schema_conformance(api_url: str, settings: Settings, who: str) -> None:
+async def test_no_server_errors_and_schema_conformance(
+    api_url: str, settings: Settings, who: str
+) -> None:
     header = (
         f"Authorization: Bearer {mint_player_token(settings, 'fuzz-player')}"
         if who == "player"
