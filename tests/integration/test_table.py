@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from temporalio.client import Client, WorkflowHandle, WorkflowUpdateFailedError
 from temporalio.exceptions import ApplicationError
+from temporalio.runtime import MetricBuffer, Runtime, TelemetryConfig
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
@@ -165,10 +166,17 @@ async def test_continue_as_new_between_hands_keeps_playing(
 
 
 async def test_timeouts_check_or_fold_then_sit_out(time_skipping_env: WorkflowEnvironment) -> None:
+    # The worker runs on its own runtime with a metric buffer, to read the auto-fold counter.
+    buffer = MetricBuffer(1000)
     client = time_skipping_env.client
+    metered = await Client.connect(
+        client.service_client.config.target_host, namespace=client.namespace,
+        data_converter=client.data_converter,
+        runtime=Runtime(telemetry=TelemetryConfig(metrics=buffer)),
+    )  # fmt: skip
     task_queue = f"tq-{uuid.uuid4().hex[:8]}"
     async with Worker(
-        client, task_queue=task_queue, workflows=[TableWorkflow], activities=[new_deck_seed]
+        metered, task_queue=task_queue, workflows=[TableWorkflow], activities=[new_deck_seed]
     ):
         handle = await start(
             client, task_queue, table_state(["a", "b"], pause_ms=1000, actionTimeoutSeconds=5)
@@ -186,3 +194,5 @@ async def test_timeouts_check_or_fold_then_sit_out(time_skipping_env: WorkflowEn
         result = await handle.result()
         assert result.auto_folds >= 1
         assert sum(result.stacks.values()) == 2000
+    folds = sum(u.value for u in buffer.retrieve_updates() if u.metric.name == "sng_auto_folds")
+    assert folds == result.auto_folds
