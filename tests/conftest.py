@@ -12,6 +12,7 @@ import sysconfig
 import tempfile
 import uuid
 from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
@@ -132,9 +133,9 @@ def settings(temporal_env: WorkflowEnvironment, migrated_url: str, task_queue: s
     )
 
 
-@pytest.fixture
-async def api_url(settings: Settings, worker: Worker) -> AsyncIterator[str]:
-    """The real API under uvicorn on a free loopback port, with a worker on its task queue."""
+@asynccontextmanager
+async def serve_api(settings: Settings) -> AsyncIterator[str]:
+    """The real API (create_app) under uvicorn on a free loopback port; yields its URL."""
     from api.app import create_app
 
     port = free_port()
@@ -146,6 +147,15 @@ async def api_url(settings: Settings, worker: Worker) -> AsyncIterator[str]:
         if task.done():
             task.result()
         await asyncio.sleep(0.02)
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    await task
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        await task
+
+
+@pytest.fixture
+async def api_url(settings: Settings, worker: Worker) -> AsyncIterator[str]:
+    """The real API under uvicorn, with a worker on its task queue."""
+    async with serve_api(settings) as url:
+        yield url

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import time
 from collections.abc import AsyncIterator
@@ -10,12 +9,12 @@ from pathlib import Path
 
 import httpx
 import pytest
-import uvicorn
 from google.protobuf import json_format
 from temporalio.client import Client
 
 from sng.devstack import free_port, start_temporal, wait_for_tcp
 from sng.settings import Settings
+from tests.conftest import serve_api
 from tests.integration.helpers import admin
 
 ENCRYPTED = base64.b64encode(b"binary/encrypted").decode()
@@ -102,21 +101,8 @@ async def test_cors_preflight_answers_the_ui_origin_only(api_url: str, settings:
 @pytest.fixture
 async def dev_api_url(settings: Settings) -> AsyncIterator[str]:
     """The API as `sng dev` runs it (env dev), without a worker: the codec needs none."""
-    from api.app import create_app
-
-    dev = settings.model_copy(update={"env": "dev"})
-    port = free_port()
-    server = uvicorn.Server(
-        uvicorn.Config(create_app(dev), host="127.0.0.1", port=port, log_level="warning")
-    )
-    task = asyncio.create_task(server.serve())
-    while not server.started:
-        if task.done():
-            task.result()
-        await asyncio.sleep(0.02)
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    await task
+    async with serve_api(settings.model_copy(update={"env": "dev"})) as url:
+        yield url
 
 
 async def test_dev_ui_reads_plaintext_without_credentials(

@@ -7,17 +7,15 @@ installs the package first.
 
 from __future__ import annotations
 
-import asyncio
 import os
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-import uvicorn
 from temporalio.worker import Worker
 
-from sng.devstack import free_port
 from sng.settings import Settings
+from tests.conftest import serve_api
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -89,17 +87,5 @@ def ui_settings(settings: Settings) -> Settings:
 @pytest.fixture
 async def ui_url(ui_settings: Settings, worker: Worker) -> AsyncIterator[str]:
     """The API with the pages, like ``api_url`` but with the shortened intervals above."""
-    from api.app import create_app
-
-    port = free_port()
-    server = uvicorn.Server(
-        uvicorn.Config(create_app(ui_settings), host="127.0.0.1", port=port, log_level="warning")
-    )
-    task = asyncio.create_task(server.serve())
-    while not server.started:
-        if task.done():
-            task.result()
-        await asyncio.sleep(0.02)
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    await task
+    async with serve_api(ui_settings) as url:
+        yield url
