@@ -70,3 +70,17 @@ def test_app_services_wait_for_migrations_and_setup(compose: dict[str, Any]) -> 
         deps = compose["services"][name]["depends_on"]
         assert deps["migrate"]["condition"] == "service_completed_successfully"
         assert deps["temporal-setup"]["condition"] == "service_completed_successfully"
+
+
+def test_the_ui_decrypts_through_the_api_codec(compose: dict[str, Any]) -> None:
+    ui_env = env_of(compose["services"]["temporal-ui"])
+    assert ui_env["TEMPORAL_CODEC_ENDPOINT"].endswith("/codec")
+    for name in ("api", "worker", "migrate"):
+        assert re.fullmatch(
+            r"\$\{SNG_CODEC_KEY:\?.+\}", env_of(compose["services"][name])["SNG_CODEC_KEY"]
+        )
+
+
+def test_optional_profiles(compose: dict[str, Any]) -> None:
+    assert compose["services"]["anvil"]["profiles"] == ["chain"]
+    assert compose["services"]["otel-collector"]["profiles"] == ["telemetry"]
