@@ -12,7 +12,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
-from temporalio.client import WorkflowUpdateFailedError
+from temporalio.client import WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
@@ -45,6 +45,7 @@ STATUS: dict[ErrorCode, int] = {
     ErrorCode.NOT_A_TOURNAMENT: 400,
     ErrorCode.UNAUTHORIZED: 401,
     ErrorCode.FORBIDDEN: 403,
+    ErrorCode.TEMPORARILY_UNAVAILABLE: 503,
 }
 
 
@@ -80,6 +81,12 @@ def _from_application_error(err: ApplicationError) -> JSONResponse | None:
     return error_response(err.type, err.message, field)
 
 
+def _unavailable(message: str) -> JSONResponse:
+    response = error_response(ErrorCode.TEMPORARILY_UNAVAILABLE.value, message)
+    response.headers["Retry-After"] = "1"
+    return response
+
+
 def install(app: FastAPI) -> None:
     @app.exception_handler(DomainError)
     async def _domain(_: Request, err: DomainError) -> JSONResponse:
@@ -106,8 +113,18 @@ def install(app: FastAPI) -> None:
                 return response
         raise err
 
+    @app.exception_handler(WorkflowUpdateRPCTimeoutOrCancelledError)
+    async def _update_timeout(
+        _: Request, err: WorkflowUpdateRPCTimeoutOrCancelledError
+    ) -> JSONResponse:
+        # No worker took the Update in time (workers restarting, or overloaded): nothing was
+        # applied, and the same call can be sent again.
+        return _unavailable("no worker answered in time; nothing was applied, try again")
+
     @app.exception_handler(RPCError)
     async def _rpc(_: Request, err: RPCError) -> JSONResponse:
         if err.status == RPCStatusCode.NOT_FOUND:
             return error_response(ErrorCode.NOT_FOUND.value, "no such tournament")
+        if err.status in (RPCStatusCode.UNAVAILABLE, RPCStatusCode.DEADLINE_EXCEEDED):
+            return _unavailable(f"Temporal did not answer: {err.message}")
         raise err

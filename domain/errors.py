@@ -38,6 +38,8 @@ class ErrorCode(StrEnum):
     UNKNOWN_SEAT = "unknown_seat"
     # money
     INSUFFICIENT_FUNDS = "insufficient_funds"
+    # service
+    TEMPORARILY_UNAVAILABLE = "temporarily_unavailable"
     # auth / request
     UNAUTHORIZED = "unauthorized"
     FORBIDDEN = "forbidden"

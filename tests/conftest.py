@@ -140,7 +140,14 @@ async def serve_api(settings: Settings) -> AsyncIterator[str]:
 
     port = free_port()
     server = uvicorn.Server(
-        uvicorn.Config(create_app(settings), host="127.0.0.1", port=port, log_level="warning")
+        uvicorn.Config(
+            create_app(settings),
+            host="127.0.0.1",
+            port=port,
+            log_level="warning",
+            # Open streams and long-polls must not hold a test's teardown.
+            timeout_graceful_shutdown=2,
+        )
     )
     task = asyncio.create_task(server.serve())
     while not server.started:
