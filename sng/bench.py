@@ -223,6 +223,8 @@ def render(result: dict[str, Any]) -> Table:
         ("3", "actions/s", f"{t['actions_per_s']:.1f}", f"{t['ratio_to_ceiling']:.1%} of ceiling"),
         ("4", "events per hand / per tournament",
          f"{h['events_per_hand']} / {h['events_per_tournament']}", f"{h['tournaments']} tourn."),
+        ("4", "table events per accepted action", f"{h['table_events_per_accepted_action']}",
+         f"{h['accepted_actions']} accepted actions"),
         ("4", "actions per hand / per tournament (history)",
          f"{h['actions_per_hand']} / {h['actions_per_tournament']}",
          f"+{h['queries_per_tournament_bench_pace']} queries"),

@@ -78,6 +78,7 @@ async def tournament_accounting(
     events: Counter[str] = Counter()
     runs = 0
     rows: list[tuple[int, int, int]] = []  # (hands, events, actions) per tournament
+    table_events = accepted_actions = 0
     for item in finished:
         tid = item["tid"]
         mine: Counter[str] = Counter()
@@ -85,6 +86,10 @@ async def tournament_accounting(
             counted, n = await workflow_events(client, workflow_id)
             mine.update(counted)
             runs += n
+            if workflow_id.startswith("table-"):
+                # The table's accepted `act` Updates are the players' accepted actions.
+                accepted_actions += counted.get("EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED", 0)
+                table_events += sum(v for k, v in counted.items() if k.startswith("EVENT_TYPE_"))
         events.update(mine)
         rows.append(
             (
@@ -105,6 +110,10 @@ async def tournament_accounting(
         "events_total": total_events,
         "events_per_tournament": round(total_events / max(tournaments, 1), 1),
         "events_per_hand": round(total_events / max(hands, 1), 1),
+        "accepted_actions": accepted_actions,
+        # Every table event (deals, seeds, timers, signals included) over its accepted actions:
+        # what one accepted action costs the table's history, all in.
+        "table_events_per_accepted_action": round(table_events / max(accepted_actions, 1), 1),
         "actions_total": total_actions,
         "actions_per_tournament": round(total_actions / max(tournaments, 1), 1),
         "actions_per_hand": round(total_actions / max(hands, 1), 2),

@@ -30,7 +30,8 @@ async def test_bench_reports_every_section_with_positive_figures(
         "api_action": ["p50_ms", "p95_ms", "p99_ms", "ratio_p50", "ratio_p99"],
         "throughput": ["hands_per_min", "actions_per_s", "ratio_to_ceiling"],
         "history": ["tournaments", "hands", "events_per_hand", "events_per_tournament",
-                    "actions_per_hand", "actions_per_tournament"],
+                    "actions_per_hand", "actions_per_tournament", "accepted_actions",
+                    "table_events_per_accepted_action"],
         "engine": ["ours_us_per_action", "pokerkit_us_per_action"],
     }  # fmt: skip
     for section, keys in positive.items():
