@@ -2,15 +2,10 @@
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from typing import Any
 
 import httpx
-import uvicorn
 
-from sng.devstack import free_port
 from sng.settings import Settings
 from tests.integration.helpers import admin
 
@@ -29,24 +24,3 @@ async def new_agent(
 
 def agent_headers(key: str) -> dict[str, str]:
     return {"X-Agent-Key": key}
-
-
-@asynccontextmanager
-async def serve_api(settings: Settings) -> AsyncIterator[str]:
-    """The API under uvicorn with these settings (no worker: for routes that need none)."""
-    from api.app import create_app
-
-    port = free_port()
-    server = uvicorn.Server(
-        uvicorn.Config(create_app(settings), host="127.0.0.1", port=port, log_level="warning")
-    )
-    task = asyncio.create_task(server.serve())
-    while not server.started:
-        if task.done():
-            task.result()
-        await asyncio.sleep(0.02)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        await task

@@ -21,7 +21,8 @@ from sqlalchemy import text
 from api.auth import mint_player_token
 from db.engine import Database
 from sng.settings import Settings
-from tests.api.support import agent_headers, new_agent, serve_api
+from tests.api.support import agent_headers, new_agent
+from tests.conftest import serve_api
 from tests.integration.helpers import admin, player
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
