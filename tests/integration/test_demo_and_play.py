@@ -106,22 +106,20 @@ async def test_many_pollers_cost_the_workflow_a_bounded_number_of_queries(
             await asyncio.sleep(0.2)
             state = await clients[0].game_state(tid)
 
-        async def poll(c: SngClient) -> int:
-            n = 0
-            loop = asyncio.get_running_loop()
-            end = loop.time() + 2.0
-            while loop.time() < end:
+        async def poll(c: SngClient) -> None:
+            for _ in range(8):
                 await c.game_state(tid)
-                n += 1
-            return n
 
-        before = _queries()
-        requests = sum(await asyncio.gather(*(poll(clients[i % 2]) for i in range(40))))
-        made = _queries() - before
+        # A fixed number of requests, however long the machine takes to serve them: the bound
+        # on queries follows the time they took, so a slow runner cannot fail it.
+        loop = asyncio.get_running_loop()
+        before, started = _queries(), loop.time()
+        await asyncio.gather(*(poll(clients[i % 2]) for i in range(40)))
+        made, elapsed = _queries() - before, loop.time() - started
         # Nobody acts (300 s decision timer), so the version stands still: the table is asked
         # only by the cache's watcher (2 queries a tick) whatever the number of requests.
-        assert requests > 200
-        assert made <= 2 * (2.0 / TICK) + 6, (requests, made)
+        assert made <= 2 * (elapsed / TICK + 1) + 6, (made, elapsed)
+        assert made < 320, (made, elapsed)
     finally:
         for c in clients:
             await c.aclose()
