@@ -104,7 +104,7 @@ def own_stack(console: Console) -> Iterator[Settings]:
 async def run_bench(
     api_url: str, settings: Settings, cfg: BenchConfig, console: Console
 ) -> dict[str, Any]:
-    from sng.bench_history import engine, tournament_accounting
+    from sng.bench_history import engine, icm, tournament_accounting
     from sng.bench_load import Target, baseline, polling, query_counter, quiesce, run_level
     from sng.client import SngClient
     from sng.temporal import connect
@@ -120,6 +120,8 @@ async def run_bench(
     }
     console.print("6. engine µs per action (ours and pokerkit, same hands)…")
     result["engine"] = await asyncio.to_thread(engine, cfg.engine_hands)
+    console.print("7. ICM ms per call (ours and the sum over every finishing order)…")
+    result["icm"] = await asyncio.to_thread(icm)
 
     target = Target(api_url, settings, await connect(settings))
     console.print(f"1. baseline: {cfg.baseline_updates} sequential no-op Updates…")
@@ -251,6 +253,12 @@ def render(result: dict[str, Any]) -> Table:
              f"{e['ours_us_per_action']:.1f} / {e['pokerkit_us_per_action']:.1f}",
              f"{e['speedup']}× faster")
         )  # fmt: skip
+    if i := result.get("icm"):
+        rows.append(
+            ("7", "ICM ms/call, 8 all paid: ours / every order",
+             f"{i['dp_8_ms']} / {i['orders_8_ms']}", f"{i['speedup_8']}× faster")
+        )  # fmt: skip
+        rows.append(("7", "ICM ms/call, 10 players all paid (ours)", f"{i['dp_10_ms']}", ""))
     for row in rows:
         table.add_row(*row)
     for level in result["load_curve"]:

@@ -171,3 +171,42 @@ def engine(hands: int) -> dict[str, Any] | None:
         "speedup": round(theirs / ours, 2),
         "seconds": round(time.perf_counter() - started, 1),
     }
+
+
+def icm(repeats: int = 5) -> dict[str, Any]:
+    """ms per ``icm_equities`` call, with every place paid, against the textbook sum over every
+    finishing order (n! of them) on the same 8 stacks; and the DP alone at 10 players, the
+    largest table."""
+    from itertools import permutations
+
+    from domain.icm import icm_equities
+
+    def orders(stacks: list[int], prizes: list[int]) -> list[float]:
+        n, total = len(stacks), sum(stacks)
+        out = [0.0] * n
+        for order in permutations(range(n)):
+            p, left = 1.0, total
+            for i in order:
+                p *= stacks[i] / left
+                left -= stacks[i]
+            for place, i in enumerate(order):
+                out[i] += p * prizes[place]
+        return out
+
+    def best(fn: Any, *args: Any) -> float:
+        times = []
+        for _ in range(repeats):
+            t = time.perf_counter()
+            fn(*args)
+            times.append(time.perf_counter() - t)
+        return min(times) * 1e3
+
+    eight, ten = [1000 * (i + 1) for i in range(8)], [1000 * (i + 1) for i in range(10)]
+    prizes = [3000, 2000, 1500, 1000, 800, 600, 400, 300, 250, 150]
+    dp8, orders8 = best(icm_equities, eight, prizes[:8]), best(orders, eight, prizes[:8])
+    return {
+        "dp_8_ms": round(dp8, 3),
+        "orders_8_ms": round(orders8, 1),
+        "dp_10_ms": round(best(icm_equities, ten, prizes), 3),
+        "speedup_8": round(orders8 / dp8, 1),
+    }
