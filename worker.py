@@ -18,6 +18,7 @@ from activities.chain import ChainMoneyActivities
 from activities.events import EventActivities
 from activities.money import VirtualMoneyActivities
 from activities.persistence import PersistenceActivities
+from activities.rooms import RoomActivities
 from activities.table import new_deck_seed
 from activities.telemetry import TelemetryActivities
 from db.engine import Database
@@ -40,6 +41,7 @@ def activities_for(db: Database, chain: ChainMoneyActivities | None = None) -> l
     events = EventActivities(db)
     virtual = VirtualMoneyActivities(db)
     money: VirtualMoneyActivities | ChainMoneyActivities = chain or virtual
+    rooms = RoomActivities(db)  # cash rooms are virtual chips on either backend
     return [
         persistence.save_tournament,
         persistence.save_entrant,
@@ -54,6 +56,12 @@ def activities_for(db: Database, chain: ChainMoneyActivities | None = None) -> l
         virtual.collect_rake,
         new_deck_seed,
         TelemetryActivities().record_lifecycle,
+        rooms.save_room,
+        rooms.room_buy_in,
+        rooms.room_cash_out,
+        rooms.settle_room_hand,
+        rooms.publish_events,
+        rooms.seconds_since_seen,
     ]
 
 

@@ -19,6 +19,7 @@ from api.routes import (
     me,
     metrics,
     play,
+    rooms,
     tournaments,
 )
 from api.ui import routes as admin_pages
@@ -59,6 +60,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(agents.router)
     app.include_router(internal.router)
     app.include_router(events.router)
+    app.include_router(rooms.router)
     app.include_router(admin_pages.router)
 
     @app.get("/healthz", tags=["ops"])

@@ -143,5 +143,18 @@ def service_key(request: Request, x_service_key: Annotated[str | None, Header()]
         raise ApiError(ErrorCode.UNAUTHORIZED, "a valid X-Service-Key header is required")
 
 
+async def optional_player(
+    request: Request,
+    authorization: Annotated[str | None, Header()] = None,
+    x_agent_key: Annotated[str | None, Header()] = None,
+) -> Caller | None:
+    """The caller when a credential is sent (it must then be valid); None for an anonymous
+    observer."""
+    if not authorization and not x_agent_key:
+        return None
+    return await current_player(request, authorization, x_agent_key)
+
+
 CurrentPlayer = Annotated[Caller, Depends(current_player)]
+MaybePlayer = Annotated[Caller | None, Depends(optional_player)]
 ServiceKey = Depends(service_key)

@@ -40,7 +40,8 @@ log = logging.getLogger("sng.api.gamestate")
 @dataclass
 class _Watch:
     table_id: str
-    tournament_id: str
+    tournament_id: str | None
+    """None for a cash room: only the table is asked."""
     version: int = -1
     tournament: TournamentView | None = None
     spectator: TableView | None = None
@@ -58,7 +59,9 @@ class _Watch:
 
     @property
     def final(self) -> bool:
-        """Nothing will change any more: the table is done and the tournament closed."""
+        """Nothing will change any more: the table is done and the tournament (if any) closed."""
+        if self.tournament_id is None:
+            return bool(self.spectator and self.spectator.finished)
         return bool(
             self.spectator
             and self.spectator.finished
@@ -92,13 +95,13 @@ class GameStateCache:
 
     async def get(
         self,
-        tournament_id: str,
+        tournament_id: str | None,
         table_id: str,
         viewer: str | None,
         *,
         after_version: int | None = None,
         wait_seconds: float = 0.0,
-    ) -> tuple[int, TournamentView, TableView]:
+    ) -> tuple[int, TournamentView | None, TableView]:
         """The current (version, tournament view, table view for ``viewer``); with
         ``after_version``, wait up to ``wait_seconds`` for a newer version first."""
         watch = await self._watch(tournament_id, table_id)
@@ -113,10 +116,9 @@ class GameStateCache:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(event.wait(), remaining)
         watch.last_used = time.monotonic()
-        assert watch.tournament is not None
         return watch.version, watch.tournament, await self._view_for(watch, viewer)
 
-    async def _watch(self, tournament_id: str, table_id: str) -> _Watch:
+    async def _watch(self, tournament_id: str | None, table_id: str) -> _Watch:
         watch = self.watches.get(table_id)
         if watch is None:
             watch = _Watch(table_id=table_id, tournament_id=tournament_id)
@@ -143,17 +145,22 @@ class GameStateCache:
         table: WorkflowHandle[Any, Any] = self.client.get_workflow_handle_for(
             TableWorkflow.run, watch.table_id
         )
-        tournament: WorkflowHandle[Any, Any] = self.client.get_workflow_handle_for(
-            TournamentWorkflow.run, f"tournament-{watch.tournament_id}"
-        )
-        spectator, tview = await asyncio.gather(
-            table.query(TableWorkflow.view, None), tournament.query(TournamentWorkflow.state)
-        )
-        watch.queries += 2
+        tview: TournamentView | None = None
+        if watch.tournament_id is None:
+            spectator = await table.query(TableWorkflow.view, None)
+        else:
+            tournament: WorkflowHandle[Any, Any] = self.client.get_workflow_handle_for(
+                TournamentWorkflow.run, f"tournament-{watch.tournament_id}"
+            )
+            spectator, tview = await asyncio.gather(
+                table.query(TableWorkflow.view, None), tournament.query(TournamentWorkflow.state)
+            )
+            watch.queries += 1
+            WORKFLOW_QUERIES.labels("tournament").inc()
+        watch.queries += 1
         WORKFLOW_QUERIES.labels("table").inc()
-        WORKFLOW_QUERIES.labels("tournament").inc()
         # Both versions only grow, so their sum is a version that changes with either.
-        version = spectator.version + tview.version
+        version = spectator.version + (tview.version if tview else 0)
         if version != watch.version:
             watch.version = version
             watch.spectator = spectator
@@ -191,13 +198,19 @@ class GameStateCache:
 
 
 def game_state(
-    version: int, tournament: TournamentView, table: TableView, fields: dict[str, Any]
+    version: int, tournament: TournamentView | None, table: TableView, fields: dict[str, Any]
 ) -> dict[str, Any]:
-    """The wire shape: the cash fields, the legal actions, and the tournament fields."""
+    """The wire shape: the cash fields, the legal actions, and the tournament fields (a cash
+    room has none: its ``roomId`` and ``room`` stand in their place)."""
     hand = table.hand or {}
+    ids: dict[str, Any] = (
+        {"tournamentId": tournament.tournament_id}
+        if tournament is not None
+        else {"roomId": table.room.room_id if table.room else None}
+    )
     return {
         "version": version,
-        "tournamentId": tournament.tournament_id,
+        **ids,
         "tableId": table.table_id,
         "handNumber": table.hand_no,
         "stakes": {

@@ -25,6 +25,7 @@ async def execute_update(
     arg: P,
     *,
     closed_code: ErrorCode,
+    noun: str = "tournament",
 ) -> R:
     try:
         return await handle.execute_update(update, arg)
@@ -35,7 +36,7 @@ async def execute_update(
             description = await handle.describe()
         except RPCError as missing:
             if missing.status == RPCStatusCode.NOT_FOUND:
-                raise ApiError(ErrorCode.NOT_FOUND, "no such tournament") from None
+                raise ApiError(ErrorCode.NOT_FOUND, f"no such {noun}") from None
             raise
         status = description.status.name.lower() if description.status else "closed"
-        raise ApiError(closed_code, f"the tournament's workflow has {status}") from None
+        raise ApiError(closed_code, f"the {noun}'s workflow has {status}") from None

@@ -29,6 +29,12 @@ def escrow_account(tournament_id: str) -> str:
     return f"escrow:{tournament_id}"
 
 
+def room_seat_account(room_id: str, player_id: str) -> str:
+    """A player's stack at a cash room: the entry goes in on join, each hand's result moves
+    between the seats' accounts, and what is left goes home on leave."""
+    return f"room:{room_id}:{player_id}"
+
+
 @dataclass(frozen=True)
 class PostingResult:
     key: str
@@ -55,13 +61,23 @@ async def transfer(
         raise DomainError(ErrorCode.VALIDATION_ERROR, "a transfer moves a positive amount")
     if source == destination:
         raise DomainError(ErrorCode.VALIDATION_ERROR, "a transfer needs two different accounts")
-    legs = ((source, -amount), (destination, amount))
+    return await post(db, key=key, legs={source: -amount, destination: amount}, memo=memo)
+
+
+async def post(db: Database, *, key: str, legs: dict[str, int], memo: str = "") -> PostingResult:
+    """One posting of several legs (account → signed amount) that sum to zero, exactly once per
+    ``key``; the debited accounts must cover their legs. Zero legs are left out."""
+    entries = tuple(sorted((account, amount) for account, amount in legs.items() if amount))
+    if len(entries) < 2 or sum(amount for _, amount in entries) != 0:
+        raise DomainError(
+            ErrorCode.VALIDATION_ERROR, "a posting needs two or more legs that sum to zero"
+        )
     try:
         async with db.engine.begin() as conn:
-            for account, _ in legs:
+            for account, _ in entries:
                 await _ensure_account(conn, account)
             inserted = 0
-            for account, delta in legs:
+            for account, delta in entries:
                 # A concurrent posting of the same key waits on the unique index here, then
                 # finds the row and does nothing.
                 result = await conn.execute(
@@ -74,22 +90,23 @@ async def transfer(
                 )
                 inserted += len(result.fetchall())
             if inserted == 0:
-                await _verify_same_posting(conn, key, legs)
+                await _verify_same_posting(conn, key, entries)
                 return PostingResult(key, applied=False)
-            if inserted != len(legs):
+            if inserted != len(entries):
                 raise DomainError(
                     ErrorCode.VALIDATION_ERROR, f"posting {key} was reused with other accounts"
                 )
-            # Lock order by account id so two postings never deadlock each other.
-            for account, delta in sorted(legs):
+            # Lock order by account id (entries are sorted) so postings never deadlock.
+            for account, delta in entries:
                 await conn.execute(
                     text("UPDATE ledger_accounts SET balance = balance + :d WHERE id = :id"),
                     {"d": delta, "id": account},
                 )
     except IntegrityError as err:
         if "ledger_balance_nonnegative" in str(err.orig):
+            short = ", ".join(account for account, amount in entries if amount < 0)
             raise DomainError(
-                ErrorCode.INSUFFICIENT_FUNDS, f"{source} cannot cover {amount} chips"
+                ErrorCode.INSUFFICIENT_FUNDS, f"{short} cannot cover the posting {key}"
             ) from None
         raise
     return PostingResult(key, applied=True)

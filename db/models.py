@@ -172,3 +172,41 @@ class Agent(SQLModel, table=True):
     key_prefix: str = Field(max_length=16)
     created_at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))
     revoked_at: datetime | None = _ts()
+
+
+class Room(SQLModel, table=True):
+    """A cash room's read model (the workflow is the truth): written at every status change,
+    join, leave and hand end, so listing rooms never queries a workflow."""
+
+    __tablename__ = "rooms"
+
+    id: str = Field(primary_key=True, max_length=64)
+    name: str = Field(max_length=200)
+    seats: int
+    entry: int = _chips()
+    small_blind: int = _chips()
+    big_blind: int = _chips()
+    speed: str = Field(max_length=10)
+    decision_timeout: int
+    disconnect_grace: int
+    status: str = Field(max_length=20, index=True)
+    hand_number: int = 0
+    players: list[dict[str, Any]] = Field(
+        default_factory=list, sa_column=Column(JSONB, nullable=False)
+    )
+    workflow_id: str = Field(max_length=100)
+    created_at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))
+    updated_at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))
+    closed_at: datetime | None = _ts()
+
+
+class RoomPresence(SQLModel, table=True):
+    """Who looked at a room lately: seated players (their polling is their connection, which
+    the disconnect grace reads) and observers (counted as ``observerCount``)."""
+
+    __tablename__ = "room_presence"
+
+    room_id: str = Field(primary_key=True, max_length=64)
+    viewer: str = Field(primary_key=True, max_length=120)
+    seated: bool = False
+    last_seen: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))

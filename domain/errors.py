@@ -36,6 +36,10 @@ class ErrorCode(StrEnum):
     AMOUNT_OUT_OF_RANGE = "amount_out_of_range"
     STALE_TURN = "stale_turn"
     UNKNOWN_SEAT = "unknown_seat"
+    # cash rooms
+    ROOM_FULL = "room_full"
+    ROOM_CLOSED = "room_closed"
+    SEAT_TAKEN = "seat_taken"
     # money
     INSUFFICIENT_FUNDS = "insufficient_funds"
     # service

@@ -16,6 +16,7 @@ with workflow.unsafe.imports_passed_through():
     from activities.events import EventActivities
     from activities.money import VirtualMoneyActivities
     from activities.persistence import PersistenceActivities
+    from activities.rooms import RoomActivities
     from activities.telemetry import TelemetryActivities
     from domain.errors import ErrorCode
     from workflows.messages import (
@@ -31,6 +32,7 @@ with workflow.unsafe.imports_passed_through():
         PrizePayment,
         TournamentRow,
     )
+    from workflows.table_messages import RoomHandInput, RoomMove, RoomRow, SeenQuery
 
 # Short: these writes take milliseconds, and a worker that dies mid-activity is only noticed
 # when this runs out (then the retry goes to a live worker).
@@ -172,4 +174,69 @@ async def record_lifecycle(record: LifecycleRecord) -> None:
         start_to_close_timeout=DB_TIMEOUT,
         retry_policy=RetryPolicy(maximum_attempts=5),  # telemetry: best effort, bounded
         summary="record tournament.lifecycle span",
+    )
+
+
+# -- cash rooms ------------------------------------------------------------------------------
+async def save_room(row: RoomRow) -> None:
+    await workflow.execute_activity_method(
+        RoomActivities.save_room,
+        row,
+        start_to_close_timeout=DB_TIMEOUT,
+        retry_policy=FOREVER,
+        summary=f"persist room ({row.status}, hand {row.hand_number})",
+    )
+
+
+async def room_buy_in(move: RoomMove) -> MoneyReceipt:
+    return await workflow.execute_activity_method(
+        RoomActivities.room_buy_in,
+        move,
+        start_to_close_timeout=DB_TIMEOUT,
+        retry_policy=MONEY_RETRY,
+        summary=f"reserve room entry from {move.owner_user_id}",
+    )
+
+
+async def room_cash_out(move: RoomMove) -> MoneyReceipt:
+    # The chips are in the seat's account by construction: only a fault can delay this, and a
+    # stack must always go home, so no attempt limit.
+    return await workflow.execute_activity_method(
+        RoomActivities.room_cash_out,
+        move,
+        start_to_close_timeout=DB_TIMEOUT,
+        retry_policy=PAYOUT_RETRY,
+        summary=f"return {move.amount} to {move.owner_user_id}",
+    )
+
+
+async def settle_room_hand(hand: RoomHandInput) -> None:
+    await workflow.execute_activity_method(
+        RoomActivities.settle_room_hand,
+        hand,
+        start_to_close_timeout=DB_TIMEOUT,
+        retry_policy=PAYOUT_RETRY,
+        summary=f"settle hand {hand.hand_no}",
+    )
+
+
+async def publish_room_events(events: list[EventInput]) -> None:
+    # Local: one marker event per batch instead of an activity's three, since a room publishes
+    # after every action.
+    await workflow.execute_local_activity_method(
+        RoomActivities.publish_events,
+        events,
+        start_to_close_timeout=DB_TIMEOUT,
+        retry_policy=FOREVER,
+        summary=f"publish {len(events)} room event(s)",
+    )
+
+
+async def seconds_since_seen(query: SeenQuery) -> float | None:
+    return await workflow.execute_local_activity_method(
+        RoomActivities.seconds_since_seen,
+        query,
+        start_to_close_timeout=DB_TIMEOUT,
+        retry_policy=FOREVER,
+        summary=f"is {query.player_id} connected?",
     )

@@ -19,7 +19,7 @@ from temporalio.common import RetryPolicy
 with workflow.unsafe.imports_passed_through():
     from activities.table import new_deck_seed
     from domain import deck as decks
-    from domain.blinds import resolve_blinds
+    from domain.blinds import Blinds, resolve_blinds
     from domain.clock import level_at
     from domain.errors import DomainError, ErrorCode
     from domain.holdem import (
@@ -33,8 +33,9 @@ with workflow.unsafe.imports_passed_through():
         public_view,
         start_hand,
     )
-    from domain.settings import validate_settings
+    from domain.settings import TournamentSettings, validate_settings
     from workflows.errors import refusal
+    from workflows.room import HANDS_PER_RUN, RoomMixin
     from workflows.table_messages import (
         ActInput,
         ActResult,
@@ -46,26 +47,32 @@ with workflow.unsafe.imports_passed_through():
         TableView,
     )
 
-HANDS_PER_RUN = 20
-"""Continue-as-new at least this often: ~20 hands stay far below 2,000 updates and 10,000
-events per run (an accepted action with its re-armed timer costs about 7 events)."""
+__all__ = ["HANDS_PER_RUN", "TableWorkflow"]
 
 
 @workflow.defn
-class TableWorkflow:
+class TableWorkflow(RoomMixin):
+    """A tournament's table (``st.room`` is None) or a cash room (workflows/room.py)."""
+
     @workflow.init
     def __init__(self, st: TableState) -> None:
         self.st = st
-        self.settings = validate_settings(st.settings)
+        # A tournament table's blinds follow the level clock; a room's are its fixed stakes.
+        self.settings: TournamentSettings | None = (
+            validate_settings(st.settings) if st.room is None else None
+        )
         self.hand: Hand | None = None
         self.level = 0
-        self.blinds = resolve_blinds(self.settings, 0)
+        self.blinds = self._blinds_now()
         self.commitment: str | None = None
         self.last_hand: dict[str, Any] | None = None
         self.finished = False
+        self.init_room()
 
     @workflow.run
     async def run(self, st: TableState) -> TableResult:
+        if self.st.room is not None:
+            return await self.run_room()
         played_this_run = 0
         aborted: int | None = None
         while not self.st.stop_requested and len(self._live_seats()) >= 2:
@@ -114,14 +121,15 @@ class TableWorkflow:
             summary=f"deck seed for hand {hand_no}",
         )
         seed = bytes.fromhex(seed_hex)
-        live = self._live_seats()
+        live = self._dealt_seats()
         positions = self._positions(live)
-        self.level = level_at(self.settings, self.st.play_start_ms, self._now_ms())
-        self.blinds = resolve_blinds(self.settings, self.level)
+        if self.settings is not None:
+            self.level = level_at(self.settings, self.st.play_start_ms, self._now_ms())
+        self.blinds = self._blinds_now()
         hand = start_hand(
             seat_count=self.st.seat_count,
             positions=positions,
-            stacks={s.seat: s.stack for s in self.st.seats if s.stack > 0},
+            stacks={s.seat: s.stack for s in self.st.seats if s.seat in live},
             small_blind=self.blinds.sb,
             big_blind=self.blinds.bb,
             ante=self.blinds.ante,
@@ -133,28 +141,52 @@ class TableWorkflow:
         self.st.hand_no = hand_no
         self.st.positions = positions.to_dict()
         self._bump()
+        await self.room_hand_started(hand)
 
         while not hand.over:
             if self.st.stop_requested:
                 self.hand = None
                 self._bump()
                 return hand_no  # the hand is void: stacks stay as they were before it
+            await self.room_stream(hand)
             seat = hand.actor_seat
             assert seat is not None
-            if self._seat(seat).sitting_out:
+            table_seat = self._seat(seat)
+            if table_seat.sitting_out or table_seat.leaving:
                 self._auto_act(hand, seat)
                 continue
             try:
                 await workflow.wait_condition(
                     self._turn_moved(hand, hand.turn),
-                    timeout=timedelta(seconds=self.settings.action_timeout_seconds),
+                    timeout=timedelta(seconds=self._decision_seconds()),
                     timeout_summary=f"decision timeout seat {seat}",
                 )
             except TimeoutError:
-                self._on_timeout(hand, seat)
+                if not await self.room_grace(hand, table_seat):
+                    self._on_timeout(hand, seat)
 
         await self._finish_hand(hand, seed_hex)
         return None
+
+    def _blinds_now(self) -> Blinds:
+        room = self.st.room
+        if room is not None:
+            return Blinds(room.small_blind, room.big_blind, 0)
+        assert self.settings is not None
+        return resolve_blinds(self.settings, self.level)
+
+    def _decision_seconds(self) -> int:
+        if self.st.room is not None:
+            return self.st.room.decision_timeout
+        assert self.settings is not None
+        return self.settings.action_timeout_seconds
+
+    def _dealt_seats(self) -> list[int]:
+        """Who the next hand deals in: every seat with chips at a tournament table; at a room,
+        only players who are in (not joining, leaving or sitting out)."""
+        if self.st.room is not None:
+            return self.able_seats()
+        return self._live_seats()
 
     def _turn_moved(self, hand: Hand, turn: int) -> Callable[[], bool]:
         return lambda: hand.turn != turn or self.st.stop_requested
@@ -212,6 +244,7 @@ class TableWorkflow:
                         "deck_commitment", "deck_seed")
         }  # fmt: skip
         self._bump()
+        await self.room_hand_finished(hand, record)
         if self.st.parent_workflow_id:
             report = HandReport(
                 table_id=self.st.table_id,
@@ -266,6 +299,7 @@ class TableWorkflow:
         table_seat = self._seat(self._checked_seat_of(inp.player_id))
         table_seat.sitting_out = False
         table_seat.timeouts = 0
+        table_seat.sat_out_hands = 0
         self._bump()
         return ActResult(
             version=self.st.version,
@@ -300,6 +334,7 @@ class TableWorkflow:
             last_hand=self.last_hand,
             finished=self.finished,
             version=self.st.version,
+            room=self.st.room.model_copy() if self.st.room else None,
         )
 
     # -- internals -----------------------------------------------------------------------
@@ -328,7 +363,12 @@ class TableWorkflow:
         self.st.version += 1
         hand = self.hand
         actor = hand.actor_seat if hand is not None and not hand.over else None
+        where = (
+            f"room {self.st.room.status}, {len(self.st.seats)} seated"
+            if self.st.room is not None
+            else f"level {self.level}"
+        )
         workflow.set_current_details(
-            f"hand {self.st.hand_no}, level {self.level} ({self.blinds.sb}/{self.blinds.bb}), "
+            f"hand {self.st.hand_no}, {where} ({self.blinds.sb}/{self.blinds.bb}), "
             + (f"seat {actor} to act" if actor is not None else "between hands")
         )

@@ -14,6 +14,39 @@ class TableSeat(WireModel):
     sitting_out: bool = False
     timeouts: int = 0
     """Consecutive decision timeouts: the second in a row sits the player out."""
+    # Cash rooms only (a tournament seat keeps the defaults):
+    owner_user_id: str | None = None
+    """Whose balance the entry came from and the stack goes back to (an agent's owner)."""
+    session: int = 0
+    """The room's join number for this sitting: the money legs' idempotency keys carry it."""
+    pending: bool = False
+    """The entry is being reserved: the seat is held but not dealt in yet."""
+    leaving: bool = False
+    """Asked to leave during a hand: checks or folds, and goes at the hand's end."""
+    sat_out_hands: int = 0
+    """Consecutive hands dealt without this sitting-out player (3 remove them)."""
+
+
+class RoomSpec(WireModel):
+    """A cash room's rules and lifecycle, carried by its TableWorkflow (no tournament)."""
+
+    room_id: str
+    name: str
+    entry: int
+    small_blind: int
+    big_blind: int
+    speed: str
+    decision_timeout: int
+    disconnect_grace: int
+    created_ms: int
+    status: str = "waiting"
+    idle_since_ms: int
+    """When the room last became empty (or was created): the idle-close clock's start."""
+    close_requested: bool = False
+    close_reason: str | None = None
+    joins: int = 0
+    stream_seq: int = 0
+    """Events published outside hands (joins, leaves, status): their dedupe keys count up."""
 
 
 class TableState(WireModel):
@@ -32,6 +65,8 @@ class TableState(WireModel):
     hand_pause_ms: int = 2000
     stop_requested: bool = False
     version: int = 0
+    room: RoomSpec | None = None
+    """Set for a cash room: fixed stakes, join/leave, no parent."""
 
 
 class ActInput(WireModel):
@@ -91,3 +126,86 @@ class TableView(WireModel):
     """The previous hand's public summary, with its revealed seed (so it can be verified)."""
     finished: bool = False
     version: int
+    room: RoomSpec | None = None
+
+
+class JoinInput(WireModel):
+    player_id: str
+    owner_user_id: str
+    seat: int | None = None
+    """A particular free seat; the lowest free one when absent."""
+
+
+class JoinResult(WireModel):
+    seat: int
+    stack: int
+    currency: str = "virtual_chips"
+    already_seated: bool = False
+    """True when this player was already seated: nothing was reserved twice."""
+
+
+class LeaveInput(WireModel):
+    player_id: str
+
+
+class LeaveResult(WireModel):
+    returned: int | None
+    """Chips returned to the balance; None while the leave waits for the hand to end."""
+    currency: str = "virtual_chips"
+    pending: bool = False
+    """The player is in the running hand: they check or fold, and leave when it ends."""
+
+
+class CloseRoomInput(WireModel):
+    reason: str = "admin"
+
+
+class CloseRoomResult(WireModel):
+    status: str
+    """``closing`` (the running hand finishes first) or ``closed``."""
+
+
+class RoomRow(WireModel):
+    """The rooms read model: written at every status change, join, leave and hand end."""
+
+    room_id: str
+    name: str
+    seats: int
+    entry: int
+    small_blind: int
+    big_blind: int
+    speed: str
+    decision_timeout: int
+    disconnect_grace: int
+    status: str
+    hand_number: int
+    players: list[dict[str, Any]]
+    created_ms: int
+    closed: bool = False
+
+
+class RoomMove(WireModel):
+    """One room money leg (buy-in or cash-out); the key makes a retry move nothing twice."""
+
+    key: str
+    room_id: str
+    player_id: str
+    owner_user_id: str
+    amount: int
+
+
+class RoomHandInput(WireModel):
+    """A finished room hand: its ledger posting (the stacks' changes) and its history row."""
+
+    room_id: str
+    table_id: str
+    hand_no: int
+    record: dict[str, Any]
+    deltas: dict[str, int]
+    """Player → chips won (+) or lost (−) this hand; sums to zero."""
+    memo: str
+
+
+class SeenQuery(WireModel):
+    room_id: str
+    player_id: str

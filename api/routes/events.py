@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import datetime
 from typing import Annotated, Any
 
@@ -83,7 +83,7 @@ async def _require_tournament(db: Database, temporal: Client, tournament_id: str
         raise
 
 
-def _resume_point(after: int | None, last_event_id: str | None) -> int:
+def resume_point(after: int | None, last_event_id: str | None) -> int:
     """The later of ?after and Last-Event-ID; a malformed Last-Event-ID means from the start."""
     header, value = 0, (last_event_id or "").strip()
     # ASCII digits only and at most 19 of them: int() refuses other digits and huge strings.
@@ -110,7 +110,18 @@ async def event_stream(
 ) -> EventSourceResponse:
     """Server-Sent Events: `event` is the type, `data` its JSON payload, `id` the log id."""
     await _require_tournament(db, temporal, tournament_id)
-    cursor = _resume_point(after, last_event_id)
+    return sse(db, tournament_id, request, resume_point(after, last_event_id))
+
+
+def sse(
+    db: Database,
+    stream_id: str,
+    request: Request,
+    cursor: int,
+    on_idle: Callable[[], Awaitable[None]] | None = None,
+) -> EventSourceResponse:
+    """Serve one stream of the log (a tournament's or a room's) from after ``cursor``;
+    ``on_idle`` runs at each idle poll (a room counts its observers with it)."""
 
     async def stream() -> AsyncIterator[ServerSentEvent]:
         global open_streams
@@ -118,7 +129,7 @@ async def event_stream(
         open_streams += 1
         try:
             while True:
-                rows = await _page(db, tournament_id, cursor, PAGE)
+                rows = await _page(db, stream_id, cursor, PAGE)
                 for row in rows:
                     assert row.id is not None
                     cursor = row.id
@@ -130,11 +141,25 @@ async def event_stream(
                 if len(rows) < PAGE:
                     if await request.is_disconnected():
                         return
+                    if on_idle is not None:
+                        await on_idle()
                     await asyncio.sleep(POLL_SECONDS)
         finally:
             open_streams -= 1
 
     return EventSourceResponse(stream(), ping=PING_SECONDS)
+
+
+async def page(db: Database, stream_id: str, after: int, limit: int) -> EventPage:
+    rows = await _page(db, stream_id, after, limit)
+    return EventPage(
+        events=[
+            EventOut(id=r.id or 0, type=r.type, data=r.payload, created_at=r.created_at)
+            for r in rows
+        ],
+        last_event_id=(rows[-1].id or 0) if rows else after,
+        more=len(rows) == limit,
+    )
 
 
 @router.get("/{tournament_id}/events.json", response_model=EventPage, response_model_by_alias=True)
@@ -147,12 +172,4 @@ async def event_page(
 ) -> EventPage:
     """One page of the log after an id, oldest first, for clients that cannot read SSE."""
     await _require_tournament(db, temporal, tournament_id)
-    rows = await _page(db, tournament_id, after or 0, limit)
-    return EventPage(
-        events=[
-            EventOut(id=r.id or 0, type=r.type, data=r.payload, created_at=r.created_at)
-            for r in rows
-        ],
-        last_event_id=(rows[-1].id or 0) if rows else (after or 0),
-        more=len(rows) == limit,
-    )
+    return await page(db, tournament_id, after or 0, limit)

@@ -88,6 +88,7 @@ async def get_game_state(
         after_version=wait_for_change,
         wait_seconds=wait_seconds,
     )
+    assert tview is not None  # a tournament's watch always carries its view
     fields = tournament_fields(
         settings,
         state=tview.state.value,

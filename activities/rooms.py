@@ -1,0 +1,150 @@
+"""Cash-room side effects: the read model, the money legs, each hand's settlement, presence.
+
+Money: a seated player's stack lives in its own ledger account (``room:<room>:<player>``). The
+buy-in moves the entry there from the owner's balance, each hand posts the stacks' changes
+between the seats' accounts (gross pot in, net to the winners out, no rake), and the cash-out
+sends what is left home. Every leg is keyed by the workflow, so a retry moves nothing twice,
+and the seat accounts always hold exactly the table's stacks between hands.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from sqlalchemy import func, text
+from sqlalchemy.dialects.postgresql import insert
+from temporalio import activity
+from temporalio.exceptions import ApplicationError
+
+from db import ledger
+from db.engine import Database
+from db.models import Event, Hand, Room
+from domain.errors import DomainError
+from workflows.messages import EventInput, MoneyReceipt
+from workflows.table_messages import RoomHandInput, RoomMove, RoomRow, SeenQuery
+
+
+def _refused(err: DomainError) -> ApplicationError:
+    return ApplicationError(
+        err.message, {"field": err.field}, type=err.code.value, non_retryable=True
+    )
+
+
+class RoomActivities:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    @activity.defn
+    async def save_room(self, row: RoomRow) -> None:
+        now = datetime.now(UTC)
+        values = {
+            "name": row.name, "seats": row.seats, "entry": row.entry,
+            "small_blind": row.small_blind, "big_blind": row.big_blind, "speed": row.speed,
+            "decision_timeout": row.decision_timeout, "disconnect_grace": row.disconnect_grace,
+            "status": row.status, "hand_number": row.hand_number, "players": row.players,
+            "updated_at": now,
+        }  # fmt: skip
+        if row.closed:
+            values["closed_at"] = now
+        stmt = (
+            insert(Room)
+            .values(
+                id=row.room_id,
+                workflow_id=f"room-{row.room_id}",
+                created_at=datetime.fromtimestamp(row.created_ms / 1000, UTC),
+                **values,
+            )
+            .on_conflict_do_update(index_elements=["id"], set_=values)
+        )
+        async with self.db.session() as session:
+            await session.exec(stmt)
+            await session.commit()
+
+    async def _move(self, move: RoomMove, source: str, destination: str, memo: str) -> MoneyReceipt:
+        try:
+            result = await ledger.transfer(
+                self.db, key=move.key, source=source, destination=destination,
+                amount=move.amount, memo=memo,
+            )  # fmt: skip
+        except DomainError as err:
+            raise _refused(err) from None
+        return MoneyReceipt(key=move.key, applied=result.applied, reference=f"ledger:{move.key}")
+
+    @activity.defn
+    async def room_buy_in(self, move: RoomMove) -> MoneyReceipt:
+        return await self._move(
+            move, ledger.user_account(move.owner_user_id),
+            ledger.room_seat_account(move.room_id, move.player_id), f"room entry {move.room_id}",
+        )  # fmt: skip
+
+    @activity.defn
+    async def room_cash_out(self, move: RoomMove) -> MoneyReceipt:
+        return await self._move(
+            move, ledger.room_seat_account(move.room_id, move.player_id),
+            ledger.user_account(move.owner_user_id), f"room stack home {move.room_id}",
+        )  # fmt: skip
+
+    @activity.defn
+    async def settle_room_hand(self, hand: RoomHandInput) -> None:
+        """The hand's ledger posting, then its history row; both keyed, so a retry after
+        either step does nothing twice."""
+        legs = {
+            ledger.room_seat_account(hand.room_id, player): delta
+            for player, delta in hand.deltas.items()
+            if delta
+        }
+        if legs:
+            try:
+                await ledger.post(
+                    self.db, key=f"room:{hand.room_id}:hand:{hand.hand_no}", legs=legs,
+                    memo=hand.memo,
+                )  # fmt: skip
+            except DomainError as err:
+                raise _refused(err) from None
+        async with self.db.session() as session:
+            await session.exec(
+                insert(Hand)
+                .values(
+                    tournament_id=None,
+                    table_id=hand.table_id,
+                    hand_no=hand.hand_no,
+                    level=0,
+                    record=hand.record,
+                    created_at=datetime.now(UTC),
+                )
+                .on_conflict_do_nothing(index_elements=["table_id", "hand_no"])
+            )
+            await session.commit()
+
+    @activity.defn
+    async def publish_events(self, events: list[EventInput]) -> None:
+        """Append a batch to the room's event log in order; a retry's duplicates are skipped."""
+        if not events:
+            return
+        async with self.db.session() as session:
+            for event in events:  # one by one: the log's id order is the publication order
+                await session.exec(
+                    insert(Event)
+                    .values(
+                        tournament_id=event.tournament_id,
+                        type=event.type,
+                        dedupe_key=event.dedupe_key,
+                        payload=event.payload,
+                        created_at=func.now(),
+                    )
+                    .on_conflict_do_nothing(index_elements=["tournament_id", "dedupe_key"])
+                )
+            await session.commit()
+
+    @activity.defn
+    async def seconds_since_seen(self, query: SeenQuery) -> float | None:
+        """How long ago the player last polled or acted at the room (None: never)."""
+        async with self.db.engine.connect() as conn:
+            value = await conn.scalar(
+                text(
+                    "SELECT extract(epoch FROM now() - last_seen) FROM room_presence"
+                    " WHERE room_id = :room AND viewer = :player"
+                ),
+                {"room": query.room_id, "player": query.player_id},
+            )
+        return float(value) if value is not None else None

@@ -1,0 +1,495 @@
+"""The cash-room half of TableWorkflow: a table with no tournament, fixed stakes and a fixed entry.
+
+A room (``room-<id>``) runs until it closes: ``waiting`` for two players, ``playing`` hands back
+to back, ``paused`` when fewer than two can play after a hand, ``closed`` by an admin or after
+30 minutes with no hands and nobody seated. Joining reserves the entry from the player's
+balance (it becomes the stack); a player who joins mid-hand is dealt in from the next hand.
+Leaving returns the stack, at once between hands or at the end of the hand the player is in.
+Each hand's result is posted to the ledger (gross pot, net to winner, no rake) and recorded,
+and every action, street, pot change and result goes to the room's event stream.
+
+Timeouts escalate as in the seed: a first timeout checks or folds, a second in a row also
+sits the player out, and sitting out three hands in a row removes them with their stack. A
+player whose polling lapsed gets ``disconnectGrace`` instead of ``decision`` before that.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
+
+from temporalio import workflow
+from temporalio.exceptions import ActivityError, ApplicationError
+
+with workflow.unsafe.imports_passed_through():
+    from domain.errors import DomainError, ErrorCode
+    from domain.holdem import Hand, public_view
+    from domain.rooms import (
+        CURRENCY,
+        IDLE_CLOSE_SECONDS,
+        SAT_OUT_HANDS_LIMIT,
+        RoomStatus,
+        StreamCursor,
+        hand_events,
+        settle,
+        status_for,
+    )
+    from workflows import effects
+    from workflows.errors import refusal
+    from workflows.messages import EventInput
+    from workflows.table_messages import (
+        CloseRoomInput,
+        CloseRoomResult,
+        JoinInput,
+        JoinResult,
+        LeaveInput,
+        LeaveResult,
+        RoomHandInput,
+        RoomMove,
+        RoomRow,
+        RoomSpec,
+        SeenQuery,
+        TableResult,
+        TableSeat,
+        TableState,
+    )
+
+HANDS_PER_RUN = 20
+"""Continue-as-new at least this often: ~20 hands stay far below 2,000 updates and 10,000
+events per run (an accepted action with its re-armed timer costs about 7 events)."""
+
+
+class RoomMixin:
+    """Room handlers and the room's run loop; TableWorkflow provides the hand itself."""
+
+    st: TableState
+    hand: Hand | None
+    finished: bool
+    commitment: str | None
+
+    if TYPE_CHECKING:
+
+        def _bump(self) -> None: ...
+        def _seat(self, seat: int) -> TableSeat: ...
+        def _seat_of(self, player_id: str) -> int: ...
+        def _now_ms(self) -> int: ...
+        async def _play_hand(self) -> int | None: ...
+        def _turn_moved(self, hand: Hand, turn: int) -> Any: ...
+
+    def init_room(self) -> None:
+        self.stream_queue: list[EventInput] = []
+        self.stream_lock = asyncio.Lock()
+        self.cursor = StreamCursor()
+
+    # -- the room's life ---------------------------------------------------------------------
+    async def run_room(self) -> TableResult:
+        room = self._room()
+        played_this_run = 0
+        await self._save_room()
+        while not room.close_requested:
+            if played_this_run >= HANDS_PER_RUN or workflow.info().is_continue_as_new_suggested():
+                await self._flush()
+                await workflow.wait_condition(workflow.all_handlers_finished)
+                workflow.continue_as_new(self.st)
+            if len(self.able_seats()) < 2:
+                await self._set_status(
+                    status_for(able=0, hands_played=self.st.hand_no, closed=False)
+                )
+                if not await self._wait_for_players():
+                    break
+                continue
+            await self._set_status(RoomStatus.PLAYING)
+            await self._play_hand()
+            played_this_run += 1
+            await self._after_hand()
+            if room.close_requested:
+                break
+            if self.st.hand_pause_ms:
+                try:  # a short pause so players can read the result; a close cuts it short
+                    await workflow.wait_condition(
+                        lambda: room.close_requested,
+                        timeout=timedelta(milliseconds=self.st.hand_pause_ms),
+                        timeout_summary="pause between hands",
+                    )
+                except TimeoutError:
+                    pass
+        return await self._close()
+
+    async def _wait_for_players(self) -> bool:
+        """Wait for any change (a join, a sit-in, a close); False when the idle clock ran out."""
+        room = self._room()
+        version = self.st.version
+        timeout: timedelta | None = None
+        if not self.st.seats:
+            remaining_ms = room.idle_since_ms + IDLE_CLOSE_SECONDS * 1000 - self._now_ms()
+            if remaining_ms <= 0:
+                room.close_requested, room.close_reason = True, "idle"
+                return False
+            timeout = timedelta(milliseconds=remaining_ms)
+        try:
+            await workflow.wait_condition(
+                lambda: self.st.version != version or room.close_requested,
+                timeout=timeout,
+                timeout_summary="idle close",
+            )
+        except TimeoutError:
+            pass  # the loop looks again: still empty, so it closes
+        return True
+
+    async def _after_hand(self) -> None:
+        """Players who asked to leave, went broke or sat out three hands go, with their stacks."""
+        for seat in list(self.st.seats):
+            if seat.pending:
+                continue
+            if seat.leaving:
+                await self._remove(seat, "left")
+            elif seat.stack == 0:
+                await self._remove(seat, "busted")
+            elif seat.sitting_out and seat.sat_out_hands >= SAT_OUT_HANDS_LIMIT:
+                await self._remove(seat, "sat_out")
+
+    async def _close(self) -> TableResult:
+        room = self._room()
+        # A join still reserving its entry finishes first, so its stack goes home too.
+        await workflow.wait_condition(lambda: not any(s.pending for s in self.st.seats))
+        returned: dict[int, int] = {}
+        for seat in list(self.st.seats):
+            returned[seat.seat] = await self._remove(seat, "room_closed")
+        room.status = RoomStatus.CLOSED.value
+        self.finished = True
+        self._bump()
+        self._queue("room_status", {"status": room.status, "reason": room.close_reason})
+        await self._flush()
+        await self._save_room(closed=True)
+        await workflow.wait_condition(workflow.all_handlers_finished)
+        return TableResult(
+            table_id=self.st.table_id,
+            hands_played=self.st.hand_no,
+            stacks=returned,
+            auto_folds=self.st.auto_folds,
+        )
+
+    async def _set_status(self, status: RoomStatus) -> None:
+        room = self._room()
+        if room.status == status.value:
+            return
+        room.status = status.value
+        self._bump()
+        self._queue("room_status", {"status": room.status})
+        await self._flush()
+        await self._save_room()
+
+    # -- hooks the hand calls (no-ops at a tournament table) ---------------------------------
+    def able_seats(self) -> list[int]:
+        """Seats the next room hand deals in: chips, entry settled, not leaving or sitting out."""
+        return [
+            s.seat
+            for s in self.st.seats
+            if s.stack > 0 and not s.pending and not s.leaving and not s.sitting_out
+        ]
+
+    async def room_hand_started(self, hand: Hand) -> None:
+        if self.st.room is None:
+            return
+        for seat in self.st.seats:
+            if seat.sitting_out and seat.seat not in hand.seats:
+                seat.sat_out_hands += 1
+        self.cursor = StreamCursor()
+        self._queue(
+            "hand_start",
+            {
+                "handNumber": self.st.hand_no,
+                "button": hand.button,
+                "smallBlind": self.st.room.small_blind,
+                "bigBlind": self.st.room.big_blind,
+                "seats": [
+                    {"seat": s, "player": self._seat(s).player_id, "stack": chips}
+                    for s, chips in zip(hand.seats, hand.starting_stacks, strict=True)
+                ],
+                "deckCommitment": self.commitment,
+            },
+            key=f"h{self.st.hand_no}:start",
+        )
+
+    async def room_stream(self, hand: Hand) -> None:
+        """Publish what the hand did since the last call (before each decision is awaited)."""
+        if self.st.room is None:
+            return
+        events, self.cursor = hand_events(self.st.hand_no, public_view(hand, None), self.cursor)
+        for type_, key, payload in events:
+            self._queue(type_, payload, key=key)
+        await self._flush()
+
+    async def room_hand_finished(self, hand: Hand, record: dict[str, Any]) -> None:
+        room = self.st.room
+        if room is None:
+            return
+        hand_no = self.st.hand_no
+        events, self.cursor = hand_events(hand_no, public_view(hand, None), self.cursor)
+        for type_, key, payload in events:
+            self._queue(type_, payload, key=key)
+        settlement = settle(record)
+        record["settlement"] = settlement.to_wire()
+        players = {s.seat: s.player_id for s in self.st.seats}
+        await effects.settle_room_hand(
+            RoomHandInput(
+                room_id=room.room_id,
+                table_id=self.st.table_id,
+                hand_no=hand_no,
+                record=record,
+                deltas={players[seat]: delta for seat, delta in settlement.deltas.items()},
+                memo=(
+                    f"room {room.room_id} hand {hand_no}: gross pot {settlement.gross_pot},"
+                    f" net to winner {sum(settlement.net_to_winner.values())}"
+                ),
+            )
+        )
+        if record["shown"]:
+            self._queue("showdown", {"handNumber": hand_no, "shown": record["shown"]},
+                        key=f"h{hand_no}:showdown")  # fmt: skip
+        self._queue(
+            "hand_result",
+            {
+                "handNumber": hand_no,
+                "board": record["board"],
+                "pots": record["pots"],
+                "stacksAfter": record["stacks_after"],
+                **settlement.to_wire(),
+                "deckCommitment": record["deck_commitment"],
+                "deckSeed": record["deck_seed"],
+            },
+            key=f"h{hand_no}:result",
+        )
+        await self._flush()
+        await self._save_room()
+
+    async def room_grace(self, hand: Hand, seat: TableSeat) -> bool:
+        """At a room, a player whose polling lapsed gets ``disconnectGrace`` in all before the
+        timeout rules apply (once per run of timeouts). True if they acted meanwhile."""
+        room = self.st.room
+        if room is None or seat.timeouts > 0:
+            return False
+        seen = await effects.seconds_since_seen(
+            SeenQuery(room_id=room.room_id, player_id=seat.player_id)
+        )
+        if seen is not None and seen < room.decision_timeout:
+            return False  # connected, just slow: the timeout rules apply now
+        extra = room.disconnect_grace - room.decision_timeout
+        if extra <= 0:
+            return False
+        try:
+            await workflow.wait_condition(
+                self._turn_moved(hand, hand.turn),
+                timeout=timedelta(seconds=extra),
+                timeout_summary=f"disconnect grace seat {seat.seat}",
+            )
+        except TimeoutError:
+            return False
+        return True
+
+    # -- updates -------------------------------------------------------------------------------
+    @workflow.update
+    async def join(self, inp: JoinInput) -> JoinResult:
+        room = self._room()
+        current = next((s for s in self.st.seats if s.player_id == inp.player_id), None)
+        if current is not None:  # a retried join: the same seat, nothing reserved again
+            await workflow.wait_condition(lambda: not current.pending)
+            if current in self.st.seats:
+                return JoinResult(seat=current.seat, stack=current.stack, already_seated=True)
+        self._checked(self._verify_join, inp)
+        room.joins += 1
+        seat = TableSeat(
+            seat=self._free_seat(inp.seat),
+            player_id=inp.player_id,
+            owner_user_id=inp.owner_user_id,
+            stack=0,
+            session=room.joins,
+            pending=True,
+        )
+        self.st.seats = sorted([*self.st.seats, seat], key=lambda s: s.seat)
+        self._bump()
+        move = RoomMove(
+            key=f"room:{room.room_id}:join:{inp.player_id}:{seat.session}",
+            room_id=room.room_id,
+            player_id=inp.player_id,
+            owner_user_id=inp.owner_user_id,
+            amount=room.entry,
+        )
+        try:
+            await effects.room_buy_in(move)
+        except ActivityError as err:
+            self.st.seats = [s for s in self.st.seats if s is not seat]
+            if not self.st.seats:
+                room.idle_since_ms = self._now_ms()
+            self._bump()
+            if isinstance(err.cause, ApplicationError) and err.cause.type:
+                raise ApplicationError(
+                    err.cause.message, type=err.cause.type, non_retryable=True
+                ) from None
+            raise
+        seat.stack, seat.pending = room.entry, False
+        self._bump()
+        self._queue(
+            "player_join",
+            {"seat": seat.seat, "player": seat.player_id, "stack": seat.stack},
+        )
+        await self._flush()
+        await self._save_room()
+        return JoinResult(seat=seat.seat, stack=seat.stack)
+
+    @join.validator
+    def _validate_join(self, inp: JoinInput) -> None:
+        if any(s.player_id == inp.player_id for s in self.st.seats):
+            return  # idempotent: the handler answers with the seat already held
+        self._checked(self._verify_join, inp)
+
+    def _verify_join(self, inp: JoinInput) -> None:
+        room = self._room_or_refuse()
+        if room.close_requested or self.finished:
+            raise DomainError(ErrorCode.ROOM_CLOSED, "the room is closed")
+        if inp.seat is not None:
+            if not 0 <= inp.seat < self.st.seat_count:
+                raise DomainError(
+                    ErrorCode.VALIDATION_ERROR,
+                    f"seat must be 0–{self.st.seat_count - 1}",
+                    field="seat",
+                )
+            if any(s.seat == inp.seat for s in self.st.seats):
+                raise DomainError(ErrorCode.SEAT_TAKEN, f"seat {inp.seat} is taken", field="seat")
+        if len(self.st.seats) >= self.st.seat_count:
+            raise DomainError(ErrorCode.ROOM_FULL, "every seat is taken")
+
+    def _free_seat(self, wanted: int | None) -> int:
+        if wanted is not None:
+            return wanted
+        taken = {s.seat for s in self.st.seats}
+        return next(n for n in range(self.st.seat_count) if n not in taken)
+
+    @workflow.update
+    async def leave(self, inp: LeaveInput) -> LeaveResult:
+        self._checked(self._verify_leave, inp)
+        seat = self._seat(self._seat_of(inp.player_id))
+        hand = self.hand
+        if hand is not None and not hand.over and seat.seat in hand.seats:
+            # Mid-hand: they check or fold from now on and go when the hand ends.
+            if not seat.leaving:
+                seat.leaving = True
+                self._bump()
+            return LeaveResult(returned=None, pending=True)
+        returned = await self._remove(seat, "left")
+        return LeaveResult(returned=returned)
+
+    @leave.validator
+    def _validate_leave(self, inp: LeaveInput) -> None:
+        self._checked(self._verify_leave, inp)
+
+    def _verify_leave(self, inp: LeaveInput) -> None:
+        self._room_or_refuse()
+        seat = self._seat(self._seat_of(inp.player_id))
+        if seat.pending:
+            raise DomainError(ErrorCode.INVALID_STATE, "your entry is still being reserved")
+
+    @workflow.update
+    def close(self, inp: CloseRoomInput) -> CloseRoomResult:
+        room = self._room()
+        if self.finished:
+            return CloseRoomResult(status=RoomStatus.CLOSED.value)
+        if not room.close_requested:
+            room.close_requested, room.close_reason = True, inp.reason
+            self._bump()
+        return CloseRoomResult(status="closing")
+
+    @close.validator
+    def _validate_close(self, inp: CloseRoomInput) -> None:
+        self._checked(lambda _: self._room_or_refuse(), inp)
+
+    # -- internals -----------------------------------------------------------------------------
+    async def _remove(self, seat: TableSeat, reason: str) -> int:
+        """Unseat a player and send the stack home (keyed by the sitting, so exactly once)."""
+        room = self._room()
+        self.st.seats = [s for s in self.st.seats if s is not seat]
+        if not self.st.seats:
+            room.idle_since_ms = self._now_ms()
+        self._bump()
+        if seat.stack:
+            await effects.room_cash_out(
+                RoomMove(
+                    key=f"room:{room.room_id}:leave:{seat.player_id}:{seat.session}",
+                    room_id=room.room_id,
+                    player_id=seat.player_id,
+                    owner_user_id=seat.owner_user_id or seat.player_id,
+                    amount=seat.stack,
+                )
+            )
+        self._queue(
+            "player_leave",
+            {"seat": seat.seat, "player": seat.player_id, "returned": seat.stack,
+             "currency": CURRENCY, "reason": reason},
+        )  # fmt: skip
+        await self._flush()
+        await self._save_room()
+        return seat.stack
+
+    def _queue(self, type_: str, payload: dict[str, Any], *, key: str | None = None) -> None:
+        room = self._room()
+        if key is None:
+            room.stream_seq += 1
+            key = f"e{room.stream_seq}"
+        self.stream_queue.append(
+            EventInput(tournament_id=room.room_id, type=type_, dedupe_key=key, payload=payload)
+        )
+
+    async def _flush(self) -> None:
+        async with self.stream_lock:  # batches reach the log in the order they were queued
+            batch, self.stream_queue = self.stream_queue, []
+            if batch:
+                await effects.publish_room_events(batch)
+
+    async def _save_room(self, *, closed: bool = False) -> None:
+        room = self._room()
+        await effects.save_room(
+            RoomRow(
+                room_id=room.room_id, name=room.name, seats=self.st.seat_count,
+                entry=room.entry, small_blind=room.small_blind, big_blind=room.big_blind,
+                speed=room.speed, decision_timeout=room.decision_timeout,
+                disconnect_grace=room.disconnect_grace, status=room.status,
+                hand_number=self.st.hand_no, players=self.players(), created_ms=room.created_ms,
+                closed=closed,
+            )
+        )  # fmt: skip
+
+    def players(self) -> list[dict[str, Any]]:
+        """The record's ``players``: seat, handle, stack and status."""
+        hand = self.hand
+        running = hand is not None and not hand.over
+        out = []
+        for s in self.st.seats:
+            if s.pending:
+                status = "joining"
+            elif s.leaving:
+                status = "leaving"
+            elif s.sitting_out:
+                status = "sitting-out"
+            elif running and hand is not None and s.seat not in hand.seats:
+                status = "waiting"
+            else:
+                status = "active"
+            out.append({"seat": s.seat, "handle": s.player_id, "stack": s.stack, "status": status})
+        return out
+
+    def _room(self) -> RoomSpec:
+        assert self.st.room is not None
+        return self.st.room
+
+    def _room_or_refuse(self) -> RoomSpec:
+        if self.st.room is None:
+            raise DomainError(ErrorCode.INVALID_STATE, "this table is not a cash room")
+        return self.st.room
+
+    @staticmethod
+    def _checked(check: Any, inp: Any) -> None:
+        try:
+            check(inp)
+        except DomainError as err:
+            raise refusal(err) from None
