@@ -151,3 +151,159 @@ async def test_a_room_waits_plays_pauses_resumes_and_closes_with_every_chip_home
         detail = (await http.get(f"/rooms/{room_id}/hands/1")).json()
         assert set(detail["hole_cards"]) <= set(detail["shown"])
         assert detail["settlement"]["rake"] == 0
+
+
+async def test_refusals_are_coded_and_move_nothing(
+    api_url: str, settings: Settings, client: Client, worker: Worker, db: Database
+) -> None:
+    rich, poor, third, fourth = (f"rf-{n}-{uuid.uuid4().hex[:4]}" for n in "abcd")
+    async with httpx.AsyncClient(base_url=api_url, timeout=30) as http:
+        # Creating: operators only, and bad rules are named.
+        r = await http.post("/rooms", json=ROOM)
+        assert r.status_code == 401 and r.json()["code"] == "unauthorized"
+        bad = {**ROOM, "stakes": {"smallBlind": 20, "bigBlind": 10}}
+        r = await http.post("/rooms", json=bad, headers=admin(settings))
+        assert r.status_code == 422 and r.json()["field"] == "stakes.bigBlind", r.text
+        r = await http.post("/rooms", json={**ROOM, "seats": 10}, headers=admin(settings))
+        assert r.status_code == 422 and r.json()["code"] == "validation_error", r.text
+        r = await http.post(
+            "/rooms", json={**ROOM, "entry": {"amount": 5}}, headers=admin(settings)
+        )
+        assert r.status_code == 422 and r.json()["field"] == "entry.amount", r.text
+
+        room_id = await open_room(http, settings, seats=2)
+        assert (await http.get("/rooms/room_nope")).status_code == 404
+        r = await http.post("/rooms/room_nope/join", json={}, headers=player(settings, rich))
+        assert r.status_code == 404 and r.json()["code"] == "not_found"
+
+        # Too poor: refused with the code, no seat held, no chip moved.
+        await credit(http, settings, poor, 999)
+        r = await http.post(f"/rooms/{room_id}/join", json={}, headers=player(settings, poor))
+        assert r.status_code == 409 and r.json()["code"] == "insufficient_funds", r.text
+        assert await balance(http, settings, poor) == 999
+        assert (await record(http, room_id))["players"] == []
+
+        for u in (rich, third, fourth):
+            await credit(http, settings, u, 5000)
+        r = await http.post(
+            f"/rooms/{room_id}/join", json={"seat": 1}, headers=player(settings, rich)
+        )
+        assert r.status_code == 200, r.text
+        r = await http.post(
+            f"/rooms/{room_id}/join", json={"seat": 1}, headers=player(settings, third)
+        )
+        assert r.status_code == 409 and r.json()["code"] == "seat_taken", r.text
+        r = await http.post(
+            f"/rooms/{room_id}/join", json={"seat": 7}, headers=player(settings, third)
+        )
+        assert r.status_code == 422, r.text
+        r = await http.post(f"/rooms/{room_id}/join", json={}, headers=player(settings, third))
+        assert r.status_code == 200 and r.json()["seat"] == 0, r.text
+        r = await http.post(f"/rooms/{room_id}/join", json={}, headers=player(settings, fourth))
+        assert r.status_code == 409 and r.json()["code"] == "room_full", r.text
+        assert await balance(http, settings, fourth) == 5000
+
+        # Acting out of turn or on a stale turn is refused; leaving twice is a coded error.
+        await eventually(lambda: status_is(http, room_id, "playing"))
+        state = await eventually(lambda: _hand_state(http, room_id, settings, rich))
+        idle = third if state["hand"]["actor"] == 1 else rich
+        body = {"handNumber": state["handNumber"], "turn": state["turn"], "action": "fold"}
+        r = await http.post(f"/rooms/{room_id}/action", json=body, headers=player(settings, idle))
+        assert r.status_code == 409 and r.json()["code"] == "not_your_turn", r.text
+        r = await http.post(f"/rooms/{room_id}/action", json=body, headers=player(settings, fourth))
+        assert r.status_code == 409 and r.json()["code"] == "unknown_seat", r.text
+        r = await http.post(f"/rooms/{room_id}/leave", headers=player(settings, fourth))
+        assert r.status_code == 409 and r.json()["code"] == "unknown_seat", r.text
+
+        # A seated player sees its own cards only; the stream never carries hole cards.
+        mine = await _hand_state(http, room_id, settings, rich)
+        assert mine is not None
+        cards = {p["seat"]: p["hole_cards"] for p in mine["hand"]["players"]}
+        assert cards[1] is not None and cards[0] is None
+        await http.post(f"/rooms/{room_id}/close", headers=admin(settings))
+        await play(client, workflow_id(room_id), [rich, third], until=lambda v: v.finished)
+        await eventually(lambda: status_is(http, room_id, "closed"))
+        assert await balance(http, settings, rich) + await balance(http, settings, third) == 10000
+        r = await http.post(f"/rooms/{room_id}/close", headers=admin(settings))
+        assert r.status_code == 200 and r.json()["status"] == "closed"
+
+
+async def _hand_state(
+    http: httpx.AsyncClient, room_id: str, settings: Settings, user: str
+) -> dict[str, Any] | None:
+    r = await http.get(
+        f"/rooms/{room_id}/game-state", params={"timeout": 0}, headers=player(settings, user)
+    )
+    assert r.status_code == 200, r.text
+    state: dict[str, Any] = r.json()
+    hand = state["hand"]
+    return state if hand and not hand["over"] else None
+
+
+async def test_mid_hand_joins_wait_for_the_next_hand_and_broke_players_leave(
+    api_url: str, settings: Settings, client: Client, worker: Worker, db: Database
+) -> None:
+    a, b, late = (f"mh-{n}-{uuid.uuid4().hex[:4]}" for n in "abc")
+    async with httpx.AsyncClient(base_url=api_url, timeout=30) as http:
+        for u in (a, b, late):
+            await credit(http, settings, u, 5000)
+        room_id = await open_room(http, settings)
+        for u in (a, b):
+            r = await http.post(f"/rooms/{room_id}/join", json={}, headers=player(settings, u))
+            assert r.status_code == 200, r.text
+        state = await eventually(lambda: _hand_state(http, room_id, settings, a))
+        r = await http.post(f"/rooms/{room_id}/join", json={}, headers=player(settings, late))
+        assert r.status_code == 200, r.text
+        seated = {p["handle"]: p for p in (await record(http, room_id))["players"]}
+        running = await _hand_state(http, room_id, settings, late)
+        if running is not None and running["handNumber"] == state["handNumber"]:
+            # Still the same hand: the newcomer waits, with no cards, and is dealt next hand.
+            assert seated[late]["status"] == "waiting"
+            assert all(p["seat"] != seated[late]["seat"] for p in running["hand"]["players"])
+        view = await play(client, workflow_id(room_id), [a, b, late],
+                          until=lambda v: v.hand_no > state["handNumber"] + 1)  # fmt: skip
+        dealt = await http.get(f"/rooms/{room_id}/hands/{state['handNumber'] + 1}")
+        assert str(seated[late]["seat"]) in dealt.json()["players"], dealt.text
+
+        # All in every hand until someone is broke: a broke player is unseated with 0 back.
+        from tests.integration.bots import shove
+
+        view = await play(client, workflow_id(room_id), [a, b, late], shove,
+                          until=lambda v: len(v.seats) < 3, limit=60)  # fmt: skip
+        events = (await http.get(f"/rooms/{room_id}/events.json", params={"limit": 500})).json()
+        busted = [e["data"] for e in events["events"]
+                  if e["type"] == "player_leave" and e["data"]["reason"] == "busted"]  # fmt: skip
+        assert busted and all(e["returned"] == 0 for e in busted)
+        assert view.room is not None
+        await http.post(f"/rooms/{room_id}/close", headers=admin(settings))
+        await play(client, workflow_id(room_id), [a, b, late], until=lambda v: v.finished)
+        total = sum([await balance(http, settings, u) for u in (a, b, late)])
+        assert total == 3 * 5000
+
+
+async def test_a_room_continues_as_new_and_keeps_its_seats_stream_and_ledger(
+    api_url: str, settings: Settings, client: Client, worker: Worker, db: Database
+) -> None:
+    from workflows.room import HANDS_PER_RUN
+
+    a, b = (f"can-{n}-{uuid.uuid4().hex[:4]}" for n in "ab")
+    async with httpx.AsyncClient(base_url=api_url, timeout=30) as http:
+        for u in (a, b):
+            await credit(http, settings, u, 50_000)
+        room_id = await open_room(http, settings, entry={"amount": 20_000})
+        for u in (a, b):
+            await http.post(f"/rooms/{room_id}/join", json={}, headers=player(settings, u))
+        view = await play(client, workflow_id(room_id), [a, b],
+                          until=lambda v: v.hand_no >= HANDS_PER_RUN + 3, limit=180)  # fmt: skip
+        handle = client.get_workflow_handle(workflow_id(room_id))
+        desc = await handle.describe()
+        assert desc.run_id != desc.raw_description.workflow_execution_info.first_run_id
+        assert {s.player_id for s in view.seats} == {a, b}
+        assert sum(s.stack for s in view.seats) == 40_000
+        assert await chips_in_room(db, room_id, [a, b]) == 40_000
+        events = (await http.get(f"/rooms/{room_id}/events.json", params={"limit": 500})).json()
+        starts = [e["data"]["handNumber"] for e in events["events"] if e["type"] == "hand_start"]
+        assert starts == sorted(set(starts)) and starts[0] == 1
+        await http.post(f"/rooms/{room_id}/close", headers=admin(settings))
+        await play(client, workflow_id(room_id), [a, b], until=lambda v: v.finished)
+        assert await balance(http, settings, a) + await balance(http, settings, b) == 100_000
