@@ -33,3 +33,7 @@ SettingsDep = Annotated[Settings, Depends(_settings)]
 
 def tournament_workflow_id(tournament_id: str) -> str:
     return f"tournament-{tournament_id}"
+
+
+NAME_PATTERN = r"^[^\x00-\x1f\x7f]+$"
+"""Display names: no control characters (PostgreSQL text cannot even store NUL)."""

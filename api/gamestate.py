@@ -219,7 +219,10 @@ def game_state(
             "ante": table.ante,
         },
         "deckCommitment": table.deck_commitment,
-        "seats": [s.model_dump(by_alias=True) for s in table.seats],
+        # A room seat's owner and sitting number are the workflow's bookkeeping, not the wire's.
+        "seats": [
+            s.model_dump(by_alias=True, exclude={"owner_user_id", "session"}) for s in table.seats
+        ],
         "hand": hand or None,
         "turn": hand.get("turn"),
         "legalActions": hand.get("legal"),

@@ -90,8 +90,10 @@ def validate_room(raw: Mapping[str, Any]) -> RoomRules:
     domain.errors.DomainError: entry.amount must cover at least one big blind (10)
     """
     name = raw.get("name")
-    if not isinstance(name, str) or not name.strip() or len(name) > 200:
-        raise DomainError(ErrorCode.INVALID_SETTINGS, "name: 1–200 characters", field="name")
+    if not isinstance(name, str) or not name.strip() or len(name) > 200 or not name.isprintable():
+        raise DomainError(
+            ErrorCode.INVALID_SETTINGS, "name: 1–200 printable characters", field="name"
+        )
     entry = raw.get("entry")
     stakes = raw.get("stakes")
     if not isinstance(entry, Mapping):

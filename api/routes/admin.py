@@ -14,7 +14,7 @@ from temporalio.client import Client, WorkflowHandle
 from temporalio.common import SearchAttributePair, TypedSearchAttributes
 
 from api.auth import ServiceKey
-from api.deps import DbDep, SettingsDep, TemporalDep, tournament_workflow_id
+from api.deps import NAME_PATTERN, DbDep, SettingsDep, TemporalDep, tournament_workflow_id
 from api.updates import execute_update
 from db import ledger
 from db.models import PayoutIntent, Tournament
@@ -37,7 +37,7 @@ router = APIRouter(prefix="/admin", tags=["admin"], dependencies=[ServiceKey])
 
 
 class CreateTournamentBody(WireModel):
-    name: str = Field(min_length=1, max_length=200)
+    name: str = Field(min_length=1, max_length=200, pattern=NAME_PATTERN)
     settings: dict[str, Any]
     hand_pause_ms: int = Field(default=2000, ge=0, le=60_000)
     """Pause between hands at the table (bot tables can run with 0)."""

@@ -10,7 +10,7 @@ from pydantic import Field, StringConstraints
 from sqlmodel import col, select
 
 from api.auth import ServiceKey
-from api.deps import DbDep
+from api.deps import NAME_PATTERN, DbDep
 from api.errors import ApiError
 from db import agents
 from db.models import Agent
@@ -24,7 +24,7 @@ Skill = Annotated[str, StringConstraints(min_length=1, max_length=50, pattern=r"
 
 class CreateAgentBody(WireModel):
     owner_user_id: str = Field(min_length=1, max_length=100)
-    name: str = Field(min_length=1, max_length=200)
+    name: str = Field(min_length=1, max_length=200, pattern=NAME_PATTERN)
     skills: list[Skill] = Field(default_factory=lambda: ["poker:sng"], max_length=20)
 
 

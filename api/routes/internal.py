@@ -21,7 +21,7 @@ from api.deps import DbDep, TemporalDep, tournament_workflow_id
 from api.errors import ApiError
 from api.updates import execute_update
 from db import agents
-from db.models import Tournament
+from db.models import Room, Tournament
 from domain.errors import ErrorCode
 from workflows.messages import (
     LeaveResult,
@@ -60,6 +60,10 @@ async def tournament_handle(
     handle = temporal.get_workflow_handle(tournament_workflow_id(table_id))
     async with db.session() as session:
         known = await session.get(Tournament, table_id) is not None
+        if not known and await session.get(Room, table_id) is not None:
+            raise ApiError(
+                ErrorCode.NOT_A_TOURNAMENT, f"{table_id!r} is a cash room", field="tableId"
+            )
     # The read model is written by an activity just after the workflow starts: ask Temporal too.
     if known or await _exists(handle) is not None:
         return handle

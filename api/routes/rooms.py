@@ -25,7 +25,7 @@ from sqlmodel import col, select
 from temporalio.client import Client, WorkflowHandle
 
 from api.auth import CurrentPlayer, MaybePlayer, ServiceKey
-from api.deps import DbDep, SettingsDep, TemporalDep
+from api.deps import NAME_PATTERN, DbDep, SettingsDep, TemporalDep
 from api.errors import ApiError
 from api.gamestate import GameStateCache, game_state
 from api.routes.events import AfterQuery, EventPage, page, resume_point, sse
@@ -78,7 +78,7 @@ class Stakes(WireModel):
 
 
 class CreateRoomBody(WireModel):
-    name: str = Field(min_length=1, max_length=200)
+    name: str = Field(min_length=1, max_length=200, pattern=NAME_PATTERN)
     entry: Entry
     stakes: Stakes
     seats: int = Field(ge=2, le=9)
@@ -388,12 +388,7 @@ async def room_game_state(
             "entry": {"amount": row.entry, "currency": CURRENCY},
         }
     }  # fmt: skip
-    state = game_state(version, None, table, fields)
-    state["seats"] = [
-        {k: v for k, v in seat.items() if k not in ("ownerUserId", "session")}
-        for seat in state["seats"]
-    ]
-    return state
+    return game_state(version, None, table, fields)
 
 
 @router.post("/{room_id}/action", response_model=ActResult, response_model_by_alias=True)

@@ -116,6 +116,17 @@ async def test_unknown_tables_agents_and_non_tournaments(
             )  # fmt: skip
         finally:
             await other.terminate()
+        # A cash room is a table too, but not a tournament.
+        r = await http.post(
+            "/rooms", headers=admin(settings),
+            json={"name": "r", "entry": {"amount": 100}, "stakes": {"smallBlind": 1, "bigBlind": 2},
+                  "seats": 2},
+        )  # fmt: skip
+        room_id = r.json()["roomId"]
+        assert coded(await internal(http, settings, "register", room_id, live["agentId"])) == (
+            400, "not_a_tournament",
+        )  # fmt: skip
+        await http.post(f"/rooms/{room_id}/close", headers=admin(settings))
 
         for body in (
             {},

@@ -11,13 +11,14 @@ from typing import Any
 
 import httpx
 from temporalio.client import Client
-from temporalio.worker import Worker
+from temporalio.worker import Replayer, Worker
 
 from db import ledger
 from db.engine import Database
 from sng.settings import Settings
 from tests.integration.bots import play
 from tests.integration.helpers import admin, balance, credit, eventually, player
+from workflows.table import TableWorkflow
 
 ROOM = {
     "name": "test room",
@@ -151,6 +152,12 @@ async def test_a_room_waits_plays_pauses_resumes_and_closes_with_every_chip_home
         detail = (await http.get(f"/rooms/{room_id}/hands/1")).json()
         assert set(detail["hole_cards"]) <= set(detail["shown"])
         assert detail["settlement"]["rake"] == 0
+
+    # The recorded history (joins, leaves, hands, the close) replays deterministically.
+    history = await client.get_workflow_handle(workflow_id(room_id)).fetch_history()
+    await Replayer(workflows=[TableWorkflow], data_converter=client.data_converter).replay_workflow(
+        history
+    )
 
 
 async def test_refusals_are_coded_and_move_nothing(
