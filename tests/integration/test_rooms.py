@@ -6,6 +6,8 @@ Updates (tests/integration/bots.py), everything else goes through HTTP.
 
 from __future__ import annotations
 
+import asyncio
+import json
 import uuid
 from typing import Any
 
@@ -314,3 +316,41 @@ async def test_a_room_continues_as_new_and_keeps_its_seats_stream_and_ledger(
         await http.post(f"/rooms/{room_id}/close", headers=admin(settings))
         await play(client, workflow_id(room_id), [a, b], until=lambda v: v.finished)
         assert await balance(http, settings, a) + await balance(http, settings, b) == 100_000
+
+
+async def test_the_room_stream_is_sse_resumable_and_counts_its_watcher(
+    api_url: str, settings: Settings, client: Client, worker: Worker
+) -> None:
+    a, b = (f"ss-{n}-{uuid.uuid4().hex[:4]}" for n in "ab")
+    async with httpx.AsyncClient(base_url=api_url, timeout=30) as http:
+        for u in (a, b):
+            await credit(http, settings, u, 5000)
+        room_id = await open_room(http, settings)
+        await http.post(f"/rooms/{room_id}/join", json={}, headers=player(settings, a))
+        seen: list[dict[str, str]] = []
+        async with http.stream("GET", f"/rooms/{room_id}/stream") as response:
+            assert response.status_code == 200
+            assert response.headers["content-type"].startswith("text/event-stream")
+            # The open stream is an observer, counted in the record.
+            assert (await record(http, room_id))["observerCount"] >= 1
+            await http.post(f"/rooms/{room_id}/join", json={}, headers=player(settings, b))
+            current: dict[str, str] = {}
+            async with asyncio.timeout(15):
+                async for line in response.aiter_lines():
+                    if not line:
+                        if "data" in current:
+                            seen.append(current)
+                        current = {}
+                        if any(e["event"] == "hand_start" for e in seen):
+                            break
+                    elif not line.startswith(":"):
+                        name, _, value = line.partition(":")
+                        current[name] = value.removeprefix(" ")
+        kinds = [e["event"] for e in seen]
+        assert kinds[:2] == ["player_join", "player_join"] and "hand_start" in kinds
+        assert json.loads(seen[0]["data"])["player"] == a
+        # Resuming after the first event starts at the second.
+        r = await http.get(f"/rooms/{room_id}/events.json", params={"after": seen[0]["id"]})
+        assert r.json()["events"][0]["id"] == int(seen[1]["id"])
+        await http.post(f"/rooms/{room_id}/close", headers=admin(settings))
+        await play(client, workflow_id(room_id), [a, b], until=lambda v: v.finished)
