@@ -122,6 +122,8 @@ class TableWorkflow(RoomMixin):
         )
         seed = bytes.fromhex(seed_hex)
         live = self._dealt_seats()
+        if len(live) < 2:
+            return None  # a room player left while the seed was drawn: no hand after all
         positions = self._positions(live)
         if self.settings is not None:
             self.level = level_at(self.settings, self.st.play_start_ms, self._now_ms())
