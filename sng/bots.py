@@ -156,3 +156,42 @@ async def run_bot(client: SngClient, tournament_id: str, policy: Policy, *, seed
         except SngError as err:
             if err.code not in {"stale_turn", "not_your_turn"}:
                 raise
+
+
+async def run_room_bot(
+    client: SngClient, room_id: str, policy: Policy, *, hands: int, seed: int = 0
+) -> None:
+    """Sit at a cash room (joining if needed) and play ``hands`` more hands, then leave; leaves
+    early when the others have gone, and stops if the room closes or the bot is unseated."""
+    rng = random.Random(seed)
+    seat = (await client.join_room(room_id))["seat"]
+    version: int | None = None
+    first: int | None = None
+    while True:
+        try:
+            state = await client.room_state(room_id, wait_for_change=version, wait_seconds=10)
+        except SngError as err:
+            if err.status >= 500:
+                await asyncio.sleep(0.5)
+                continue
+            raise
+        version = state["version"]
+        if state["room"]["status"] == "closed" or all(s["seat"] != seat for s in state["seats"]):
+            return
+        first = state["handNumber"] if first is None else first
+        alone = state["room"]["status"] == "paused" and len(state["seats"]) == 1
+        if state["handNumber"] >= first + hands or alone:
+            await client.leave_room(room_id)
+            return
+        legal = state.get("legalActions")
+        if not legal:
+            continue
+        action, amount = policy(state, rng)
+        try:
+            await client.room_act(
+                room_id, hand_number=state["handNumber"], turn=state["turn"],
+                action=action, amount=amount,
+            )  # fmt: skip
+        except SngError as err:
+            if err.code not in {"stale_turn", "not_your_turn"}:
+                raise

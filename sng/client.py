@@ -134,3 +134,61 @@ class SngClient:
             "POST", f"/tournaments/{tournament_id}/act", json=body
         )
         return result
+
+    # -- cash rooms ---------------------------------------------------------------------------
+    async def create_room(
+        self, name: str, *, entry: int, small_blind: int, big_blind: int, seats: int,
+        speed: str = "normal", hand_pause_ms: int = 2000,
+    ) -> dict[str, Any]:  # fmt: skip
+        """Operators: open a room; the room record."""
+        body = {
+            "name": name, "entry": {"amount": entry, "currency": "virtual_chips"},
+            "stakes": {"smallBlind": small_blind, "bigBlind": big_blind}, "seats": seats,
+            "speed": speed, "handPauseMs": hand_pause_ms,
+        }  # fmt: skip
+        result: dict[str, Any] = await self._call("POST", "/rooms", json=body)
+        return result
+
+    async def close_room(self, room_id: str) -> dict[str, Any]:
+        result: dict[str, Any] = await self._call("POST", f"/rooms/{room_id}/close")
+        return result
+
+    async def rooms(self, status: str | None = None) -> list[dict[str, Any]]:
+        params = {"status": status} if status else {}
+        result: list[dict[str, Any]] = await self._call("GET", "/rooms", params=params)
+        return result
+
+    async def room(self, room_id: str) -> dict[str, Any]:
+        result: dict[str, Any] = await self._call("GET", f"/rooms/{room_id}")
+        return result
+
+    async def join_room(self, room_id: str, seat: int | None = None) -> dict[str, Any]:
+        body = {"seat": seat} if seat is not None else {}
+        result: dict[str, Any] = await self._call("POST", f"/rooms/{room_id}/join", json=body)
+        return result
+
+    async def leave_room(self, room_id: str) -> dict[str, Any]:
+        """``{"returned": N}``, or ``{"returned": None, "pending": True}`` during your hand."""
+        result: dict[str, Any] = await self._call("POST", f"/rooms/{room_id}/leave")
+        return result
+
+    async def room_state(
+        self, room_id: str, *, wait_for_change: int | None = None, wait_seconds: float = 20.0
+    ) -> dict[str, Any]:
+        params: dict[str, Any] = {"timeout": wait_seconds}
+        if wait_for_change is not None:
+            params["waitForChange"] = wait_for_change
+        result: dict[str, Any] = await self._call(
+            "GET", f"/rooms/{room_id}/game-state", params=params
+        )
+        return result
+
+    async def room_act(
+        self, room_id: str, *, hand_number: int, turn: int, action: str,
+        amount: int | None = None,
+    ) -> dict[str, Any]:  # fmt: skip
+        body: dict[str, Any] = {"handNumber": hand_number, "turn": turn, "action": action}
+        if amount is not None:
+            body["amount"] = amount
+        result: dict[str, Any] = await self._call("POST", f"/rooms/{room_id}/action", json=body)
+        return result

@@ -75,7 +75,7 @@ class RoomMixin:
         def _seat_of(self, player_id: str) -> int: ...
         def _now_ms(self) -> int: ...
         async def _play_hand(self) -> int | None: ...
-        def _turn_moved(self, hand: Hand, turn: int) -> Any: ...
+        def _turn_moved(self, hand: Hand, turn: int, seat: TableSeat) -> Any: ...
 
     def init_room(self) -> None:
         self.stream_queue: list[EventInput] = []
@@ -280,7 +280,7 @@ class RoomMixin:
             return False
         try:
             await workflow.wait_condition(
-                self._turn_moved(hand, hand.turn),
+                self._turn_moved(hand, hand.turn, seat),
                 timeout=timedelta(seconds=extra),
                 timeout_summary=f"disconnect grace seat {seat.seat}",
             )

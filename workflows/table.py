@@ -159,7 +159,7 @@ class TableWorkflow(RoomMixin):
                 continue
             try:
                 await workflow.wait_condition(
-                    self._turn_moved(hand, hand.turn),
+                    self._turn_moved(hand, hand.turn, table_seat),
                     timeout=timedelta(seconds=self._decision_seconds()),
                     timeout_summary=f"decision timeout seat {seat}",
                 )
@@ -190,8 +190,10 @@ class TableWorkflow(RoomMixin):
             return self.able_seats()
         return self._live_seats()
 
-    def _turn_moved(self, hand: Hand, turn: int) -> Callable[[], bool]:
-        return lambda: hand.turn != turn or self.st.stop_requested
+    def _turn_moved(self, hand: Hand, turn: int, seat: TableSeat) -> Callable[[], bool]:
+        """The wait for a decision ends when it is made, the table stops, or the player asks
+        to leave the room (then the table checks or folds for them at once)."""
+        return lambda: hand.turn != turn or self.st.stop_requested or seat.leaving
 
     def _positions(self, live: list[int]) -> ButtonPositions:
         if self.st.positions is None:

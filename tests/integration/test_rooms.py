@@ -354,3 +354,39 @@ async def test_the_room_stream_is_sse_resumable_and_counts_its_watcher(
         assert r.json()["events"][0]["id"] == int(seen[1]["id"])
         await http.post(f"/rooms/{room_id}/close", headers=admin(settings))
         await play(client, workflow_id(room_id), [a, b], until=lambda v: v.finished)
+
+
+async def test_bots_play_a_room_over_http_only_and_leave_with_their_stacks(
+    api_url: str, settings: Settings, worker: Worker
+) -> None:
+    from sng.bots import random_bot, run_room_bot
+    from sng.client import SngClient
+
+    users = [f"hb-{n}-{uuid.uuid4().hex[:4]}" for n in "abc"]
+    async with SngClient(api_url, service_key=settings.service_key) as op:
+        for u in users:
+            await op.credit(u, 3000, f"hb-{u}")
+        room = await op.create_room("http bots", entry=1000, small_blind=5, big_blind=10,
+                                    seats=3, speed="turbo", hand_pause_ms=0)  # fmt: skip
+        bots = [
+            SngClient(api_url, token=player(settings, u)["Authorization"].split()[1]) for u in users
+        ]
+        try:
+            async with asyncio.timeout(120):
+                await asyncio.gather(
+                    *(run_room_bot(b, room["roomId"], random_bot, hands=4, seed=i)
+                      for i, b in enumerate(bots))
+                )  # fmt: skip
+            final = await eventually(lambda: _empty(op, room["roomId"]), limit=30)
+
+            assert final["handNumber"] >= 4
+            assert sum([await b.balance() for b in bots]) == 3 * 3000
+        finally:
+            for b in bots:
+                await b.aclose()
+            await op.close_room(room["roomId"])
+
+
+async def _empty(op: Any, room_id: str) -> dict[str, Any] | None:
+    rec: dict[str, Any] = await op.room(room_id)
+    return rec if not rec["players"] else None
