@@ -295,7 +295,7 @@ class RoomMixin:
         current = next((s for s in self.st.seats if s.player_id == inp.player_id), None)
         if current is not None:  # a retried join: the same seat, nothing reserved again
             await workflow.wait_condition(lambda: not current.pending)
-            if current in self.st.seats:
+            if any(s is current for s in self.st.seats):
                 return JoinResult(seat=current.seat, stack=current.stack, already_seated=True)
         self._checked(self._verify_join, inp)
         room.joins += 1
@@ -408,6 +408,8 @@ class RoomMixin:
     async def _remove(self, seat: TableSeat, reason: str) -> int:
         """Unseat a player and send the stack home (keyed by the sitting, so exactly once)."""
         room = self._room()
+        if not any(s is seat for s in self.st.seats):
+            return seat.stack  # a concurrent leave got there first
         self.st.seats = [s for s in self.st.seats if s is not seat]
         if not self.st.seats:
             room.idle_since_ms = self._now_ms()
