@@ -19,6 +19,7 @@ from api.routes import (
     me,
     metrics,
     play,
+    room_history,
     rooms,
     tournaments,
 )
@@ -61,6 +62,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(internal.router)
     app.include_router(events.router)
     app.include_router(rooms.router)
+    app.include_router(room_history.router)
     app.include_router(admin_pages.router)
 
     @app.get("/healthz", tags=["ops"])

@@ -1,0 +1,72 @@
+"""Who is at a cash room: seated players' polling (their connection, for the disconnect grace)
+and observers (``observerCount``), kept in ``room_presence``.
+
+Writes are throttled per viewer in this process, so a busy poller costs PostgreSQL one upsert
+every ``TOUCH_SECONDS``. An anonymous viewer is its address and user agent, hashed: one
+client's several polls and streams count once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from datetime import UTC, datetime, timedelta
+
+from fastapi import Request
+from sqlalchemy import func
+from sqlalchemy.dialects.postgresql import insert
+from sqlmodel import col, select
+
+from db.engine import Database
+from db.models import RoomPresence
+
+OBSERVER_WINDOW = timedelta(seconds=30)
+"""Someone who looked at a room within this long is watching it (``observerCount``)."""
+TOUCH_SECONDS = 2.0
+"""Presence is written at most this often per viewer (the rest are served from memory)."""
+
+
+async def observers(db: Database, room_ids: list[str]) -> dict[str, int]:
+    if not room_ids:
+        return {}
+    since = datetime.now(UTC) - OBSERVER_WINDOW
+    async with db.session() as session:
+        rows = await session.exec(
+            select(RoomPresence.room_id, func.count())
+            .where(
+                col(RoomPresence.room_id).in_(room_ids),
+                col(RoomPresence.seated).is_(False),
+                col(RoomPresence.last_seen) > since,
+            )
+            .group_by(col(RoomPresence.room_id))
+        )
+        return {room_id: int(n) for room_id, n in rows}
+
+
+_touched: dict[tuple[str, str], float] = {}
+
+
+async def touch(db: Database, room_id: str, viewer: str, *, seated: bool) -> None:
+    """Record that ``viewer`` is looking at the room now (throttled per viewer)."""
+    now = time.monotonic()
+    if now - _touched.get((room_id, viewer), 0.0) < TOUCH_SECONDS:
+        return
+    _touched[(room_id, viewer)] = now
+    if len(_touched) > 100_000:  # forget the oldest half rather than grow without bound
+        for key in sorted(_touched, key=_touched.__getitem__)[: len(_touched) // 2]:
+            del _touched[key]
+    stmt = insert(RoomPresence).values(
+        room_id=room_id, viewer=viewer, seated=seated, last_seen=func.now()
+    )
+    stmt = stmt.on_conflict_do_update(
+        index_elements=["room_id", "viewer"], set_={"seated": seated, "last_seen": func.now()}
+    )
+    async with db.session() as session:
+        await session.exec(stmt)
+        await session.commit()
+
+
+def anonymous(request: Request) -> str:
+    client = request.client.host if request.client else "?"
+    agent = request.headers.get("user-agent", "")
+    return "anon:" + hashlib.sha256(f"{client}|{agent}".encode()).hexdigest()[:24]

@@ -1,0 +1,123 @@
+"""A cash room's past and present for anyone: its finished hands and its event stream."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Path, Query, Request
+from sqlmodel import col, select
+
+from api.auth import MaybePlayer
+from api.deps import DbDep
+from api.errors import ApiError
+from api.presence import anonymous, touch
+from api.routes.events import AfterQuery, EventPage, page, resume_point, sse
+from api.routes.rooms import MAX_HAND, RoomId, room_row, room_workflow_id
+from db.models import Hand
+from domain.errors import ErrorCode
+from workflows.messages import WireModel
+
+router = APIRouter(prefix="/rooms", tags=["rooms"])
+
+
+class RoomHandSummary(WireModel):
+    hand_number: int
+    board: list[str]
+    winners: list[int]
+    gross_pot: int
+    net_to_winner: dict[str, int]
+
+
+@router.get("/{room_id}/hands", response_model=list[RoomHandSummary], response_model_by_alias=True)
+async def list_room_hands(
+    room_id: RoomId,
+    db: DbDep,
+    after: Annotated[int, Query(ge=0, le=MAX_HAND)] = 0,
+    limit: Annotated[int, Query(ge=1, le=500)] = 100,
+) -> list[RoomHandSummary]:
+    await room_row(db, room_id)
+    async with db.session() as session:
+        hands = await session.exec(
+            select(Hand)
+            .where(Hand.table_id == room_workflow_id(room_id), col(Hand.hand_no) > after)
+            .order_by(col(Hand.hand_no))
+            .limit(limit)
+        )
+        out = []
+        for h in hands:
+            settlement = h.record.get("settlement", {})
+            out.append(
+                RoomHandSummary(
+                    hand_number=h.hand_no,
+                    board=list(h.record.get("board", [])),
+                    winners=sorted({int(w) for p in h.record["pots"] for w in p["winners"]}),
+                    gross_pot=settlement.get("grossPot", 0),
+                    net_to_winner=settlement.get("netToWinner", {}),
+                )
+            )
+        return out
+
+
+@router.get("/{room_id}/hands/{hand_number}")
+async def room_hand(
+    room_id: RoomId,
+    hand_number: Annotated[int, Path(ge=1, le=MAX_HAND)],
+    db: DbDep,
+    caller: MaybePlayer,
+) -> dict[str, Any]:
+    """A finished hand's record with its settlement. Hole cards are those shown down, plus
+    your own if you played the hand; the revealed deck seed lets anyone audit the deal."""
+    async with db.session() as session:
+        hand = (
+            await session.exec(
+                select(Hand).where(
+                    Hand.table_id == room_workflow_id(room_id), Hand.hand_no == hand_number
+                )
+            )
+        ).first()
+    if hand is None:
+        raise ApiError(ErrorCode.NOT_FOUND, f"no finished hand {hand_number} in {room_id}")
+    record = dict(hand.record)
+    own = {s for s, p in record.get("players", {}).items() if caller and p == caller.user_id}
+    record["hole_cards"] = {
+        seat: cards
+        for seat, cards in record.get("hole_cards", {}).items()
+        if seat in record.get("shown", {}) or seat in own
+    }
+    return record
+
+
+@router.get(
+    "/{room_id}/stream",
+    responses={200: {"content": {"text/event-stream": {}}, "description": "the room stream"}},
+)
+async def room_stream(
+    room_id: RoomId,
+    request: Request,
+    db: DbDep,
+    after: AfterQuery = None,
+) -> Any:
+    """Server-Sent Events: hand_start, action, community_cards, pot_update, showdown,
+    hand_result, player_join, player_leave and room_status. Public (no hole cards); resume
+    with ``Last-Event-ID`` or ``?after=``. An open stream counts as an observer."""
+    await room_row(db, room_id)
+    viewer = anonymous(request)  # the same client's streams count once
+
+    async def watching() -> None:
+        await touch(db, room_id, viewer, seated=False)
+
+    await watching()
+    cursor = resume_point(after, request.headers.get("last-event-id"))
+    return sse(db, room_id, request, cursor, on_idle=watching)
+
+
+@router.get("/{room_id}/events.json", response_model=EventPage, response_model_by_alias=True)
+async def room_events(
+    room_id: RoomId,
+    db: DbDep,
+    after: AfterQuery = None,
+    limit: Annotated[int, Query(ge=1, le=500)] = 100,
+) -> EventPage:
+    """One page of the room stream after an id, for clients that cannot read SSE."""
+    await room_row(db, room_id)
+    return await page(db, room_id, after or 0, limit)
