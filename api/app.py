@@ -23,6 +23,7 @@ from api.routes import (
     rooms,
     tournaments,
 )
+from api.ui import rooms as room_pages
 from api.ui import routes as admin_pages
 from db.engine import Database
 from sng.settings import Settings, get_settings
@@ -64,6 +65,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(rooms.router)
     app.include_router(room_history.router)
     app.include_router(admin_pages.router)
+    app.include_router(room_pages.router)
 
     @app.get("/healthz", tags=["ops"])
     async def healthz() -> dict[str, str]:

@@ -1,5 +1,5 @@
-"""The operators' admin pages under /ui: login; tournaments (list, one, create, force-end);
-cash rooms (list, one, create, close).
+"""The operators' admin pages under /ui: login; tournaments (list, one, create, force-end).
+The cash rooms' pages are in ``api.ui.rooms``.
 
 Server-rendered with Jinja2; htmx (vendored in ``static/``) refreshes the lists and the
 create forms' previews. Every page needs an operator session (``api.ui.auth``); actions go
@@ -30,7 +30,6 @@ from api.routes.admin import (
     force_end_tournament,
     start_tournament,
 )
-from api.routes.rooms import close_room, get_room, list_rooms, room_workflow_id, start_room
 from api.ui import forms
 from api.ui.auth import (
     COOKIE_PATH,
@@ -42,8 +41,8 @@ from api.ui.auth import (
     service_key_matches,
     set_session_cookie,
 )
-from db.models import Hand, PayoutIntent, Tournament
-from domain.errors import DomainError, ErrorCode
+from db.models import PayoutIntent, Tournament
+from domain.errors import DomainError
 from domain.operations import can_force_end
 from domain.schedule import schedule_preview
 from domain.settings import validate_settings
@@ -54,8 +53,6 @@ HERE = Path(__file__).parent
 STATIC = {"htmx.min.js": "text/javascript", "admin.css": "text/css"}
 LIST_LIMIT = 200
 LADDER_BEFORE, LADDER_LEVELS = 2, 12
-ROOM_HANDS = 20
-"""How many of a room's latest hands its page lists."""
 
 router = APIRouter(prefix=COOKIE_PATH, tags=["admin pages"], include_in_schema=False)
 templates = Jinja2Templates(directory=HERE / "templates")
@@ -353,182 +350,3 @@ async def force_end(
         return _see_other(f"{COOKIE_PATH}/tournaments/{tournament_id}")
     query = urlencode({"error": f"Force-end refused: {refusal}"})
     return _see_other(f"{COOKIE_PATH}/tournaments/{tournament_id}?{query}")
-
-
-# -- cash rooms --------------------------------------------------------------------------------
-def _room_filter(status: str | None) -> str:
-    """``closed`` lists the closed rooms; anything else the open ones (the default)."""
-    return "closed" if status == "closed" else "open"
-
-
-async def _room_list_context(
-    db: DbDep, settings: SettingsDep, status: str | None
-) -> dict[str, Any]:
-    showing = _room_filter(status)
-    # The JSON route itself: open rooms unless asked for the closed ones, newest first.
-    rooms = await list_rooms(db, "closed" if showing == "closed" else None, LIST_LIMIT)
-    return {
-        "rooms": rooms,
-        "showing": showing,
-        "now": datetime.now(UTC),
-        "limit": LIST_LIMIT,
-        "refresh_seconds": f"{settings.admin_refresh_seconds:g}",
-    }
-
-
-@router.get("/rooms")
-async def room_list(
-    request: Request,
-    session: Operator,
-    db: DbDep,
-    settings: SettingsDep,
-    status: str | None = None,
-) -> HTMLResponse:
-    context = await _room_list_context(db, settings, status)
-    return _render(request, "rooms.html", context, session=session)
-
-
-@router.get("/rooms/rows")
-async def room_rows(
-    request: Request,
-    session: Operator,
-    db: DbDep,
-    settings: SettingsDep,
-    status: str | None = None,
-) -> HTMLResponse:
-    """The room list's table alone: what the page swaps in every refresh."""
-    context = await _room_list_context(db, settings, status)
-    return _render(request, "_room_rows.html", context, session=session)
-
-
-def _room_form_context(result: forms.RoomFormResult) -> dict[str, Any]:
-    preview = forms.room_preview(result.rules) if result.rules is not None else None
-    return {
-        "fields": forms.ROOM_FIELDS,
-        "result": result,
-        "preview": preview,
-        "preview_body": "_room_preview_body.html",
-    }
-
-
-@router.get("/rooms/new")
-async def new_room_form(request: Request, session: Operator) -> HTMLResponse:
-    result = forms.check_room(forms.room_defaults())
-    return _render(request, "room_new.html", _room_form_context(result), session=session)
-
-
-@router.post("/rooms/preview")
-async def room_preview(request: Request, session: Operator) -> HTMLResponse:
-    """The room's derived numbers and every field's message, as the form changes (htmx)."""
-    result = forms.check_room(await read_form(request))
-    return _render(request, "_preview.html", _room_form_context(result), session=session)
-
-
-@router.post("/rooms/new")
-async def create_room(
-    request: Request,
-    session: Operator,
-    temporal: TemporalDep,
-    db: DbDep,
-    settings: SettingsDep,
-) -> Response:
-    form = await read_form(request)
-    check_csrf(request, session, form)
-    result = forms.check_room(form)
-    if result.body is not None:
-        try:
-            # The code behind POST /rooms: it validates again and starts the workflow.
-            row = await start_room(temporal, db, settings, result.body)
-        except DomainError as err:
-            forms.room_error(result, err)
-        else:
-            return _see_other(f"{COOKIE_PATH}/rooms/{row.id}")
-    context = _room_form_context(result)
-    return _render(request, "room_new.html", context, session=session, status_code=422)
-
-
-async def _room_hands(db: DbDep, room_id: str) -> list[dict[str, Any]]:
-    """The room's latest finished hands, newest first: number, board and settlement."""
-    async with db.session() as s:
-        hands = (
-            await s.exec(
-                select(Hand)
-                .where(Hand.table_id == room_workflow_id(room_id))
-                .order_by(col(Hand.hand_no).desc())
-                .limit(ROOM_HANDS)
-            )
-        ).all()
-    out = []
-    for h in hands:
-        settlement = h.record.get("settlement", {})
-        players = h.record.get("players", {})
-        net = sorted(
-            (int(seat), chips) for seat, chips in settlement.get("netToWinner", {}).items()
-        )
-        out.append(
-            {
-                "hand_number": h.hand_no,
-                "board": list(h.record.get("board", [])),
-                "gross_pot": settlement.get("grossPot", 0),
-                # (seat, handle, chips): who took how much from the pots.
-                "net_to_winner": [(seat, players.get(str(seat)), chips) for seat, chips in net],
-            }
-        )
-    return out
-
-
-@router.get("/rooms/{room_id}")
-async def room_page(
-    request: Request,
-    room_id: str,
-    session: Operator,
-    db: DbDep,
-    settings: SettingsDep,
-    error: str | None = None,
-    closing: str | None = None,
-) -> HTMLResponse:
-    try:
-        room = await get_room(room_id, db)
-    except ApiError as err:
-        if err.code != ErrorCode.NOT_FOUND:
-            raise
-        return _missing(request, session, "room", room_id)
-    workflow_url = (
-        f"{settings.temporal_ui_url.rstrip('/')}/namespaces/{settings.temporal_namespace}"
-        f"/workflows/{room_workflow_id(room_id)}"
-    )
-    closed = room.status == "closed"
-    context: dict[str, Any] = {
-        "r": room,
-        # The read model knows no "closing": the close's own answer, passed by the redirect.
-        "state": "closing" if closing and not closed else room.status,
-        "closed": closed,
-        "players": sorted(room.players, key=lambda p: p.seat),
-        "hands": await _room_hands(db, room_id),
-        "hands_limit": ROOM_HANDS,
-        "workflow_url": workflow_url,
-        "workflow_id": room_workflow_id(room_id),
-        "error": error,
-    }
-    return _render(request, "room.html", context, session=session)
-
-
-@router.post("/rooms/{room_id}/close")
-async def room_close(
-    request: Request,
-    room_id: str,
-    session: Operator,
-    db: DbDep,
-    temporal: TemporalDep,
-) -> Response:
-    form = await read_form(request)
-    check_csrf(request, session, form)
-    page = f"{COOKIE_PATH}/rooms/{room_id}"
-    try:
-        # The JSON route itself (POST /rooms/{id}/close): closed already answers "closed".
-        result = await close_room(room_id, db, temporal)
-    except (DomainError, ApiError, WorkflowUpdateFailedError) as err:
-        return _see_other(f"{page}?{urlencode({'error': f'Close refused: {_refusal(err)}'})}")
-    if result.status == "closing":
-        return _see_other(f"{page}?closing=1")
-    return _see_other(page)
