@@ -5,73 +5,50 @@ from ``domain/`` and every side effect is an activity (``workflows/effects.py``)
 change state are Updates whose validators refuse bad calls before anything reaches history;
 handlers that await hold one lock and re-check under it, because a concurrent call may have
 changed the state between validation and execution.
+
+The class is assembled from parts: registration (workflows/tournament_registration.py),
+settlement (workflows/tournament_settlement.py) and shared bookkeeping
+(workflows/tournament_base.py); this module holds the life from seal to end.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 from datetime import timedelta
-from typing import TypeVar
 
 from temporalio import workflow
-from temporalio.exceptions import ActivityError, ApplicationError, FailureError
 from temporalio.workflow import ParentClosePolicy
 
 with workflow.unsafe.imports_passed_through():
-    from domain import registration
     from domain.blinds import resolve_blinds
-    from domain.clock import level_at, level_deadline_ms, level_started_at_ms
+    from domain.clock import level_at, level_deadline_ms
     from domain.errors import DomainError, ErrorCode
-    from domain.payouts import resolve_payout_amounts, resolved_prize_structure
     from domain.seating import draw_seats
     from domain.settings import TournamentSettings, validate_settings
-    from domain.standings import Finish as Place
-    from domain.standings import force_end_ranking, order_busts, split_prizes
+    from domain.standings import force_end_ranking, order_busts
     from workflows import effects
-    from workflows import search_attributes as sa
-    from workflows.errors import refusal
     from workflows.messages import (
-        CancelInput,
         CreateTournamentInput,
-        EntrantRow,
         EntrantStatus,
-        EntrantView,
         Finish,
         ForceEndInput,
         HandRow,
-        LeaveResult,
-        LeaveVia,
-        LifecycleRecord,
-        MoneyMove,
-        PayEntryInput,
-        PayoutConfirmation,
-        PayoutFailure,
-        PayoutStatus,
-        PayoutView,
-        PrizePayment,
-        RegisterInput,
-        RegisterResult,
         TournamentPhase,
-        TournamentRow,
         TournamentState,
         TournamentView,
-        Transition,
-        UnregisterInput,
     )
     from workflows.table import TableWorkflow
     from workflows.table_messages import HandReport, TableResult, TableSeat, TableState
+    from workflows.tournament_registration import RegistrationMixin
+    from workflows.tournament_settlement import SettlementMixin
 
-T = TypeVar("T")
-RESERVE_TTL = timedelta(seconds=120)
 START_GRACE = timedelta(seconds=3)
 HANDS_PER_RUN = 300
 """Continue-as-new after this many hands (each costs the tournament ~15 history events)."""
-NO_STAND_UP = (TournamentPhase.PLAYING, TournamentPhase.ENDED, TournamentPhase.SETTLING)
 
 
 @workflow.defn
-class TournamentWorkflow:
+class TournamentWorkflow(RegistrationMixin, SettlementMixin):
     @workflow.init
     def __init__(self, inp: CreateTournamentInput) -> None:
         self.settings: TournamentSettings = validate_settings(inp.settings)
@@ -97,29 +74,6 @@ class TournamentWorkflow:
             await self._settle()
         await workflow.wait_condition(workflow.all_handlers_finished)
         return self._view()
-
-    async def _registration(self) -> None:
-        """Until every seat is paid (seal) or an operator cancels; expire unpaid reserves."""
-        while self.s.phase is TournamentPhase.REGISTERING:
-            expiry = self._next_reserve_expiry_ms()
-            timeout = None
-            if expiry is not None:
-                timeout = timedelta(milliseconds=max(0, expiry - self._now_ms()))
-            try:
-                await workflow.wait_condition(
-                    self._changed_since(self.s.version),
-                    timeout=timeout,
-                    timeout_summary="unpaid reserve expiry",
-                )
-            except TimeoutError:
-                pass
-            async with self.lock:
-                await self._release_expired_reserves()
-                if (
-                    self.s.phase is TournamentPhase.REGISTERING
-                    and self._count(EntrantStatus.PAID) == self.settings.seats
-                ):
-                    await self._seal()
 
     async def _seal(self) -> None:
         """The field is full and paid: fix fieldSize, draw seats, announce the start."""
@@ -324,107 +278,6 @@ class TournamentWorkflow:
              "finalStandings": [f.model_dump(by_alias=True) for f in self._standings()]},
         )  # fmt: skip
 
-    # -- settlement ----------------------------------------------------------------------
-    async def _settle(self) -> None:
-        """Prizes from the resolved distribution, one intent per paid place, each paid once."""
-        if self.s.phase is TournamentPhase.ENDED:
-            field_size = self.s.field_size or 0
-            amounts = resolve_payout_amounts(self.settings, field_size)
-            places = [Place(f.player_id, f.place, f.rank) for f in self.s.finishes]
-            self.s.payouts = [
-                PayoutView(
-                    intent_id=f"{self.s.tournament_id}:payout:{award.place}",
-                    position=award.place,
-                    player_id=award.entrant,
-                    amount=award.amount,
-                    destination=self._destination(award.entrant),
-                )
-                for award in split_prizes(places, amounts)
-                if award.amount > 0
-            ]
-            self.s.rake_total = self.settings.rake_fee * field_size
-            await effects.create_payout_intents([self._payment(p) for p in self.s.payouts])
-            self.s.phase = TournamentPhase.SETTLING
-            self._bump()
-            await self._save_tournament()
-            await effects.publish(
-                self.s.tournament_id, "tournament_state_changed", "state:settling",
-                {"state": "settling"},
-            )  # fmt: skip
-            await effects.publish(
-                self.s.tournament_id, "tournament_ended", "ended",
-                {"finalStandings": [f.model_dump(by_alias=True) for f in self._standings()],
-                 "payouts": [self._payout_wire(p) for p in self.s.payouts]},
-            )  # fmt: skip
-        if self.s.rake_total and self.inp.money_backend == "virtual":
-            await effects.collect_rake(
-                MoneyMove(
-                    key=f"{self.s.tournament_id}:rake",
-                    tournament_id=self.s.tournament_id,
-                    player_id="house",
-                    amount=self.s.rake_total,
-                )
-            )
-        pending = [p for p in self.s.payouts if p.status is not PayoutStatus.CONFIRMED]
-        await asyncio.gather(*(self._pay(p) for p in pending))
-        if all(p.status is PayoutStatus.CONFIRMED for p in self.s.payouts):
-            self.s.phase = TournamentPhase.CLOSED
-            self.s.closed_at_ms = self._now_ms()
-            self._bump()
-            await self._save_tournament()
-            await effects.publish(
-                self.s.tournament_id, "tournament_state_changed", "state:closed",
-                {"state": "closed", "closedAt": self.s.closed_at_ms},
-            )  # fmt: skip
-            await self._record_lifecycle()
-
-    async def _pay(self, payout: PayoutView) -> None:
-        try:
-            receipt = await effects.pay_prize(self._payment(payout))
-        except ActivityError as err:
-            # Only a definite refusal gets here (transient faults retry forever): keep the
-            # tournament in `settling` with the reason visible to operators.
-            cause = err.cause if isinstance(err.cause, FailureError) else err
-            payout.status = PayoutStatus.FAILED
-            payout.failure_reason = str(cause)
-            self._bump()
-            await effects.fail_payout(PayoutFailure(intent_id=payout.intent_id, reason=str(cause)))
-            return
-        payout.status = PayoutStatus.CONFIRMED
-        payout.tx_hash = receipt.tx_hash
-        self._bump()
-        await effects.confirm_payout(
-            PayoutConfirmation(
-                intent_id=payout.intent_id, tx_hash=receipt.tx_hash, reference=receipt.reference
-            )
-        )
-        await effects.publish(
-            self.s.tournament_id, "tournament_payout_settled", f"payout:{payout.position}",
-            {"position": payout.position, "userId": payout.player_id, "amount": payout.amount,
-             "txHash": receipt.tx_hash or receipt.reference},
-        )  # fmt: skip
-
-    def _destination(self, player_id: str) -> str:
-        if self.inp.money_backend == "chain":
-            wallet = self.s.entrants[player_id].wallet
-            assert wallet, "an on-chain entrant paid from a wallet"
-            return wallet
-        return f"user:{player_id}"
-
-    def _payment(self, payout: PayoutView) -> PrizePayment:
-        return PrizePayment(
-            intent_id=payout.intent_id,
-            tournament_id=self.s.tournament_id,
-            position=payout.position,
-            player_id=payout.player_id,
-            amount=payout.amount,
-            destination=payout.destination,
-        )
-
-    @staticmethod
-    def _payout_wire(p: PayoutView) -> dict[str, object]:
-        return {"position": p.position, "userId": p.player_id, "amount": p.amount}
-
     # -- table signals -------------------------------------------------------------------
     @workflow.signal
     def hand_completed(self, report: HandReport) -> None:
@@ -460,385 +313,7 @@ class TournamentWorkflow:
                 f"cannot force-end from state '{self.s.phase.value}': only a playing tournament",
             )
 
-    # -- registration updates ------------------------------------------------------------
-    @workflow.update
-    async def register(self, req: RegisterInput) -> RegisterResult:
-        await workflow.wait_condition(lambda: self.row_saved)
-        async with self.lock:
-            self._recheck(self._verify_register, req)
-            previous = self.s.entrants.get(req.player_id)
-            until = self._now_ms() + int(RESERVE_TTL.total_seconds() * 1000)
-            entrant = EntrantView(
-                player_id=req.player_id,
-                owner_user_id=req.owner_user_id,
-                is_agent=req.is_agent,
-                status=EntrantStatus.RESERVED,
-                reserved_until_ms=until,
-                advisor_agent_id=req.advisor_agent_id,
-                entry_no=(previous.entry_no + 1) if previous else 1,
-            )
-            self.s.entrants[req.player_id] = entrant
-            self._bump()
-            await self._save_entrant(entrant)
-            await self._save_tournament()
-            return RegisterResult(
-                status=EntrantStatus.RESERVED,
-                owner_user_id=req.owner_user_id,
-                reserved_until_ms=until,
-                version=self.s.version,
-            )
-
-    @register.validator
-    def _validate_register(self, req: RegisterInput) -> None:
-        self._recheck(self._verify_register, req)
-
-    def _verify_register(self, req: RegisterInput) -> None:
-        self._verify_registering()
-        current = self.s.entrants.get(req.player_id)
-        if current is not None and current.status is not EntrantStatus.RELEASED:
-            raise DomainError(
-                ErrorCode.TOURNAMENT_ALREADY_REGISTERED, "already registered for this tournament"
-            )
-        registration.verify_seat_allowed(self.settings.kind, is_agent=req.is_agent)
-        if req.advisor_agent_id is not None or self.settings.kind == "copilot":
-            registration.verify_advisor(
-                self.settings.kind,
-                req.advisor_agent_id,
-                advisor_owner_user_id=req.advisor_owner_user_id,
-                advisor_skills=frozenset(req.advisor_skills),
-                registrant_user_id=req.owner_user_id,
-                advisors_in_use=frozenset(
-                    e.advisor_agent_id
-                    for e in self.s.entrants.values()
-                    if e.advisor_agent_id and e.status is not EntrantStatus.RELEASED
-                ),
-            )
-        registration.verify_capacity(self.settings.seats, self._taken())
-
-    @workflow.update
-    async def pay_entry(self, req: PayEntryInput) -> RegisterResult:
-        async with self.lock:
-            self._recheck(self._verify_pay, req)
-            entrant = self.s.entrants[req.player_id]
-            move = MoneyMove(
-                key=f"{self.s.tournament_id}:entry:{req.player_id}:{entrant.entry_no}",
-                tournament_id=self.s.tournament_id,
-                player_id=req.player_id,
-                amount=self.settings.entry_fee,
-                permit=req.permit,
-            )
-            try:
-                await effects.collect_entry(move)
-            except ActivityError as err:
-                # A definite refusal (insufficient funds): nothing moved, the reserve stands.
-                if isinstance(err.cause, ApplicationError) and err.cause.type:
-                    raise ApplicationError(
-                        err.cause.message, type=err.cause.type, non_retryable=True
-                    ) from None
-                raise
-            entrant.status = EntrantStatus.PAID
-            entrant.reserved_until_ms = None
-            entrant.wallet = req.permit.owner if req.permit else None
-            self._bump()
-            await self._save_entrant(entrant)
-            await self._save_tournament()
-            return RegisterResult(
-                status=EntrantStatus.PAID, owner_user_id=entrant.owner_user_id,
-                version=self.s.version,
-            )  # fmt: skip
-
-    @pay_entry.validator
-    def _validate_pay(self, req: PayEntryInput) -> None:
-        self._recheck(self._verify_pay, req)
-
-    def _verify_pay(self, req: PayEntryInput) -> None:
-        self._verify_registering()
-        entrant = self._active_entrant(req.player_id)
-        if entrant.status is EntrantStatus.PAID:
-            raise DomainError(ErrorCode.TOURNAMENT_ALREADY_REGISTERED, "the entry is already paid")
-        if req.amount != self.settings.entry_fee:
-            raise DomainError(
-                ErrorCode.TOURNAMENT_ENTRY_FEE_MISMATCH,
-                f"the entry fee is exactly {self.settings.entry_fee}, not {req.amount}",
-                field="amount",
-            )
-        if self.inp.money_backend == "chain":
-            if req.permit is None:
-                raise DomainError(
-                    ErrorCode.VALIDATION_ERROR,
-                    "an on-chain entry needs a signed permit for the vault",
-                    field="permit",
-                )
-            if req.permit.value != self.settings.entry_fee:
-                raise DomainError(
-                    ErrorCode.TOURNAMENT_ENTRY_FEE_MISMATCH,
-                    f"the permit is for {req.permit.value}, the entry fee is "
-                    f"{self.settings.entry_fee}",
-                    field="permit.value",
-                )
-
-    @workflow.update
-    async def unregister(self, req: UnregisterInput) -> LeaveResult:
-        async with self.lock:
-            self._recheck(self._verify_unregister, req)
-            entrant = self.s.entrants[req.player_id]
-            refunded = 0
-            if entrant.status is EntrantStatus.PAID:
-                refunded = await self._refund(entrant)
-            entrant.status = EntrantStatus.RELEASED
-            entrant.reserved_until_ms = None
-            self._bump()
-            await self._save_entrant(entrant)
-            await self._save_tournament()
-            return LeaveResult(
-                status=EntrantStatus.RELEASED, refunded=refunded, version=self.s.version
-            )
-
-    @unregister.validator
-    def _validate_unregister(self, req: UnregisterInput) -> None:
-        self._recheck(self._verify_unregister, req)
-
-    def _verify_unregister(self, req: UnregisterInput) -> None:
-        if req.via is LeaveVia.STAND_UP and self.s.phase in NO_STAND_UP:
-            raise DomainError(
-                ErrorCode.STAND_UP_NOT_ALLOWED_IN_TOURNAMENT,
-                f"no standing up while the tournament is {self.s.phase.value}: play until you"
-                " bust or win",
-            )
-        self._verify_registering()
-        entrant = self._active_entrant(req.player_id)
-        if req.via is LeaveVia.INTERNAL and entrant.status is EntrantStatus.PAID:
-            raise DomainError(
-                ErrorCode.PAID_REGISTRATION_USE_REFUND_PATH,
-                "a paid entry is refunded through the refund path, not unregistered",
-            )
-
-    @workflow.update
-    async def cancel(self, req: CancelInput) -> TournamentView:
-        """Operator cancel during registration: refund every paid entry, then `cancelled`."""
-        async with self.lock:
-            self._recheck(self._verify_cancel, req)
-            for entrant in self.s.entrants.values():
-                if entrant.status is EntrantStatus.PAID:
-                    await self._refund(entrant)
-                if entrant.status is not EntrantStatus.RELEASED:
-                    entrant.status = EntrantStatus.RELEASED
-                    entrant.reserved_until_ms = None
-                    await self._save_entrant(entrant)
-            self.s.phase = TournamentPhase.CANCELLED
-            self._bump()
-            await self._save_tournament()
-            await effects.publish(
-                self.s.tournament_id, "tournament_state_changed", "state:cancelled",
-                {"state": "cancelled", "reason": req.reason},
-            )  # fmt: skip
-            await self._record_lifecycle()
-            return self._view()
-
-    @cancel.validator
-    def _validate_cancel(self, req: CancelInput) -> None:
-        self._recheck(self._verify_cancel, req)
-
-    def _verify_cancel(self, _req: CancelInput) -> None:
-        if self.s.phase is not TournamentPhase.REGISTERING:
-            raise DomainError(
-                ErrorCode.INVALID_STATE,
-                f"only a registering tournament can be cancelled, not a {self.s.phase.value} one",
-            )
-
     # -- queries -----------------------------------------------------------------------
     @workflow.query
     def state(self) -> TournamentView:
         return self._view()
-
-    # -- internals ---------------------------------------------------------------------
-    @staticmethod
-    def _recheck(verify: Callable[[T], None], req: T) -> None:
-        try:
-            verify(req)
-        except DomainError as err:
-            raise refusal(err) from None
-
-    def _verify_registering(self) -> None:
-        if self.s.phase is not TournamentPhase.REGISTERING:
-            raise DomainError(
-                ErrorCode.TOURNAMENT_NOT_IN_REGISTRATION,
-                f"tournament is {self.s.phase.value}, not registering",
-            )
-
-    def _active_entrant(self, player_id: str) -> EntrantView:
-        entrant = self.s.entrants.get(player_id)
-        if entrant is None or entrant.status is EntrantStatus.RELEASED:
-            raise DomainError(ErrorCode.TOURNAMENT_NOT_REGISTERED, "not registered here")
-        return entrant
-
-    async def _refund(self, entrant: EntrantView) -> int:
-        move = MoneyMove(
-            key=f"{self.s.tournament_id}:refund:{entrant.player_id}:{entrant.entry_no}",
-            tournament_id=self.s.tournament_id,
-            player_id=entrant.player_id,
-            amount=self.settings.entry_fee,
-            wallet=entrant.wallet,
-        )
-        await effects.refund_entry(move)
-        return move.amount
-
-    def _standings(self) -> list[Finish]:
-        return sorted(self.s.finishes, key=lambda f: f.place)
-
-    def _taken(self) -> int:
-        return sum(1 for e in self.s.entrants.values() if e.status is not EntrantStatus.RELEASED)
-
-    def _count(self, status: EntrantStatus) -> int:
-        return sum(1 for e in self.s.entrants.values() if e.status is status)
-
-    def _now_ms(self) -> int:
-        return int(workflow.now().timestamp() * 1000)
-
-    def _changed_since(self, version: int) -> Callable[[], bool]:
-        return lambda: self.s.version != version or self.s.phase is not TournamentPhase.REGISTERING
-
-    def _bump(self) -> None:
-        self.s.version += 1
-        # What the Temporal UI shows as this workflow's current details.
-        alive = sum(1 for chips in self.s.stacks.values() if chips > 0)
-        workflow.set_current_details(
-            f"{self.s.phase.value}: {self._taken()}/{self.settings.seats} entrants, level "
-            f"{self.s.level}, {self.s.hands_played} hands, {alive or '-'} players left"
-        )
-
-    def _next_reserve_expiry_ms(self) -> int | None:
-        times = [
-            e.reserved_until_ms
-            for e in self.s.entrants.values()
-            if e.status is EntrantStatus.RESERVED and e.reserved_until_ms is not None
-        ]
-        return min(times) if times else None
-
-    async def _release_expired_reserves(self) -> None:
-        now = self._now_ms()
-        expired = [
-            e
-            for e in self.s.entrants.values()
-            if e.status is EntrantStatus.RESERVED
-            and e.reserved_until_ms is not None
-            and e.reserved_until_ms <= now
-        ]
-        for entrant in expired:
-            entrant.status = EntrantStatus.RELEASED
-            entrant.reserved_until_ms = None
-            self._bump()
-            await self._save_entrant(entrant)
-        if expired:
-            await self._save_tournament()
-
-    def _view(self) -> TournamentView:
-        return TournamentView(
-            tournament_id=self.s.tournament_id,
-            name=self.s.name,
-            state=self.s.phase,
-            kind=str(self.settings.kind),
-            seats=self.settings.seats,
-            entry_fee=self.settings.entry_fee,
-            starting_stack=self.settings.starting_stack,
-            registered_count=self._taken(),
-            paid_count=self._count(EntrantStatus.PAID),
-            field_size=self.s.field_size,
-            starts_at_ms=self.s.starts_at_ms,
-            play_start_ms=self.s.play_start_ms,
-            current_level=self.s.level,
-            level_ends_at_ms=(
-                level_deadline_ms(self.settings, self.s.play_start_ms, self.s.level)
-                if self.s.play_start_ms is not None
-                else None
-            ),
-            table_workflow_id=self.s.table_workflow_id,
-            hands_played=self.s.hands_played,
-            stacks=dict(self.s.stacks),
-            standings=self._standings(),
-            payouts=list(self.s.payouts),
-            entry_fees_total=self.settings.entry_fee * (self.s.field_size or 0),
-            rake_total=self.s.rake_total,
-            settings=self.raw_settings,
-            entrants=[
-                e for e in self.s.entrants.values() if e.status is not EntrantStatus.RELEASED
-            ],
-            version=self.s.version,
-        )
-
-    def _record_transition(self) -> None:
-        if not self.s.transitions or self.s.transitions[-1].state != self.s.phase.value:
-            self.s.transitions.append(Transition(state=self.s.phase.value, at_ms=self._now_ms()))
-
-    async def _record_lifecycle(self) -> None:
-        field_size = self.s.field_size or self.settings.seats
-        summary = "/".join(
-            f"{p.percent:g}" for p in resolved_prize_structure(self.settings, field_size)
-        )
-        try:
-            await effects.record_lifecycle(
-                LifecycleRecord(
-                    tournament_id=self.s.tournament_id,
-                    seats=self.settings.seats,
-                    entry_fee=self.settings.entry_fee,
-                    starting_stack=self.settings.starting_stack,
-                    level_duration_seconds=self.settings.level_duration_ms // 1000,
-                    action_timeout_seconds=self.settings.action_timeout_seconds,
-                    prize_structure_summary=summary,
-                    transitions=list(self.s.transitions),
-                    closed_at_ms=self._now_ms(),
-                    actual_payouts=[p.amount for p in self.s.payouts],
-                    auto_fold_count=self.s.auto_folds,
-                )
-            )
-        except ActivityError:
-            workflow.logger.warning("tournament.lifecycle span not recorded")
-
-    async def _save_tournament(self) -> None:
-        self._record_transition()
-        workflow.upsert_search_attributes(
-            [
-                sa.TOURNAMENT_STATE.value_set(self.s.phase.value),
-                sa.TABLE_KIND.value_set(str(self.settings.kind)),
-                sa.SEATS.value_set(self.settings.seats),
-                sa.ENTRY_FEE.value_set(self.settings.entry_fee),
-                sa.CURRENT_LEVEL.value_set(self.s.level),
-            ]
-        )
-        await effects.save_tournament(
-            TournamentRow(
-                tournament_id=self.s.tournament_id,
-                name=self.s.name,
-                kind=str(self.settings.kind),
-                seats=self.settings.seats,
-                entry_fee=self.settings.entry_fee,
-                rake_fee=self.settings.rake_fee,
-                starting_stack=self.settings.starting_stack,
-                settings=self.raw_settings,
-                state=self.s.phase,
-                workflow_id=workflow.info().workflow_id,
-                registered_count=self._taken(),
-                current_level=self.s.level,
-                field_size=self.s.field_size,
-                play_started_at_ms=self.s.play_start_ms,
-                level_started_at_ms=(
-                    level_started_at_ms(self.settings, self.s.play_start_ms, self.s.level)
-                    if self.s.play_start_ms is not None
-                    else None
-                ),
-                ended_at_ms=self.s.ended_at_ms,
-            )
-        )
-
-    async def _save_entrant(self, entrant: EntrantView) -> None:
-        await effects.save_entrant(
-            EntrantRow(
-                tournament_id=self.s.tournament_id,
-                player_id=entrant.player_id,
-                owner_user_id=entrant.owner_user_id,
-                is_agent=entrant.is_agent,
-                advisor_agent_id=entrant.advisor_agent_id,
-                status=entrant.status,
-                seat=entrant.seat,
-            )
-        )

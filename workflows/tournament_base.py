@@ -1,0 +1,186 @@
+"""The tournament's bookkeeping, shared by its parts (workflows/tournament.py,
+tournament_registration.py, tournament_settlement.py): the version and current details, the
+view, the read-model rows and the lifecycle record.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from temporalio import workflow
+from temporalio.exceptions import ActivityError
+
+with workflow.unsafe.imports_passed_through():
+    from domain.clock import level_deadline_ms, level_started_at_ms
+    from domain.errors import DomainError
+    from domain.payouts import resolved_prize_structure
+    from domain.settings import TournamentSettings
+    from workflows import effects
+    from workflows import search_attributes as sa
+    from workflows.errors import refusal
+    from workflows.messages import (
+        CreateTournamentInput,
+        EntrantRow,
+        EntrantStatus,
+        EntrantView,
+        Finish,
+        LifecycleRecord,
+        TournamentRow,
+        TournamentState,
+        TournamentView,
+        Transition,
+    )
+
+T = TypeVar("T")
+
+
+class TournamentBase:
+    """What every part of TournamentWorkflow holds (set in its ``__init__``)."""
+
+    settings: TournamentSettings
+    inp: CreateTournamentInput
+    raw_settings: dict[str, Any]
+    s: TournamentState
+    lock: asyncio.Lock
+    row_saved: bool
+
+    @staticmethod
+    def _recheck(verify: Callable[[T], None], req: T) -> None:
+        try:
+            verify(req)
+        except DomainError as err:
+            raise refusal(err) from None
+
+    def _standings(self) -> list[Finish]:
+        return sorted(self.s.finishes, key=lambda f: f.place)
+
+    def _taken(self) -> int:
+        return sum(1 for e in self.s.entrants.values() if e.status is not EntrantStatus.RELEASED)
+
+    def _count(self, status: EntrantStatus) -> int:
+        return sum(1 for e in self.s.entrants.values() if e.status is status)
+
+    def _now_ms(self) -> int:
+        return int(workflow.now().timestamp() * 1000)
+
+    def _bump(self) -> None:
+        self.s.version += 1
+        # What the Temporal UI shows as this workflow's current details.
+        alive = sum(1 for chips in self.s.stacks.values() if chips > 0)
+        workflow.set_current_details(
+            f"{self.s.phase.value}: {self._taken()}/{self.settings.seats} entrants, level "
+            f"{self.s.level}, {self.s.hands_played} hands, {alive or '-'} players left"
+        )
+
+    def _view(self) -> TournamentView:
+        return TournamentView(
+            tournament_id=self.s.tournament_id,
+            name=self.s.name,
+            state=self.s.phase,
+            kind=str(self.settings.kind),
+            seats=self.settings.seats,
+            entry_fee=self.settings.entry_fee,
+            starting_stack=self.settings.starting_stack,
+            registered_count=self._taken(),
+            paid_count=self._count(EntrantStatus.PAID),
+            field_size=self.s.field_size,
+            starts_at_ms=self.s.starts_at_ms,
+            play_start_ms=self.s.play_start_ms,
+            current_level=self.s.level,
+            level_ends_at_ms=(
+                level_deadline_ms(self.settings, self.s.play_start_ms, self.s.level)
+                if self.s.play_start_ms is not None
+                else None
+            ),
+            table_workflow_id=self.s.table_workflow_id,
+            hands_played=self.s.hands_played,
+            stacks=dict(self.s.stacks),
+            standings=self._standings(),
+            payouts=list(self.s.payouts),
+            entry_fees_total=self.settings.entry_fee * (self.s.field_size or 0),
+            rake_total=self.s.rake_total,
+            settings=self.raw_settings,
+            entrants=[
+                e for e in self.s.entrants.values() if e.status is not EntrantStatus.RELEASED
+            ],
+            version=self.s.version,
+        )
+
+    def _record_transition(self) -> None:
+        if not self.s.transitions or self.s.transitions[-1].state != self.s.phase.value:
+            self.s.transitions.append(Transition(state=self.s.phase.value, at_ms=self._now_ms()))
+
+    async def _record_lifecycle(self) -> None:
+        field_size = self.s.field_size or self.settings.seats
+        summary = "/".join(
+            f"{p.percent:g}" for p in resolved_prize_structure(self.settings, field_size)
+        )
+        try:
+            await effects.record_lifecycle(
+                LifecycleRecord(
+                    tournament_id=self.s.tournament_id,
+                    seats=self.settings.seats,
+                    entry_fee=self.settings.entry_fee,
+                    starting_stack=self.settings.starting_stack,
+                    level_duration_seconds=self.settings.level_duration_ms // 1000,
+                    action_timeout_seconds=self.settings.action_timeout_seconds,
+                    prize_structure_summary=summary,
+                    transitions=list(self.s.transitions),
+                    closed_at_ms=self._now_ms(),
+                    actual_payouts=[p.amount for p in self.s.payouts],
+                    auto_fold_count=self.s.auto_folds,
+                )
+            )
+        except ActivityError:
+            workflow.logger.warning("tournament.lifecycle span not recorded")
+
+    async def _save_tournament(self) -> None:
+        self._record_transition()
+        workflow.upsert_search_attributes(
+            [
+                sa.TOURNAMENT_STATE.value_set(self.s.phase.value),
+                sa.TABLE_KIND.value_set(str(self.settings.kind)),
+                sa.SEATS.value_set(self.settings.seats),
+                sa.ENTRY_FEE.value_set(self.settings.entry_fee),
+                sa.CURRENT_LEVEL.value_set(self.s.level),
+            ]
+        )
+        await effects.save_tournament(
+            TournamentRow(
+                tournament_id=self.s.tournament_id,
+                name=self.s.name,
+                kind=str(self.settings.kind),
+                seats=self.settings.seats,
+                entry_fee=self.settings.entry_fee,
+                rake_fee=self.settings.rake_fee,
+                starting_stack=self.settings.starting_stack,
+                settings=self.raw_settings,
+                state=self.s.phase,
+                workflow_id=workflow.info().workflow_id,
+                registered_count=self._taken(),
+                current_level=self.s.level,
+                field_size=self.s.field_size,
+                play_started_at_ms=self.s.play_start_ms,
+                level_started_at_ms=(
+                    level_started_at_ms(self.settings, self.s.play_start_ms, self.s.level)
+                    if self.s.play_start_ms is not None
+                    else None
+                ),
+                ended_at_ms=self.s.ended_at_ms,
+            )
+        )
+
+    async def _save_entrant(self, entrant: EntrantView) -> None:
+        await effects.save_entrant(
+            EntrantRow(
+                tournament_id=self.s.tournament_id,
+                player_id=entrant.player_id,
+                owner_user_id=entrant.owner_user_id,
+                is_agent=entrant.is_agent,
+                advisor_agent_id=entrant.advisor_agent_id,
+                status=entrant.status,
+                seat=entrant.seat,
+            )
+        )

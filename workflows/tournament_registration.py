@@ -1,0 +1,300 @@
+"""Registration: reserve, pay exactly the fee, leave with a refund, cancel; unpaid reserves
+expire after 120 s. Part of TournamentWorkflow (workflows/tournament.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import timedelta
+from typing import TYPE_CHECKING
+
+from temporalio import workflow
+from temporalio.exceptions import ActivityError, ApplicationError
+
+with workflow.unsafe.imports_passed_through():
+    from domain import registration
+    from domain.errors import DomainError, ErrorCode
+    from workflows import effects
+    from workflows.messages import (
+        CancelInput,
+        EntrantStatus,
+        EntrantView,
+        LeaveResult,
+        LeaveVia,
+        MoneyMove,
+        PayEntryInput,
+        RegisterInput,
+        RegisterResult,
+        TournamentPhase,
+        TournamentView,
+        UnregisterInput,
+    )
+    from workflows.tournament_base import TournamentBase
+
+RESERVE_TTL = timedelta(seconds=120)
+NO_STAND_UP = (TournamentPhase.PLAYING, TournamentPhase.ENDED, TournamentPhase.SETTLING)
+
+
+class RegistrationMixin(TournamentBase):
+    if TYPE_CHECKING:
+
+        async def _seal(self) -> None: ...
+
+    async def _registration(self) -> None:
+        """Until every seat is paid (seal) or an operator cancels; expire unpaid reserves."""
+        while self.s.phase is TournamentPhase.REGISTERING:
+            expiry = self._next_reserve_expiry_ms()
+            timeout = None
+            if expiry is not None:
+                timeout = timedelta(milliseconds=max(0, expiry - self._now_ms()))
+            try:
+                await workflow.wait_condition(
+                    self._changed_since(self.s.version),
+                    timeout=timeout,
+                    timeout_summary="unpaid reserve expiry",
+                )
+            except TimeoutError:
+                pass
+            async with self.lock:
+                await self._release_expired_reserves()
+                if (
+                    self.s.phase is TournamentPhase.REGISTERING
+                    and self._count(EntrantStatus.PAID) == self.settings.seats
+                ):
+                    await self._seal()
+
+    @workflow.update
+    async def register(self, req: RegisterInput) -> RegisterResult:
+        await workflow.wait_condition(lambda: self.row_saved)
+        async with self.lock:
+            self._recheck(self._verify_register, req)
+            previous = self.s.entrants.get(req.player_id)
+            until = self._now_ms() + int(RESERVE_TTL.total_seconds() * 1000)
+            entrant = EntrantView(
+                player_id=req.player_id,
+                owner_user_id=req.owner_user_id,
+                is_agent=req.is_agent,
+                status=EntrantStatus.RESERVED,
+                reserved_until_ms=until,
+                advisor_agent_id=req.advisor_agent_id,
+                entry_no=(previous.entry_no + 1) if previous else 1,
+            )
+            self.s.entrants[req.player_id] = entrant
+            self._bump()
+            await self._save_entrant(entrant)
+            await self._save_tournament()
+            return RegisterResult(
+                status=EntrantStatus.RESERVED,
+                owner_user_id=req.owner_user_id,
+                reserved_until_ms=until,
+                version=self.s.version,
+            )
+
+    @register.validator
+    def _validate_register(self, req: RegisterInput) -> None:
+        self._recheck(self._verify_register, req)
+
+    def _verify_register(self, req: RegisterInput) -> None:
+        self._verify_registering()
+        current = self.s.entrants.get(req.player_id)
+        if current is not None and current.status is not EntrantStatus.RELEASED:
+            raise DomainError(
+                ErrorCode.TOURNAMENT_ALREADY_REGISTERED, "already registered for this tournament"
+            )
+        registration.verify_seat_allowed(self.settings.kind, is_agent=req.is_agent)
+        if req.advisor_agent_id is not None or self.settings.kind == "copilot":
+            registration.verify_advisor(
+                self.settings.kind,
+                req.advisor_agent_id,
+                advisor_owner_user_id=req.advisor_owner_user_id,
+                advisor_skills=frozenset(req.advisor_skills),
+                registrant_user_id=req.owner_user_id,
+                advisors_in_use=frozenset(
+                    e.advisor_agent_id
+                    for e in self.s.entrants.values()
+                    if e.advisor_agent_id and e.status is not EntrantStatus.RELEASED
+                ),
+            )
+        registration.verify_capacity(self.settings.seats, self._taken())
+
+    @workflow.update
+    async def pay_entry(self, req: PayEntryInput) -> RegisterResult:
+        async with self.lock:
+            self._recheck(self._verify_pay, req)
+            entrant = self.s.entrants[req.player_id]
+            move = MoneyMove(
+                key=f"{self.s.tournament_id}:entry:{req.player_id}:{entrant.entry_no}",
+                tournament_id=self.s.tournament_id,
+                player_id=req.player_id,
+                amount=self.settings.entry_fee,
+                permit=req.permit,
+            )
+            try:
+                await effects.collect_entry(move)
+            except ActivityError as err:
+                # A definite refusal (insufficient funds): nothing moved, the reserve stands.
+                if isinstance(err.cause, ApplicationError) and err.cause.type:
+                    raise ApplicationError(
+                        err.cause.message, type=err.cause.type, non_retryable=True
+                    ) from None
+                raise
+            entrant.status = EntrantStatus.PAID
+            entrant.reserved_until_ms = None
+            entrant.wallet = req.permit.owner if req.permit else None
+            self._bump()
+            await self._save_entrant(entrant)
+            await self._save_tournament()
+            return RegisterResult(
+                status=EntrantStatus.PAID, owner_user_id=entrant.owner_user_id,
+                version=self.s.version,
+            )  # fmt: skip
+
+    @pay_entry.validator
+    def _validate_pay(self, req: PayEntryInput) -> None:
+        self._recheck(self._verify_pay, req)
+
+    def _verify_pay(self, req: PayEntryInput) -> None:
+        self._verify_registering()
+        entrant = self._active_entrant(req.player_id)
+        if entrant.status is EntrantStatus.PAID:
+            raise DomainError(ErrorCode.TOURNAMENT_ALREADY_REGISTERED, "the entry is already paid")
+        if req.amount != self.settings.entry_fee:
+            raise DomainError(
+                ErrorCode.TOURNAMENT_ENTRY_FEE_MISMATCH,
+                f"the entry fee is exactly {self.settings.entry_fee}, not {req.amount}",
+                field="amount",
+            )
+        if self.inp.money_backend == "chain":
+            if req.permit is None:
+                raise DomainError(
+                    ErrorCode.VALIDATION_ERROR,
+                    "an on-chain entry needs a signed permit for the vault",
+                    field="permit",
+                )
+            if req.permit.value != self.settings.entry_fee:
+                raise DomainError(
+                    ErrorCode.TOURNAMENT_ENTRY_FEE_MISMATCH,
+                    f"the permit is for {req.permit.value}, the entry fee is "
+                    f"{self.settings.entry_fee}",
+                    field="permit.value",
+                )
+
+    @workflow.update
+    async def unregister(self, req: UnregisterInput) -> LeaveResult:
+        async with self.lock:
+            self._recheck(self._verify_unregister, req)
+            entrant = self.s.entrants[req.player_id]
+            refunded = 0
+            if entrant.status is EntrantStatus.PAID:
+                refunded = await self._refund(entrant)
+            entrant.status = EntrantStatus.RELEASED
+            entrant.reserved_until_ms = None
+            self._bump()
+            await self._save_entrant(entrant)
+            await self._save_tournament()
+            return LeaveResult(
+                status=EntrantStatus.RELEASED, refunded=refunded, version=self.s.version
+            )
+
+    @unregister.validator
+    def _validate_unregister(self, req: UnregisterInput) -> None:
+        self._recheck(self._verify_unregister, req)
+
+    def _verify_unregister(self, req: UnregisterInput) -> None:
+        if req.via is LeaveVia.STAND_UP and self.s.phase in NO_STAND_UP:
+            raise DomainError(
+                ErrorCode.STAND_UP_NOT_ALLOWED_IN_TOURNAMENT,
+                f"no standing up while the tournament is {self.s.phase.value}: play until you"
+                " bust or win",
+            )
+        self._verify_registering()
+        entrant = self._active_entrant(req.player_id)
+        if req.via is LeaveVia.INTERNAL and entrant.status is EntrantStatus.PAID:
+            raise DomainError(
+                ErrorCode.PAID_REGISTRATION_USE_REFUND_PATH,
+                "a paid entry is refunded through the refund path, not unregistered",
+            )
+
+    @workflow.update
+    async def cancel(self, req: CancelInput) -> TournamentView:
+        """Operator cancel during registration: refund every paid entry, then `cancelled`."""
+        async with self.lock:
+            self._recheck(self._verify_cancel, req)
+            for entrant in self.s.entrants.values():
+                if entrant.status is EntrantStatus.PAID:
+                    await self._refund(entrant)
+                if entrant.status is not EntrantStatus.RELEASED:
+                    entrant.status = EntrantStatus.RELEASED
+                    entrant.reserved_until_ms = None
+                    await self._save_entrant(entrant)
+            self.s.phase = TournamentPhase.CANCELLED
+            self._bump()
+            await self._save_tournament()
+            await effects.publish(
+                self.s.tournament_id, "tournament_state_changed", "state:cancelled",
+                {"state": "cancelled", "reason": req.reason},
+            )  # fmt: skip
+            await self._record_lifecycle()
+            return self._view()
+
+    @cancel.validator
+    def _validate_cancel(self, req: CancelInput) -> None:
+        self._recheck(self._verify_cancel, req)
+
+    def _verify_cancel(self, _req: CancelInput) -> None:
+        if self.s.phase is not TournamentPhase.REGISTERING:
+            raise DomainError(
+                ErrorCode.INVALID_STATE,
+                f"only a registering tournament can be cancelled, not a {self.s.phase.value} one",
+            )
+
+    def _verify_registering(self) -> None:
+        if self.s.phase is not TournamentPhase.REGISTERING:
+            raise DomainError(
+                ErrorCode.TOURNAMENT_NOT_IN_REGISTRATION,
+                f"tournament is {self.s.phase.value}, not registering",
+            )
+
+    def _active_entrant(self, player_id: str) -> EntrantView:
+        entrant = self.s.entrants.get(player_id)
+        if entrant is None or entrant.status is EntrantStatus.RELEASED:
+            raise DomainError(ErrorCode.TOURNAMENT_NOT_REGISTERED, "not registered here")
+        return entrant
+
+    async def _refund(self, entrant: EntrantView) -> int:
+        move = MoneyMove(
+            key=f"{self.s.tournament_id}:refund:{entrant.player_id}:{entrant.entry_no}",
+            tournament_id=self.s.tournament_id,
+            player_id=entrant.player_id,
+            amount=self.settings.entry_fee,
+            wallet=entrant.wallet,
+        )
+        await effects.refund_entry(move)
+        return move.amount
+
+    def _changed_since(self, version: int) -> Callable[[], bool]:
+        return lambda: self.s.version != version or self.s.phase is not TournamentPhase.REGISTERING
+
+    def _next_reserve_expiry_ms(self) -> int | None:
+        times = [
+            e.reserved_until_ms
+            for e in self.s.entrants.values()
+            if e.status is EntrantStatus.RESERVED and e.reserved_until_ms is not None
+        ]
+        return min(times) if times else None
+
+    async def _release_expired_reserves(self) -> None:
+        now = self._now_ms()
+        expired = [
+            e
+            for e in self.s.entrants.values()
+            if e.status is EntrantStatus.RESERVED
+            and e.reserved_until_ms is not None
+            and e.reserved_until_ms <= now
+        ]
+        for entrant in expired:
+            entrant.status = EntrantStatus.RELEASED
+            entrant.reserved_until_ms = None
+            self._bump()
+            await self._save_entrant(entrant)
+        if expired:
+            await self._save_tournament()

@@ -1,0 +1,127 @@
+"""Settlement: one payout intent per paid place, each paid exactly once, then ``closed``.
+Part of TournamentWorkflow (workflows/tournament.py)."""
+
+from __future__ import annotations
+
+import asyncio
+
+from temporalio import workflow
+from temporalio.exceptions import ActivityError, FailureError
+
+with workflow.unsafe.imports_passed_through():
+    from domain.payouts import resolve_payout_amounts
+    from domain.standings import Finish as Place
+    from domain.standings import split_prizes
+    from workflows import effects
+    from workflows.messages import (
+        MoneyMove,
+        PayoutConfirmation,
+        PayoutFailure,
+        PayoutStatus,
+        PayoutView,
+        PrizePayment,
+        TournamentPhase,
+    )
+    from workflows.tournament_base import TournamentBase
+
+
+class SettlementMixin(TournamentBase):
+    async def _settle(self) -> None:
+        """Prizes from the resolved distribution, one intent per paid place, each paid once."""
+        if self.s.phase is TournamentPhase.ENDED:
+            field_size = self.s.field_size or 0
+            amounts = resolve_payout_amounts(self.settings, field_size)
+            places = [Place(f.player_id, f.place, f.rank) for f in self.s.finishes]
+            self.s.payouts = [
+                PayoutView(
+                    intent_id=f"{self.s.tournament_id}:payout:{award.place}",
+                    position=award.place,
+                    player_id=award.entrant,
+                    amount=award.amount,
+                    destination=self._destination(award.entrant),
+                )
+                for award in split_prizes(places, amounts)
+                if award.amount > 0
+            ]
+            self.s.rake_total = self.settings.rake_fee * field_size
+            await effects.create_payout_intents([self._payment(p) for p in self.s.payouts])
+            self.s.phase = TournamentPhase.SETTLING
+            self._bump()
+            await self._save_tournament()
+            await effects.publish(
+                self.s.tournament_id, "tournament_state_changed", "state:settling",
+                {"state": "settling"},
+            )  # fmt: skip
+            await effects.publish(
+                self.s.tournament_id, "tournament_ended", "ended",
+                {"finalStandings": [f.model_dump(by_alias=True) for f in self._standings()],
+                 "payouts": [self._payout_wire(p) for p in self.s.payouts]},
+            )  # fmt: skip
+        if self.s.rake_total and self.inp.money_backend == "virtual":
+            await effects.collect_rake(
+                MoneyMove(
+                    key=f"{self.s.tournament_id}:rake",
+                    tournament_id=self.s.tournament_id,
+                    player_id="house",
+                    amount=self.s.rake_total,
+                )
+            )
+        pending = [p for p in self.s.payouts if p.status is not PayoutStatus.CONFIRMED]
+        await asyncio.gather(*(self._pay(p) for p in pending))
+        if all(p.status is PayoutStatus.CONFIRMED for p in self.s.payouts):
+            self.s.phase = TournamentPhase.CLOSED
+            self.s.closed_at_ms = self._now_ms()
+            self._bump()
+            await self._save_tournament()
+            await effects.publish(
+                self.s.tournament_id, "tournament_state_changed", "state:closed",
+                {"state": "closed", "closedAt": self.s.closed_at_ms},
+            )  # fmt: skip
+            await self._record_lifecycle()
+
+    async def _pay(self, payout: PayoutView) -> None:
+        try:
+            receipt = await effects.pay_prize(self._payment(payout))
+        except ActivityError as err:
+            # Only a definite refusal gets here (transient faults retry forever): keep the
+            # tournament in `settling` with the reason visible to operators.
+            cause = err.cause if isinstance(err.cause, FailureError) else err
+            payout.status = PayoutStatus.FAILED
+            payout.failure_reason = str(cause)
+            self._bump()
+            await effects.fail_payout(PayoutFailure(intent_id=payout.intent_id, reason=str(cause)))
+            return
+        payout.status = PayoutStatus.CONFIRMED
+        payout.tx_hash = receipt.tx_hash
+        self._bump()
+        await effects.confirm_payout(
+            PayoutConfirmation(
+                intent_id=payout.intent_id, tx_hash=receipt.tx_hash, reference=receipt.reference
+            )
+        )
+        await effects.publish(
+            self.s.tournament_id, "tournament_payout_settled", f"payout:{payout.position}",
+            {"position": payout.position, "userId": payout.player_id, "amount": payout.amount,
+             "txHash": receipt.tx_hash or receipt.reference},
+        )  # fmt: skip
+
+    def _destination(self, player_id: str) -> str:
+        if self.inp.money_backend == "chain":
+            wallet = self.s.entrants[player_id].wallet
+            assert wallet, "an on-chain entrant paid from a wallet"
+            return wallet
+        return f"user:{player_id}"
+
+    def _payment(self, payout: PayoutView) -> PrizePayment:
+        return PrizePayment(
+            intent_id=payout.intent_id,
+            tournament_id=self.s.tournament_id,
+            position=payout.position,
+            player_id=payout.player_id,
+            amount=payout.amount,
+            destination=payout.destination,
+        )
+
+    @staticmethod
+    def _payout_wire(p: PayoutView) -> dict[str, object]:
+        return {"position": p.position, "userId": p.player_id, "amount": p.amount}
