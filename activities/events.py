@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from sqlalchemy import func
 from sqlalchemy.dialects.postgresql import insert
+from sqlmodel.ext.asyncio.session import AsyncSession
 from temporalio import activity
 
 from db.engine import Database
@@ -21,17 +22,21 @@ class EventActivities:
 
     @activity.defn
     async def publish_event(self, event: EventInput) -> None:
-        stmt = (
-            insert(Event)
-            .values(
-                tournament_id=event.tournament_id,
-                type=event.type,
-                dedupe_key=event.dedupe_key,
-                payload=event.payload,
-                created_at=func.now(),
-            )
-            .on_conflict_do_nothing(index_elements=["tournament_id", "dedupe_key"])
-        )
         async with self.db.session() as session:
-            await session.exec(stmt)
+            await append(session, event)
             await session.commit()
+
+
+async def append(session: AsyncSession, event: EventInput) -> None:
+    """Append one event to the log; a retry's duplicate (same stream and key) is skipped."""
+    await session.exec(
+        insert(Event)
+        .values(
+            tournament_id=event.tournament_id,
+            type=event.type,
+            dedupe_key=event.dedupe_key,
+            payload=event.payload,
+            created_at=func.now(),
+        )
+        .on_conflict_do_nothing(index_elements=["tournament_id", "dedupe_key"])
+    )

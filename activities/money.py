@@ -16,10 +16,23 @@ from domain.errors import DomainError
 from workflows.messages import MoneyMove, MoneyReceipt, PayoutReceipt, PrizePayment
 
 
-def _refused(err: DomainError) -> ApplicationError:
+def refused(err: DomainError) -> ApplicationError:
     return ApplicationError(
         err.message, {"field": err.field}, type=err.code.value, non_retryable=True
     )
+
+
+async def ledger_move(
+    db: Database, key: str, amount: int, source: str, destination: str, memo: str
+) -> MoneyReceipt:
+    """One keyed ledger transfer as an activity's result; a definite refusal is non-retryable."""
+    try:
+        result = await ledger.transfer(
+            db, key=key, source=source, destination=destination, amount=amount, memo=memo
+        )
+    except DomainError as err:
+        raise refused(err) from None
+    return MoneyReceipt(key=key, applied=result.applied, reference=f"ledger:{key}")
 
 
 class VirtualMoneyActivities:
@@ -29,14 +42,7 @@ class VirtualMoneyActivities:
     async def _move(
         self, move: MoneyMove, source: str, destination: str, memo: str
     ) -> MoneyReceipt:
-        try:
-            result = await ledger.transfer(
-                self.db, key=move.key, source=source, destination=destination,
-                amount=move.amount, memo=memo,
-            )  # fmt: skip
-        except DomainError as err:
-            raise _refused(err) from None
-        return MoneyReceipt(key=move.key, applied=result.applied, reference=f"ledger:{move.key}")
+        return await ledger_move(self.db, move.key, move.amount, source, destination, memo)
 
     @activity.defn
     async def collect_entry(self, move: MoneyMove) -> MoneyReceipt:
@@ -63,7 +69,7 @@ class VirtualMoneyActivities:
                 memo=f"prize {payment.tournament_id} #{payment.position}",
             )  # fmt: skip
         except DomainError as err:
-            raise _refused(err) from None
+            raise refused(err) from None
         return PayoutReceipt(
             intent_id=payment.intent_id, applied=result.applied, reference=f"ledger:{key}"
         )

@@ -11,23 +11,18 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from sqlalchemy import func, text
+from sqlalchemy import text
 from sqlalchemy.dialects.postgresql import insert
 from temporalio import activity
-from temporalio.exceptions import ApplicationError
 
+from activities.events import append
+from activities.money import ledger_move, refused
 from db import ledger
 from db.engine import Database
-from db.models import Event, Hand, Room
+from db.models import Hand, Room
 from domain.errors import DomainError
 from workflows.messages import EventInput, MoneyReceipt
 from workflows.table_messages import RoomHandInput, RoomMove, RoomRow, SeenQuery
-
-
-def _refused(err: DomainError) -> ApplicationError:
-    return ApplicationError(
-        err.message, {"field": err.field}, type=err.code.value, non_retryable=True
-    )
 
 
 class RoomActivities:
@@ -50,7 +45,7 @@ class RoomActivities:
             insert(Room)
             .values(
                 id=row.room_id,
-                workflow_id=f"room-{row.room_id}",
+                workflow_id=activity.info().workflow_id,
                 created_at=datetime.fromtimestamp(row.created_ms / 1000, UTC),
                 **values,
             )
@@ -61,14 +56,7 @@ class RoomActivities:
             await session.commit()
 
     async def _move(self, move: RoomMove, source: str, destination: str, memo: str) -> MoneyReceipt:
-        try:
-            result = await ledger.transfer(
-                self.db, key=move.key, source=source, destination=destination,
-                amount=move.amount, memo=memo,
-            )  # fmt: skip
-        except DomainError as err:
-            raise _refused(err) from None
-        return MoneyReceipt(key=move.key, applied=result.applied, reference=f"ledger:{move.key}")
+        return await ledger_move(self.db, move.key, move.amount, source, destination, memo)
 
     @activity.defn
     async def room_buy_in(self, move: RoomMove) -> MoneyReceipt:
@@ -100,7 +88,7 @@ class RoomActivities:
                     memo=hand.memo,
                 )  # fmt: skip
             except DomainError as err:
-                raise _refused(err) from None
+                raise refused(err) from None
         async with self.db.session() as session:
             await session.exec(
                 insert(Hand)
@@ -123,17 +111,7 @@ class RoomActivities:
             return
         async with self.db.session() as session:
             for event in events:  # one by one: the log's id order is the publication order
-                await session.exec(
-                    insert(Event)
-                    .values(
-                        tournament_id=event.tournament_id,
-                        type=event.type,
-                        dedupe_key=event.dedupe_key,
-                        payload=event.payload,
-                        created_at=func.now(),
-                    )
-                    .on_conflict_do_nothing(index_elements=["tournament_id", "dedupe_key"])
-                )
+                await append(session, event)
             await session.commit()
 
     @activity.defn

@@ -15,8 +15,9 @@ import contextlib
 import logging
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated, Any
 
+from fastapi import Query
 from prometheus_client import Counter
 from temporalio.client import Client, WorkflowHandle
 from temporalio.service import RPCError
@@ -31,6 +32,11 @@ WORKFLOW_QUERIES = Counter(
     "Workflow queries the API's game-state cache sent (per process): bounded per table.",
     ["workflow"],
 )
+
+WaitForChange = Annotated[int | None, Query(alias="waitForChange", ge=0, le=2**63 - 1)]
+"""``waitForChange=<version>``: long-poll until the state's version is another one."""
+WaitSeconds = Annotated[float, Query(alias="timeout", ge=0, le=30)]
+"""How long a long-poll waits at most."""
 
 TICK = 0.25
 IDLE = 30.0
@@ -125,7 +131,13 @@ class GameStateCache:
             self.watches[table_id] = watch
         watch.last_used = time.monotonic()
         if watch.task is None or watch.task.done():
-            await self._refresh(watch)  # the first caller waits for real data
+            try:
+                await self._refresh(watch)  # the first caller waits for real data
+            except RPCError:
+                # No such workflow (or not now): forget it, so unknown ids leave nothing behind.
+                if watch.spectator is None:
+                    self.watches.pop(table_id, None)
+                raise
             watch.task = asyncio.create_task(self._run(watch))
         return watch
 

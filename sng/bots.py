@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import eval7
@@ -129,33 +129,50 @@ POLICIES: dict[str, Policy] = {
 }
 
 
-async def run_bot(client: SngClient, tournament_id: str, policy: Policy, *, seed: int = 0) -> None:
-    """Play until the tournament is over (or this bot busts out)."""
-    rng = random.Random(seed)
+async def _play(
+    fetch: Callable[[int | None], Awaitable[dict[str, Any]]],
+    act: Callable[[dict[str, Any], str, int | None], Awaitable[Any]],
+    done: Callable[[dict[str, Any]], Awaitable[bool]],
+    policy: Policy,
+    rng: random.Random,
+) -> None:
+    """Long-poll the state and answer every turn of ours until ``done(state)``."""
     version: int | None = None
     while True:
         try:
-            state = await client.game_state(tournament_id, wait_for_change=version, wait_seconds=10)
+            state = await fetch(version)
         except SngError as err:
             if err.status >= 500:
                 await asyncio.sleep(0.5)
                 continue
             raise
         version = state["version"]
-        if state.get("tournament", {}).get("state") in FINAL_STATES:
+        if await done(state):
             return
-        legal = state.get("legalActions")
-        if not legal:
+        if not state.get("legalActions"):
             continue
         action, amount = policy(state, rng)
         try:
-            await client.act(
-                tournament_id, hand_number=state["handNumber"], turn=state["turn"],
-                action=action, amount=amount,
-            )  # fmt: skip
+            await act(state, action, amount)
         except SngError as err:
             if err.code not in {"stale_turn", "not_your_turn"}:
                 raise
+
+
+async def run_bot(client: SngClient, tournament_id: str, policy: Policy, *, seed: int = 0) -> None:
+    """Play until the tournament is over (or this bot busts out)."""
+
+    async def over(state: dict[str, Any]) -> bool:
+        return state.get("tournament", {}).get("state") in FINAL_STATES
+
+    await _play(
+        lambda v: client.game_state(tournament_id, wait_for_change=v, wait_seconds=10),
+        lambda st, action, amount: client.act(
+            tournament_id, hand_number=st["handNumber"], turn=st["turn"], action=action,
+            amount=amount,
+        ),
+        over, policy, random.Random(seed),
+    )  # fmt: skip
 
 
 async def run_room_bot(
@@ -163,35 +180,24 @@ async def run_room_bot(
 ) -> None:
     """Sit at a cash room (joining if needed) and play ``hands`` more hands, then leave; leaves
     early when the others have gone, and stops if the room closes or the bot is unseated."""
-    rng = random.Random(seed)
     seat = (await client.join_room(room_id))["seat"]
-    version: int | None = None
     first: int | None = None
-    while True:
-        try:
-            state = await client.room_state(room_id, wait_for_change=version, wait_seconds=10)
-        except SngError as err:
-            if err.status >= 500:
-                await asyncio.sleep(0.5)
-                continue
-            raise
-        version = state["version"]
+
+    async def done(state: dict[str, Any]) -> bool:
+        nonlocal first
         if state["room"]["status"] == "closed" or all(s["seat"] != seat for s in state["seats"]):
-            return
+            return True
         first = state["handNumber"] if first is None else first
         alone = state["room"]["status"] == "paused" and len(state["seats"]) == 1
         if state["handNumber"] >= first + hands or alone:
             await client.leave_room(room_id)
-            return
-        legal = state.get("legalActions")
-        if not legal:
-            continue
-        action, amount = policy(state, rng)
-        try:
-            await client.room_act(
-                room_id, hand_number=state["handNumber"], turn=state["turn"],
-                action=action, amount=amount,
-            )  # fmt: skip
-        except SngError as err:
-            if err.code not in {"stale_turn", "not_your_turn"}:
-                raise
+            return True
+        return False
+
+    await _play(
+        lambda v: client.room_state(room_id, wait_for_change=v, wait_seconds=10),
+        lambda st, action, amount: client.room_act(
+            room_id, hand_number=st["handNumber"], turn=st["turn"], action=action, amount=amount
+        ),
+        done, policy, random.Random(seed),
+    )  # fmt: skip

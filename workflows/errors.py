@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TypeVar
+
 from temporalio.exceptions import ApplicationError
 
 from domain.errors import DomainError, ErrorCode
@@ -12,6 +15,17 @@ def refusal(err: DomainError) -> ApplicationError:
     return ApplicationError(
         err.message, {"field": err.field}, type=err.code.value, non_retryable=True
     )
+
+
+T = TypeVar("T")
+
+
+def checked(verify: Callable[[T], object], arg: T) -> None:
+    """Run a domain check in a handler or validator; its refusal becomes the coded failure."""
+    try:
+        verify(arg)
+    except DomainError as err:
+        raise refusal(err) from None
 
 
 def refuse(code: ErrorCode, message: str, *, field: str | None = None) -> ApplicationError:

@@ -32,7 +32,7 @@ with workflow.unsafe.imports_passed_through():
         status_for,
     )
     from workflows import effects
-    from workflows.errors import refusal
+    from workflows.errors import checked
     from workflows.room_hand import RoomHandMixin
     from workflows.table_messages import (
         CloseRoomInput,
@@ -80,14 +80,14 @@ class RoomMixin(RoomHandMixin):
                 await self._flush()
                 await workflow.wait_condition(workflow.all_handlers_finished)
                 workflow.continue_as_new(self.st)
-            if len(self.able_seats()) < 2:
-                await self._set_status(
-                    status_for(able=0, hands_played=self.st.hand_no, closed=False)
-                )
+            status = status_for(
+                able=len(self.able_seats()), hands_played=self.st.hand_no, closed=False
+            )
+            await self._set_status(status)
+            if status is not RoomStatus.PLAYING:
                 if not await self._wait_for_players():
                     break
                 continue
-            await self._set_status(RoomStatus.PLAYING)
             await self._play_hand()
             played_this_run += 1
             await self._after_hand()
@@ -177,7 +177,7 @@ class RoomMixin(RoomHandMixin):
             await workflow.wait_condition(lambda: not current.pending)
             if any(s is current for s in self.st.seats):
                 return JoinResult(seat=current.seat, stack=current.stack, already_seated=True)
-        self._checked(self._verify_join, inp)
+        checked(self._verify_join, inp)
         room.joins += 1
         seat = TableSeat(
             seat=self._free_seat(inp.seat),
@@ -222,7 +222,7 @@ class RoomMixin(RoomHandMixin):
     def _validate_join(self, inp: JoinInput) -> None:
         if any(s.player_id == inp.player_id for s in self.st.seats):
             return  # idempotent: the handler answers with the seat already held
-        self._checked(self._verify_join, inp)
+        checked(self._verify_join, inp)
 
     def _verify_join(self, inp: JoinInput) -> None:
         room = self._room_or_refuse()
@@ -248,7 +248,7 @@ class RoomMixin(RoomHandMixin):
 
     @workflow.update
     async def leave(self, inp: LeaveInput) -> LeaveResult:
-        self._checked(self._verify_leave, inp)
+        checked(self._verify_leave, inp)
         seat = self._seat(self._seat_of(inp.player_id))
         hand = self.hand
         if hand is not None and not hand.over and seat.seat in hand.seats:
@@ -262,7 +262,7 @@ class RoomMixin(RoomHandMixin):
 
     @leave.validator
     def _validate_leave(self, inp: LeaveInput) -> None:
-        self._checked(self._verify_leave, inp)
+        checked(self._verify_leave, inp)
 
     def _verify_leave(self, inp: LeaveInput) -> None:
         self._room_or_refuse()
@@ -282,7 +282,7 @@ class RoomMixin(RoomHandMixin):
 
     @close.validator
     def _validate_close(self, inp: CloseRoomInput) -> None:
-        self._checked(lambda _: self._room_or_refuse(), inp)
+        checked(lambda _: self._room_or_refuse(), inp)
 
     # -- internals -----------------------------------------------------------------------------
     async def _remove(self, seat: TableSeat, reason: str) -> int:
@@ -320,10 +320,3 @@ class RoomMixin(RoomHandMixin):
         if self.st.room is None:
             raise DomainError(ErrorCode.INVALID_STATE, "this table is not a cash room")
         return self.st.room
-
-    @staticmethod
-    def _checked(check: Any, inp: Any) -> None:
-        try:
-            check(inp)
-        except DomainError as err:
-            raise refusal(err) from None

@@ -6,7 +6,6 @@ view, the read-model rows and the lifecycle record.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 from typing import Any, TypeVar
 
 from temporalio import workflow
@@ -14,12 +13,11 @@ from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
     from domain.clock import level_deadline_ms, level_started_at_ms
-    from domain.errors import DomainError
     from domain.payouts import resolved_prize_structure
     from domain.settings import TournamentSettings
     from workflows import effects
     from workflows import search_attributes as sa
-    from workflows.errors import refusal
+    from workflows.errors import checked
     from workflows.messages import (
         CreateTournamentInput,
         EntrantRow,
@@ -46,12 +44,7 @@ class TournamentBase:
     lock: asyncio.Lock
     row_saved: bool
 
-    @staticmethod
-    def _recheck(verify: Callable[[T], None], req: T) -> None:
-        try:
-            verify(req)
-        except DomainError as err:
-            raise refusal(err) from None
+    _recheck = staticmethod(checked)
 
     def _standings(self) -> list[Finish]:
         return sorted(self.s.finishes, key=lambda f: f.place)

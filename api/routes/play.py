@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Request
 from pydantic import Field
 from sqlmodel import select
 from temporalio.client import WorkflowHandle
@@ -14,7 +14,7 @@ from temporalio.client import WorkflowHandle
 from api.auth import CurrentPlayer
 from api.deps import DbDep, TemporalDep
 from api.errors import ApiError
-from api.gamestate import GameStateCache, game_state
+from api.gamestate import GameStateCache, WaitForChange, WaitSeconds, game_state
 from api.updates import execute_update
 from db.models import Tournament
 from domain.errors import ErrorCode
@@ -51,8 +51,8 @@ async def get_game_state(
     request: Request,
     caller: CurrentPlayer,
     db: DbDep,
-    wait_for_change: Annotated[int | None, Query(alias="waitForChange", ge=0, le=2**63 - 1)] = None,
-    wait_seconds: Annotated[float, Query(alias="timeout", ge=0, le=30)] = 20.0,
+    wait_for_change: WaitForChange = None,
+    wait_seconds: WaitSeconds = 20.0,
 ) -> dict[str, Any]:
     """The caller's view: the table (own hole cards only), legal actions with amounts, and the
     tournament fields. ``waitForChange=<version>`` long-polls until the version moves on (or

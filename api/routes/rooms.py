@@ -20,11 +20,12 @@ from pydantic import Field
 from sqlalchemy.dialects.postgresql import insert
 from sqlmodel import col, select
 from temporalio.client import Client, WorkflowHandle
+from temporalio.service import RPCError, RPCStatusCode
 
 from api.auth import CurrentPlayer, MaybePlayer, ServiceKey
 from api.deps import NAME_PATTERN, DbDep, SettingsDep, TemporalDep
 from api.errors import ApiError
-from api.gamestate import GameStateCache, game_state
+from api.gamestate import GameStateCache, WaitForChange, WaitSeconds, game_state
 from api.presence import anonymous, observers, touch
 from api.routes.play import ActBody
 from api.updates import execute_update
@@ -310,29 +311,36 @@ async def room_game_state(
     request: Request,
     caller: MaybePlayer,
     db: DbDep,
-    wait_for_change: Annotated[int | None, Query(alias="waitForChange", ge=0, le=2**63 - 1)] = None,
-    wait_seconds: Annotated[float, Query(alias="timeout", ge=0, le=30)] = 20.0,
+    wait_for_change: WaitForChange = None,
+    wait_seconds: WaitSeconds = 20.0,
 ) -> dict[str, Any]:
     """The tournaments' game-state shape without the tournament fields, plus ``room``. With a
     credential you see your own hole cards and legal actions; without one, public play only.
     ``waitForChange=<version>`` long-polls."""
-    row = await room_row(db, room_id)
     cache: GameStateCache = request.app.state.game_states
     viewer = caller.user_id if caller else None
-    version, _, table = await cache.get(
-        None, room_workflow_id(room_id), viewer,
-        after_version=wait_for_change, wait_seconds=wait_seconds,
-    )  # fmt: skip
+    try:
+        version, _, table = await cache.get(
+            None, room_workflow_id(room_id), viewer,
+            after_version=wait_for_change, wait_seconds=wait_seconds,
+        )  # fmt: skip
+    except RPCError as err:
+        if err.status == RPCStatusCode.NOT_FOUND:
+            raise ApiError(ErrorCode.NOT_FOUND, "no such room") from None
+        raise
+    room = table.room
+    assert room is not None  # a room-<hex> workflow is always a room
     seated = viewer is not None and any(s.player_id == viewer for s in table.seats)
     await touch(db, room_id, viewer or anonymous(request), seated=seated)
+    # Everything here is the workflow's own record: polling reads no table of ours.
     fields = {
         "room": {
-            "status": table.room.status if table.room else row.status,
-            "name": row.name,
-            "speed": row.speed,
-            "timeouts": {"decision": row.decision_timeout,
-                         "disconnectGrace": row.disconnect_grace},
-            "entry": {"amount": row.entry, "currency": CURRENCY},
+            "status": room.status,
+            "name": room.name,
+            "speed": room.speed,
+            "timeouts": {"decision": room.decision_timeout,
+                         "disconnectGrace": room.disconnect_grace},
+            "entry": {"amount": room.entry, "currency": CURRENCY},
         }
     }  # fmt: skip
     return game_state(version, None, table, fields)

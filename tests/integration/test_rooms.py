@@ -182,6 +182,8 @@ async def test_refusals_are_coded_and_move_nothing(
 
         room_id = await open_room(http, settings, seats=2)
         assert (await http.get("/rooms/room_nope")).status_code == 404
+        r = await http.get("/rooms/room_nope/game-state", params={"timeout": 0})
+        assert r.status_code == 404 and r.json()["code"] == "not_found", r.text
         r = await http.post("/rooms/room_nope/join", json={}, headers=player(settings, rich))
         assert r.status_code == 404 and r.json()["code"] == "not_found"
 
