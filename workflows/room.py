@@ -256,6 +256,7 @@ class RoomMixin(RoomHandMixin):
             if not seat.leaving:
                 seat.leaving = True
                 self._bump()
+                await self._save_room()  # the record shows "leaving" until the hand ends
             return LeaveResult(returned=None, pending=True)
         returned = await self._remove(seat, "left")
         return LeaveResult(returned=returned)

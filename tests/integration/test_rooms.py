@@ -104,6 +104,8 @@ async def test_a_room_waits_plays_pauses_resumes_and_closes_with_every_chip_home
         assert r.status_code in (200, 202), r.text
         if r.status_code == 202:
             assert r.json()["pending"] is True and r.json()["returned"] is None
+            leaving = {p["handle"]: p["status"] for p in (await record(http, room_id))["players"]}
+            assert leaving.get(b, "leaving") == "leaving"  # gone already if the hand just ended
             await play(client, workflow_id(room_id), [a, b],
                        until=lambda v: all(s.player_id != b for s in v.seats))  # fmt: skip
         paused = await eventually(lambda: status_is(http, room_id, "paused"))
@@ -231,6 +233,17 @@ async def test_refusals_are_coded_and_move_nothing(
         assert mine is not None
         cards = {p["seat"]: p["hole_cards"] for p in mine["hand"]["players"]}
         assert cards[1] is not None and cards[0] is None
+        # Leaving during one's hand: 202, pending, and the record says "leaving" meanwhile.
+        hand_no = mine["handNumber"]
+        r = await http.post(f"/rooms/{room_id}/leave", headers=player(settings, idle))
+        if (await _hand_state(http, room_id, settings, rich) or {}).get("handNumber") == hand_no:
+            assert r.status_code == 202 and r.json() == {
+                "returned": None,
+                "currency": "virtual_chips",
+                "pending": True,
+            }, r.text
+            seats = {p["handle"]: p["status"] for p in (await record(http, room_id))["players"]}
+            assert seats.get(idle, "leaving") == "leaving"
         await http.post(f"/rooms/{room_id}/close", headers=admin(settings))
         await play(client, workflow_id(room_id), [rich, third], until=lambda v: v.finished)
         await eventually(lambda: status_is(http, room_id, "closed"))
