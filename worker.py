@@ -12,14 +12,22 @@ from collections.abc import Sequence
 from typing import Any
 
 from temporalio.client import Client
-from temporalio.worker import Worker
+from temporalio.converter import DataConverter
+from temporalio.worker import Replayer, Worker
+
+# The SDK's "apply every job of an activation before any coroutine runs" behaviour (its flag 2,
+# recognised since 1.2x and slated to become the default). Without it a signal or Update in the
+# same activation as a timer runs the handlers and the main loop before the timer is applied,
+# so what the loop decides depends on how the SDK grouped the jobs. The flag is recorded in
+# each history that used it, so a replay follows it whatever the replayer's default.
+from temporalio.worker._workflow_instance import _WorkflowLogicFlag
 
 from activities.chain import ChainMoneyActivities
 from activities.events import EventActivities
 from activities.money import VirtualMoneyActivities
 from activities.persistence import PersistenceActivities
 from activities.rooms import RoomActivities
-from activities.table import new_deck_seed
+from activities.table import new_deck_seed, wall_clock_ms
 from activities.telemetry import TelemetryActivities
 from db.engine import Database
 from sng.settings import Settings, get_settings
@@ -55,6 +63,7 @@ def activities_for(db: Database, chain: ChainMoneyActivities | None = None) -> l
         money.pay_prize,
         virtual.collect_rake,
         new_deck_seed,
+        wall_clock_ms,
         TelemetryActivities().record_lifecycle,
         rooms.save_room,
         rooms.room_buy_in,
@@ -65,15 +74,40 @@ def activities_for(db: Database, chain: ChainMoneyActivities | None = None) -> l
     ]
 
 
+SINGLE_BATCH = _WorkflowLogicFlag.PROCESS_WORKFLOW_ACTIVATION_JOBS_AS_SINGLE_BATCH
+
+
+def single_batch(worker: Worker) -> Worker:
+    """Turn on single-batch activations for new histories (docs/durability.md); every worker
+    that runs our workflows is built through here."""
+    worker._set_default_workflow_logic_flag(SINGLE_BATCH, enabled=True)
+    return worker
+
+
 def build_worker(
-    client: Client, db: Database, task_queue: str, *, chain: ChainMoneyActivities | None = None
+    client: Client,
+    db: Database,
+    task_queue: str,
+    *,
+    chain: ChainMoneyActivities | None = None,
+    **options: Any,
 ) -> Worker:
-    return Worker(
-        client,
-        task_queue=task_queue,
-        workflows=list(WORKFLOWS),
-        activities=activities_for(db, chain),
+    return single_batch(
+        Worker(
+            client,
+            task_queue=task_queue,
+            workflows=list(WORKFLOWS),
+            activities=activities_for(db, chain),
+            **options,
+        )
     )
+
+
+def build_replayer(data_converter: DataConverter) -> Replayer:
+    """The replayer every determinism check uses: our workflows, our converter, the same flags."""
+    replayer = Replayer(workflows=list(WORKFLOWS), data_converter=data_converter)
+    replayer._set_default_workflow_logic_flag(SINGLE_BATCH, enabled=True)
+    return replayer
 
 
 async def _connect_patiently(settings: Settings, *, limit: float = 120.0) -> Client:

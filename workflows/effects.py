@@ -17,6 +17,7 @@ with workflow.unsafe.imports_passed_through():
     from activities.money import VirtualMoneyActivities
     from activities.persistence import PersistenceActivities
     from activities.rooms import RoomActivities
+    from activities.table import new_deck_seed, wall_clock_ms
     from activities.telemetry import TelemetryActivities
     from domain.errors import ErrorCode
     from workflows.messages import (
@@ -32,7 +33,7 @@ with workflow.unsafe.imports_passed_through():
         PrizePayment,
         TournamentRow,
     )
-    from workflows.table_messages import RoomHandInput, RoomMove, RoomRow, SeenQuery
+    from workflows.table_messages import DeckDraw, RoomHandInput, RoomMove, RoomRow, SeenQuery
 
 # Short: these writes take milliseconds, and a worker that dies mid-activity is only noticed
 # when this runs out (then the retry goes to a live worker).
@@ -50,6 +51,26 @@ MONEY_RETRY = RetryPolicy(
 PAYOUT_RETRY = RetryPolicy(maximum_interval=timedelta(minutes=1))
 # On-chain legs wait for receipts (and heartbeat while they do).
 CHAIN_TIMEOUT = timedelta(minutes=5)
+
+
+async def read_clock_ms() -> int:
+    """A time that decisions will rest on (a level clock's start), recorded in history."""
+    return await workflow.execute_activity(
+        wall_clock_ms,
+        start_to_close_timeout=timedelta(seconds=5),
+        retry_policy=FOREVER,
+        summary="read the clock",
+    )
+
+
+async def draw_deck(table_hand: str) -> DeckDraw:
+    return await workflow.execute_activity(
+        new_deck_seed,
+        table_hand,
+        start_to_close_timeout=timedelta(seconds=5),
+        retry_policy=RetryPolicy(maximum_interval=timedelta(seconds=5)),
+        summary=f"deck seed for {table_hand}",
+    )
 
 
 async def save_tournament(row: TournamentRow) -> None:

@@ -129,6 +129,8 @@ class TournamentState(WireModel):
     """Hand reports signalled by the table and not yet processed (HandReport as data)."""
     table_done: dict[str, Any] | None = None
     force_end_requested: bool = False
+    stop_sent: bool = False
+    """The play loop has told the table to stop (force-end); handlers only set the request."""
     ended_at_ms: int | None = None
     payouts: list[PayoutView] = []
     rake_total: int = 0

@@ -15,8 +15,7 @@ player whose polling lapsed gets ``disconnectGrace`` instead of ``decision`` bef
 
 from __future__ import annotations
 
-from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError
@@ -32,6 +31,7 @@ with workflow.unsafe.imports_passed_through():
         status_for,
     )
     from workflows import effects
+    from workflows.alarm import Alarm
     from workflows.errors import checked
     from workflows.room_hand import RoomHandMixin
     from workflows.table_messages import (
@@ -68,7 +68,6 @@ class RoomMixin(RoomHandMixin):
         def _seat_of(self, player_id: str) -> int: ...
         def _now_ms(self) -> int: ...
         async def _play_hand(self) -> int | None: ...
-        def _turn_moved(self, hand: Hand, turn: int, seat: TableSeat) -> Any: ...
 
     # -- the room's life ---------------------------------------------------------------------
     async def run_room(self) -> TableResult:
@@ -94,35 +93,35 @@ class RoomMixin(RoomHandMixin):
             if room.close_requested:
                 break
             if self.st.hand_pause_ms:
-                try:  # a short pause so players can read the result; a close cuts it short
-                    await workflow.wait_condition(
-                        lambda: room.close_requested,
-                        timeout=timedelta(milliseconds=self.st.hand_pause_ms),
-                        timeout_summary="pause between hands",
-                    )
-                except TimeoutError:
-                    pass
+                await self.pause_between_hands()
         return await self._close()
 
     async def _wait_for_players(self) -> bool:
-        """Wait for any change (a join, a sit-in, a close); False when the idle clock ran out."""
+        """Wait for any change (a join, a sit-in, a close); False when the idle clock ran out.
+
+        The idle clock is an alarm armed when the room became empty: only its firing closes
+        the room (never a comparison with ``workflow.now()``), and a join that arrives in the
+        same task as the firing keeps the room open, whichever the SDK delivered first.
+        """
         room = self._room()
         version = self.st.version
-        timeout: timedelta | None = None
+        alarm = None
         if not self.st.seats:
-            remaining_ms = room.idle_since_ms + IDLE_CLOSE_SECONDS * 1000 - self._now_ms()
-            if remaining_ms <= 0:
-                room.close_requested, room.close_reason = True, "idle"
-                return False
-            timeout = timedelta(milliseconds=remaining_ms)
+            alarm = Alarm.until(room.idle_since_ms + IDLE_CLOSE_SECONDS * 1000, "idle close")
         try:
             await workflow.wait_condition(
-                lambda: self.st.version != version or room.close_requested,
-                timeout=timeout,
-                timeout_summary="idle close",
+                lambda: (
+                    self.st.version != version
+                    or room.close_requested
+                    or (alarm is not None and alarm.fired)
+                )
             )
-        except TimeoutError:
-            pass  # the loop looks again: still empty, so it closes
+        finally:
+            if alarm is not None:
+                alarm.cancel()
+        if alarm is not None and alarm.fired and not self.st.seats and not room.close_requested:
+            room.close_requested, room.close_reason = True, "idle"
+            return False
         return True
 
     async def _after_hand(self) -> None:

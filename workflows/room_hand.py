@@ -19,6 +19,7 @@ with workflow.unsafe.imports_passed_through():
     from domain.holdem import Hand, public_view
     from domain.rooms import StreamCursor, hand_events, settle
     from workflows import effects
+    from workflows.alarm import Alarm
     from workflows.messages import EventInput
     from workflows.table_messages import (
         RoomHandInput,
@@ -39,7 +40,6 @@ class RoomHandMixin:
 
         def _bump(self) -> None: ...
         def _seat(self, seat: int) -> TableSeat: ...
-        def _turn_moved(self, hand: Hand, turn: int, seat: TableSeat) -> Any: ...
 
     def init_stream(self) -> None:
         self.stream_queue: list[EventInput] = []
@@ -130,29 +130,25 @@ class RoomHandMixin:
         await self._flush()
         await self._save_room()
 
-    async def room_grace(self, hand: Hand, seat: TableSeat) -> bool:
+    async def room_grace(self, seat: TableSeat) -> int:
         """At a room, a player whose polling lapsed gets ``disconnectGrace`` in all before the
-        timeout rules apply (once per run of timeouts). True if they acted meanwhile."""
+        timeout rules apply (once per run of timeouts): the extra seconds to wait, else 0."""
         room = self.st.room
         if room is None or seat.timeouts > 0:
-            return False
+            return 0
         seen = await effects.seconds_since_seen(
             SeenQuery(room_id=room.room_id, player_id=seat.player_id)
         )
         if seen is not None and seen < room.decision_timeout:
-            return False  # connected, just slow: the timeout rules apply now
-        extra = room.disconnect_grace - room.decision_timeout
-        if extra <= 0:
-            return False
-        try:
-            await workflow.wait_condition(
-                self._turn_moved(hand, hand.turn, seat),
-                timeout=timedelta(seconds=extra),
-                timeout_summary=f"disconnect grace seat {seat.seat}",
-            )
-        except TimeoutError:
-            return False
-        return True
+            return 0  # connected, just slow: the timeout rules apply now
+        return max(0, room.disconnect_grace - room.decision_timeout)
+
+    async def pause_between_hands(self) -> None:
+        """A short pause so players can read the result. Only its timer ends it: a stop or a
+        close that arrives meanwhile is read after, so what the table does next never depends
+        on which of the two a task delivered first."""
+        alarm = Alarm(timedelta(milliseconds=self.st.hand_pause_ms), "pause between hands")
+        await workflow.wait_condition(lambda: alarm.fired)
 
     # -- the stream and the record ---------------------------------------------------------
     def _queue(self, type_: str, payload: dict[str, Any], *, key: str | None = None) -> None:

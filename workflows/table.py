@@ -9,15 +9,13 @@ deal and the seed is revealed with the hand's record. Between hands it may conti
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
 from temporalio import workflow
-from temporalio.common import RetryPolicy
+from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
-    from activities.table import new_deck_seed
     from domain import deck as decks
     from domain.blinds import Blinds, resolve_blinds
     from domain.clock import level_at
@@ -34,6 +32,8 @@ with workflow.unsafe.imports_passed_through():
         start_hand,
     )
     from domain.settings import TournamentSettings, validate_settings
+    from workflows import effects
+    from workflows.alarm import Alarm
     from workflows.errors import refusal
     from workflows.room import HANDS_PER_RUN, RoomMixin
     from workflows.table_messages import (
@@ -67,6 +67,12 @@ class TableWorkflow(RoomMixin):
         self.commitment: str | None = None
         self.last_hand: dict[str, Any] | None = None
         self.finished = False
+        # Actions waiting for the hand loop (the act handler only records them), and the
+        # answers the loop gave, by intent number.
+        self.intents: list[tuple[int, ActInput]] = []
+        self.answers: dict[int, ActResult | ApplicationError] = {}
+        self.intent_seq = 0
+        self.intents_new = False
         self.init_room()
 
     @workflow.run
@@ -81,17 +87,14 @@ class TableWorkflow(RoomMixin):
             if self.st.stop_requested or len(self._live_seats()) < 2:
                 break
             if self.st.hand_pause_ms:
-                try:  # a short pause so players can read the result; a stop cuts it short
-                    await workflow.wait_condition(
-                        lambda: self.st.stop_requested,
-                        timeout=timedelta(milliseconds=self.st.hand_pause_ms),
-                        timeout_summary="pause between hands",
-                    )
-                except TimeoutError:
-                    pass
+                await self.pause_between_hands()
+                if self.st.stop_requested:
+                    break
             if played_this_run >= HANDS_PER_RUN or workflow.info().is_continue_as_new_suggested():
+                self._answer_stale_intents()
                 await workflow.wait_condition(workflow.all_handlers_finished)
                 workflow.continue_as_new(self.st)
+        self._answer_stale_intents()
         self.finished = True
         self.st.version += 1
         result = TableResult(
@@ -113,20 +116,16 @@ class TableWorkflow(RoomMixin):
     async def _play_hand(self) -> int | None:
         """Deal and play one hand; return its number if a stop aborted it (stacks restored)."""
         hand_no = self.st.hand_no + 1
-        seed_hex = await workflow.execute_activity(
-            new_deck_seed,
-            f"{self.st.table_id}:{hand_no}",
-            start_to_close_timeout=timedelta(seconds=5),
-            retry_policy=RetryPolicy(maximum_interval=timedelta(seconds=5)),
-            summary=f"deck seed for hand {hand_no}",
-        )
+        draw = await effects.draw_deck(f"{self.st.table_id}:{hand_no}")
+        seed_hex = draw.seed
         seed = bytes.fromhex(seed_hex)
         live = self._dealt_seats()
         if len(live) < 2:
             return None  # a room player left while the seed was drawn: no hand after all
         positions = self._positions(live)
         if self.settings is not None:
-            self.level = level_at(self.settings, self.st.play_start_ms, self._now_ms())
+            # The deal time is the draw's recorded time, so a replay reads the same blinds.
+            self.level = level_at(self.settings, self.st.play_start_ms, draw.drawn_at_ms)
         self.blinds = self._blinds_now()
         hand = start_hand(
             seat_count=self.st.seat_count,
@@ -148,6 +147,7 @@ class TableWorkflow(RoomMixin):
         while not hand.over:
             if self.st.stop_requested:
                 self.hand = None
+                self._answer_stale_intents()
                 self._bump()
                 return hand_no  # the hand is void: stacks stay as they were before it
             await self.room_stream(hand)
@@ -157,18 +157,83 @@ class TableWorkflow(RoomMixin):
             if table_seat.sitting_out or table_seat.leaving:
                 self._auto_act(hand, seat)
                 continue
-            try:
-                await workflow.wait_condition(
-                    self._turn_moved(hand, hand.turn, table_seat),
-                    timeout=timedelta(seconds=self._decision_seconds()),
-                    timeout_summary=f"decision timeout seat {seat}",
-                )
-            except TimeoutError:
-                if not await self.room_grace(hand, table_seat):
-                    self._on_timeout(hand, seat)
+            await self._decision(hand, table_seat)
 
+        self._answer_stale_intents()
         await self._finish_hand(hand, seed_hex)
         return None
+
+    async def _decision(self, hand: Hand, table_seat: TableSeat) -> None:
+        """Wait for the seat to act, or apply the timeout rules when its timer fired.
+
+        Recorded actions are applied before a fired timer: an action for this turn that
+        reached the table with its timeout wins, and one for a later turn (its player saw the
+        timeout applied) waits until the timeout has moved the hand there. Either way the
+        outcome depends on what arrived, not on how the SDK batched it.
+        """
+        turn = hand.turn
+        alarm = Alarm(
+            timedelta(seconds=self._decision_seconds()),
+            f"decision timeout seat {table_seat.seat}",
+        )
+        graced = False
+        try:
+            while True:
+                self._apply_intents(hand)
+                if hand.turn != turn or self.st.stop_requested or table_seat.leaving:
+                    return
+                if alarm.fired:
+                    extra = 0 if graced else await self.room_grace(table_seat)
+                    if extra:
+                        graced = True
+                        alarm = Alarm(
+                            timedelta(seconds=extra), f"disconnect grace seat {table_seat.seat}"
+                        )
+                        continue
+                    self._on_timeout(hand, table_seat.seat)
+                    return
+                await workflow.wait_condition(
+                    lambda alarm=alarm: (  # type: ignore[misc]
+                        self.intents_new
+                        or alarm.fired
+                        or self.st.stop_requested
+                        or table_seat.leaving
+                    )
+                )
+        finally:
+            alarm.cancel()
+
+    def _apply_intents(self, hand: Hand) -> None:
+        """Apply every recorded action that is legal now, in the order they came; keep one for
+        a later turn of this hand; refuse the rest with the code the validator would give."""
+        self.intents_new = False
+        progressed = True
+        while progressed:
+            progressed = False
+            for intent in list(self.intents):
+                number, inp = intent
+                try:
+                    seat = self._verify_act(inp)
+                except ApplicationError as err:
+                    if inp.hand_no == self.st.hand_no and inp.turn > hand.turn and not hand.over:
+                        continue  # the hand may yet get there (a timeout in the same task)
+                    self.intents.remove(intent)
+                    self.answers[number] = err
+                    continue
+                self.intents.remove(intent)
+                self.answers[number] = self._apply_act(hand, seat, inp)
+                progressed = True
+
+    def _answer_stale_intents(self) -> None:
+        """Between hands nothing recorded can still be legal: refuse what is left."""
+        for number, inp in self.intents:
+            try:
+                self._verify_act(inp)
+                raise AssertionError("an action cannot be legal between hands")
+            except ApplicationError as err:
+                self.answers[number] = err
+        self.intents = []
+        self.intents_new = False
 
     def _blinds_now(self) -> Blinds:
         room = self.st.room
@@ -189,11 +254,6 @@ class TableWorkflow(RoomMixin):
         if self.st.room is not None:
             return self.able_seats()
         return self._live_seats()
-
-    def _turn_moved(self, hand: Hand, turn: int, seat: TableSeat) -> Callable[[], bool]:
-        """The wait for a decision ends when it is made, the table stops, or the player asks
-        to leave the room (then the table checks or folds for them at once)."""
-        return lambda: hand.turn != turn or self.st.stop_requested or seat.leaving
 
     def _positions(self, live: list[int]) -> ButtonPositions:
         if self.st.positions is None:
@@ -258,6 +318,7 @@ class TableWorkflow(RoomMixin):
                 stacks_after={s.seat: s.stack for s in self.st.seats},
                 busted=record["busted"],
                 auto_folds=self.st.auto_folds,
+                ended_at_ms=self._now_ms(),  # data for the tournament's ordering, not a decision
             )
             await workflow.get_external_workflow_handle(self.st.parent_workflow_id).signal(
                 "hand_completed", report
@@ -265,15 +326,25 @@ class TableWorkflow(RoomMixin):
 
     # -- player updates ------------------------------------------------------------------
     @workflow.update
-    def act(self, inp: ActInput) -> ActResult:
-        seat = self._verify_act(inp)
-        assert self.hand is not None
-        self.hand.act(seat, inp.action, inp.amount)
+    async def act(self, inp: ActInput) -> ActResult:
+        """Record the action; the hand loop applies it (``_apply_intents``) and answers."""
+        self.intent_seq += 1
+        number = self.intent_seq
+        self.intents.append((number, inp))
+        self.intents_new = True
+        await workflow.wait_condition(lambda: number in self.answers)
+        answer = self.answers.pop(number)
+        if isinstance(answer, ApplicationError):
+            raise answer
+        return answer
+
+    def _apply_act(self, hand: Hand, seat: int, inp: ActInput) -> ActResult:
+        hand.act(seat, inp.action, inp.amount)
         table_seat = self._seat(seat)
         table_seat.timeouts = 0
         table_seat.sitting_out = False
         self._bump()
-        return ActResult(version=self.st.version, hand_no=self.st.hand_no, turn=self.hand.turn)
+        return ActResult(version=self.st.version, hand_no=self.st.hand_no, turn=hand.turn)
 
     @act.validator
     def _validate_act(self, inp: ActInput) -> None:

@@ -100,6 +100,16 @@ class HandReport(WireModel):
     busted: list[dict[str, int]]
     """[{seat, stack_before}] for each seat this hand busted."""
     auto_folds: int
+    ended_at_ms: int = 0
+    """When the hand ended by the table's clock: the tournament orders a report against a level
+    deadline that fired in the same task by it (workflows/tournament.py ``_level_first``)."""
+
+
+class DeckDraw(WireModel):
+    """A hand's secret seed and when it was drawn (the deal time the blinds are read at)."""
+
+    seed: str
+    drawn_at_ms: int
 
 
 class TableResult(WireModel):

@@ -21,12 +21,13 @@ from temporalio.workflow import ParentClosePolicy
 
 with workflow.unsafe.imports_passed_through():
     from domain.blinds import resolve_blinds
-    from domain.clock import level_at, level_deadline_ms
+    from domain.clock import level_deadline_ms
     from domain.errors import DomainError, ErrorCode
     from domain.seating import draw_seats
     from domain.settings import TournamentSettings, validate_settings
     from domain.standings import force_end_ranking, order_busts
     from workflows import effects
+    from workflows.alarm import Alarm
     from workflows.messages import (
         CreateTournamentInput,
         EntrantStatus,
@@ -101,7 +102,9 @@ class TournamentWorkflow(RegistrationMixin, SettlementMixin):
         paid = [e for e in self.s.entrants.values() if e.status is EntrantStatus.PAID]
         seated: dict[str, int] = {e.player_id: e.seat for e in paid if e.seat is not None}
         assert len(seated) == len(paid), "every paid entrant was seated at the seal"
-        self.s.play_start_ms = self._now_ms()
+        # From an activity's result, not workflow.now(): the level deadlines follow from it,
+        # and a decision must never rest on a clock a replay could read differently.
+        self.s.play_start_ms = await effects.read_clock_ms()
         self.s.stacks = {e.player_id: self.settings.starting_stack for e in paid}
         self.s.table_workflow_id = f"table-{self.s.tournament_id}-1"
         await workflow.start_child_workflow(
@@ -133,26 +136,36 @@ class TournamentWorkflow(RegistrationMixin, SettlementMixin):
         )  # fmt: skip
 
     async def _play(self) -> None:
-        """The level clock and the hand boundaries until one player is left (or force-end)."""
+        """The level clock and the hand boundaries until one player is left (or force-end).
+
+        The loop takes one input at a time in the order they happened (see ``_level_first``);
+        it never asks which awaitable woke it, and never compares the clock with a deadline.
+        """
         assert self.s.play_start_ms is not None
         hands_this_run = 0
+        alarm = self._level_alarm()
         while self.s.phase is TournamentPhase.PLAYING:
-            deadline = level_deadline_ms(self.settings, self.s.play_start_ms, self.s.level)
-            try:
-                # Hand boundaries re-park on the same absolute deadline: a fast table still
-                # escalates on time.
-                await workflow.wait_condition(
-                    lambda: bool(self.s.pending_hands) or self.s.table_done is not None,
-                    timeout=timedelta(milliseconds=max(0, deadline - self._now_ms())),
-                    timeout_summary=f"level {self.s.level} deadline",
+            await workflow.wait_condition(
+                lambda alarm=alarm: (  # type: ignore[misc]
+                    alarm.fired
+                    or bool(self.s.pending_hands)
+                    or self.s.table_done is not None
+                    or (self.s.force_end_requested and not self.s.stop_sent)
                 )
-            except TimeoutError:
+            )
+            if self._level_first(alarm):
                 await self._next_level()
-                continue
-            while self.s.pending_hands and self.s.phase is TournamentPhase.PLAYING:
+                alarm = self._level_alarm()
+            elif self.s.pending_hands:
                 await self._hand_boundary(HandReport.model_validate(self.s.pending_hands.pop(0)))
                 hands_this_run += 1
-            if self.s.phase is TournamentPhase.PLAYING and self.s.table_done is not None:
+            elif self.s.force_end_requested and not self.s.stop_sent:
+                self.s.stop_sent = True
+                assert self.s.table_workflow_id is not None
+                await workflow.get_external_workflow_handle_for(
+                    TableWorkflow.run, self.s.table_workflow_id
+                ).signal(TableWorkflow.stop)
+            elif self.s.table_done is not None:
                 await self._end_by_ranking()
             if (
                 self.s.phase is TournamentPhase.PLAYING
@@ -163,14 +176,34 @@ class TournamentWorkflow(RegistrationMixin, SettlementMixin):
                 )
             ):
                 await workflow.wait_condition(workflow.all_handlers_finished)
-                if not self.s.pending_hands:
+                if not self.s.pending_hands and not alarm.fired:
+                    alarm.cancel()
                     workflow.continue_as_new(self.inp.model_copy(update={"carry": self.s}))
 
-    async def _next_level(self) -> None:
-        """A level deadline passed: move to the level the clock says (a missed one at once)."""
+    def _level_alarm(self) -> Alarm:
         assert self.s.play_start_ms is not None
-        now = self._now_ms()
-        self.s.level = max(self.s.level + 1, level_at(self.settings, self.s.play_start_ms, now))
+        deadline = level_deadline_ms(self.settings, self.s.play_start_ms, self.s.level)
+        return Alarm.until(deadline, f"level {self.s.level} deadline")
+
+    def _level_first(self, alarm: Alarm) -> bool:
+        """Does the level deadline come before the next hand report?
+
+        A task may carry both (a worker died, another took over); the level goes first only
+        if the hand ended at or after the deadline, by the table's clock in the report. So
+        the order is the order they happened, however the SDK batched them.
+        """
+        if not alarm.fired:
+            return False
+        if not self.s.pending_hands:
+            return True
+        assert self.s.play_start_ms is not None
+        deadline = level_deadline_ms(self.settings, self.s.play_start_ms, self.s.level)
+        return int(self.s.pending_hands[0].get("ended_at_ms", 0)) >= deadline
+
+    async def _next_level(self) -> None:
+        """A level's timer fired: the next level (a missed one's timer fires at once after)."""
+        assert self.s.play_start_ms is not None
+        self.s.level += 1
         self._bump()
         blinds = resolve_blinds(self.settings, self.s.level)
         await self._save_tournament()
@@ -290,15 +323,12 @@ class TournamentWorkflow(RegistrationMixin, SettlementMixin):
     # -- operator updates ----------------------------------------------------------------
     @workflow.update
     async def force_end(self, req: ForceEndInput) -> TournamentView:
-        """Stop a wedged tournament: the table stops, live seats are ranked by stack."""
+        """Stop a wedged tournament: the table stops, live seats are ranked by stack. The
+        handler only records the request; the play loop tells the table."""
         self._recheck(self._verify_force_end, req)
         if not self.s.force_end_requested:
             self.s.force_end_requested = True
             self._bump()
-            assert self.s.table_workflow_id is not None
-            await workflow.get_external_workflow_handle_for(
-                TableWorkflow.run, self.s.table_workflow_id
-            ).signal(TableWorkflow.stop)
         await workflow.wait_condition(lambda: self.s.phase is not TournamentPhase.PLAYING)
         return self._view()
 

@@ -3,7 +3,6 @@ expire after 120 s. Part of TournamentWorkflow (workflows/tournament.py)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
@@ -14,6 +13,7 @@ with workflow.unsafe.imports_passed_through():
     from domain import registration
     from domain.errors import DomainError, ErrorCode
     from workflows import effects
+    from workflows.alarm import Alarm
     from workflows.messages import (
         CancelInput,
         EntrantStatus,
@@ -40,27 +40,39 @@ class RegistrationMixin(TournamentBase):
         async def _seal(self) -> None: ...
 
     async def _registration(self) -> None:
-        """Until every seat is paid (seal) or an operator cancels; expire unpaid reserves."""
+        """Until every seat is paid (seal) or an operator cancels; expire unpaid reserves.
+
+        Each reserve gets its own alarm when the loop first sees it; a reserve expires when
+        its alarm fired and it is still unpaid, never by comparing the clock with its
+        ``reservedUntil`` (docs/durability.md).
+        """
+        alarms: dict[tuple[str, int], Alarm] = {}
         while self.s.phase is TournamentPhase.REGISTERING:
-            expiry = self._next_reserve_expiry_ms()
-            timeout = None
-            if expiry is not None:
-                timeout = timedelta(milliseconds=max(0, expiry - self._now_ms()))
-            try:
-                await workflow.wait_condition(
-                    self._changed_since(self.s.version),
-                    timeout=timeout,
-                    timeout_summary="unpaid reserve expiry",
+            for e in self.s.entrants.values():
+                key = (e.player_id, e.entry_no)
+                if e.status is EntrantStatus.RESERVED and key not in alarms:
+                    assert e.reserved_until_ms is not None
+                    alarms[key] = Alarm.until(e.reserved_until_ms, f"reserve of {e.player_id}")
+            version = self.s.version
+            await workflow.wait_condition(
+                lambda version=version: (  # type: ignore[misc]
+                    self.s.version != version
+                    or self.s.phase is not TournamentPhase.REGISTERING
+                    or any(a.fired for a in alarms.values())
                 )
-            except TimeoutError:
-                pass
+            )
             async with self.lock:
-                await self._release_expired_reserves()
+                fired = {key for key, alarm in alarms.items() if alarm.fired}
+                for key in fired:
+                    del alarms[key]
+                await self._release_reserves(fired)
                 if (
                     self.s.phase is TournamentPhase.REGISTERING
                     and self._count(EntrantStatus.PAID) == self.settings.seats
                 ):
                     await self._seal()
+        for alarm in alarms.values():
+            alarm.cancel()
 
     @workflow.update
     async def register(self, req: RegisterInput) -> RegisterResult:
@@ -271,25 +283,12 @@ class RegistrationMixin(TournamentBase):
         await effects.refund_entry(move)
         return move.amount
 
-    def _changed_since(self, version: int) -> Callable[[], bool]:
-        return lambda: self.s.version != version or self.s.phase is not TournamentPhase.REGISTERING
-
-    def _next_reserve_expiry_ms(self) -> int | None:
-        times = [
-            e.reserved_until_ms
-            for e in self.s.entrants.values()
-            if e.status is EntrantStatus.RESERVED and e.reserved_until_ms is not None
-        ]
-        return min(times) if times else None
-
-    async def _release_expired_reserves(self) -> None:
-        now = self._now_ms()
+    async def _release_reserves(self, due: set[tuple[str, int]]) -> None:
+        """Release the reserves whose alarms fired, if they are still unpaid."""
         expired = [
             e
             for e in self.s.entrants.values()
-            if e.status is EntrantStatus.RESERVED
-            and e.reserved_until_ms is not None
-            and e.reserved_until_ms <= now
+            if e.status is EntrantStatus.RESERVED and (e.player_id, e.entry_no) in due
         ]
         for entrant in expired:
             entrant.status = EntrantStatus.RELEASED

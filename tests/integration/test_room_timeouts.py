@@ -23,6 +23,7 @@ from domain.rooms import IDLE_CLOSE_SECONDS
 from sng.temporal import data_converter
 from tests.integration.bots import passive
 from tests.integration.helpers import eventually
+from tests.replay import StartedWorkflows, histories_from, replay_histories
 from workflows.table import TableWorkflow
 from workflows.table_messages import (
     ActInput,
@@ -44,11 +45,16 @@ async def room_clock_env() -> AsyncIterator[WorkflowEnvironment]:
     other tests compare its clock with the wall clock), and a room a failed test left running
     must not hold the next test's clock."""
     path = Path(sysconfig.get_path("scripts")) / "temporal-test-server"
+    started = StartedWorkflows()
     env = await WorkflowEnvironment.start_time_skipping(
-        test_server_existing_path=str(path), data_converter=data_converter()
+        test_server_existing_path=str(path), data_converter=data_converter(), interceptors=[started]
     )
     yield env
-    await env.shutdown()
+    try:
+        found = await histories_from(env.client, started.ids)
+        (await replay_histories(env.client, found)).raise_on_failure()
+    finally:
+        await env.shutdown()
 
 
 @pytest.fixture

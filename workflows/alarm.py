@@ -1,0 +1,49 @@
+"""Timers as state: the deadline a main loop owns, read after every input, never raced.
+
+The determinism rule (docs/durability.md) in one place:
+
+- A deadline has passed only when its timer fired. ``workflow.now()`` is never compared with a
+  deadline to decide anything: a worker that applies a task's events early (a query or a
+  history page served while a task was stuck on a dead worker) runs that activation with an
+  older clock than the replay of the same history does.
+- A timer is started once per deadline and its firing becomes a flag. The main loop waits
+  with ``wait_condition`` on state only (no ``timeout=``), so waiting itself issues no command
+  and the commands the loop issues depend on the state it finds, not on which awaitable won.
+- Timer durations may use ``workflow.now()``: Temporal does not check a timer's duration on
+  replay, only that the timer was started.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+
+from temporalio import workflow
+
+MIN_DELAY = timedelta(milliseconds=1)
+"""A deadline already behind us still gets a (1 ms) timer, so the loop's commands are the same
+whatever the clock said when it was armed."""
+
+
+class Alarm:
+    """One timer for one deadline; ``fired`` turns true when Temporal says it fired."""
+
+    def __init__(self, delay: timedelta, summary: str) -> None:
+        self.fired = False
+        self.summary = summary
+        self._task = asyncio.ensure_future(self._ring(max(delay, MIN_DELAY)))
+
+    @classmethod
+    def until(cls, deadline_ms: int, summary: str) -> Alarm:
+        """An alarm for an absolute deadline (the duration is data, the firing is the fact)."""
+        now_ms = int(workflow.now().timestamp() * 1000)
+        return cls(timedelta(milliseconds=deadline_ms - now_ms), summary)
+
+    async def _ring(self, delay: timedelta) -> None:
+        await workflow.sleep(delay, summary=self.summary)
+        self.fired = True
+
+    def cancel(self) -> None:
+        """Stop a timer whose deadline no longer matters (no command if it already fired)."""
+        if not self.fired and not self._task.done():
+            self._task.cancel()
