@@ -26,7 +26,13 @@ whatever the clock said when it was armed."""
 
 
 class Alarm:
-    """One timer for one deadline; ``fired`` turns true when Temporal says it fired."""
+    """One timer for one deadline; ``fired`` turns true when Temporal says it fired.
+
+    Start one with ``await Alarm.start(...)``: it yields once so the timer is really started
+    (its id taken) before the caller can cancel it. Otherwise an alarm cancelled in the same
+    activation would take no id when every input came at once, and one when they came in two
+    activations, and the ids of later timers, which Temporal checks, would differ.
+    """
 
     def __init__(self, delay: timedelta, summary: str) -> None:
         self.fired = False
@@ -34,10 +40,16 @@ class Alarm:
         self._task = asyncio.ensure_future(self._ring(max(delay, MIN_DELAY)))
 
     @classmethod
-    def until(cls, deadline_ms: int, summary: str) -> Alarm:
+    async def start(cls, delay: timedelta, summary: str) -> Alarm:
+        alarm = cls(delay, summary)
+        await asyncio.sleep(0)  # the timer's task runs first and starts the timer
+        return alarm
+
+    @classmethod
+    async def until(cls, deadline_ms: int, summary: str) -> Alarm:
         """An alarm for an absolute deadline (the duration is data, the firing is the fact)."""
         now_ms = int(workflow.now().timestamp() * 1000)
-        return cls(timedelta(milliseconds=deadline_ms - now_ms), summary)
+        return await cls.start(timedelta(milliseconds=deadline_ms - now_ms), summary)
 
     async def _ring(self, delay: timedelta) -> None:
         await workflow.sleep(delay, summary=self.summary)

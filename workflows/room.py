@@ -107,7 +107,7 @@ class RoomMixin(RoomHandMixin):
         version = self.st.version
         alarm = None
         if not self.st.seats:
-            alarm = Alarm.until(room.idle_since_ms + IDLE_CLOSE_SECONDS * 1000, "idle close")
+            alarm = await Alarm.until(room.idle_since_ms + IDLE_CLOSE_SECONDS * 1000, "idle close")
         try:
             await workflow.wait_condition(
                 lambda: (

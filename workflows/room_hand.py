@@ -147,7 +147,9 @@ class RoomHandMixin:
         """A short pause so players can read the result. Only its timer ends it: a stop or a
         close that arrives meanwhile is read after, so what the table does next never depends
         on which of the two a task delivered first."""
-        alarm = Alarm(timedelta(milliseconds=self.st.hand_pause_ms), "pause between hands")
+        alarm = await Alarm.start(
+            timedelta(milliseconds=self.st.hand_pause_ms), "pause between hands"
+        )
         await workflow.wait_condition(lambda: alarm.fired)
 
     # -- the stream and the record ---------------------------------------------------------

@@ -172,7 +172,7 @@ class TableWorkflow(RoomMixin):
         outcome depends on what arrived, not on how the SDK batched it.
         """
         turn = hand.turn
-        alarm = Alarm(
+        alarm = await Alarm.start(
             timedelta(seconds=self._decision_seconds()),
             f"decision timeout seat {table_seat.seat}",
         )
@@ -186,7 +186,7 @@ class TableWorkflow(RoomMixin):
                     extra = 0 if graced else await self.room_grace(table_seat)
                     if extra:
                         graced = True
-                        alarm = Alarm(
+                        alarm = await Alarm.start(
                             timedelta(seconds=extra), f"disconnect grace seat {table_seat.seat}"
                         )
                         continue

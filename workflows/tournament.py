@@ -143,7 +143,7 @@ class TournamentWorkflow(RegistrationMixin, SettlementMixin):
         """
         assert self.s.play_start_ms is not None
         hands_this_run = 0
-        alarm = self._level_alarm()
+        alarm = await self._level_alarm()
         while self.s.phase is TournamentPhase.PLAYING:
             await workflow.wait_condition(
                 lambda alarm=alarm: (  # type: ignore[misc]
@@ -155,7 +155,7 @@ class TournamentWorkflow(RegistrationMixin, SettlementMixin):
             )
             if self._level_first(alarm):
                 await self._next_level()
-                alarm = self._level_alarm()
+                alarm = await self._level_alarm()
             elif self.s.pending_hands:
                 await self._hand_boundary(HandReport.model_validate(self.s.pending_hands.pop(0)))
                 hands_this_run += 1
@@ -180,10 +180,10 @@ class TournamentWorkflow(RegistrationMixin, SettlementMixin):
                     alarm.cancel()
                     workflow.continue_as_new(self.inp.model_copy(update={"carry": self.s}))
 
-    def _level_alarm(self) -> Alarm:
+    async def _level_alarm(self) -> Alarm:
         assert self.s.play_start_ms is not None
         deadline = level_deadline_ms(self.settings, self.s.play_start_ms, self.s.level)
-        return Alarm.until(deadline, f"level {self.s.level} deadline")
+        return await Alarm.until(deadline, f"level {self.s.level} deadline")
 
     def _level_first(self, alarm: Alarm) -> bool:
         """Does the level deadline come before the next hand report?

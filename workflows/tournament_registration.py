@@ -52,7 +52,9 @@ class RegistrationMixin(TournamentBase):
                 key = (e.player_id, e.entry_no)
                 if e.status is EntrantStatus.RESERVED and key not in alarms:
                     assert e.reserved_until_ms is not None
-                    alarms[key] = Alarm.until(e.reserved_until_ms, f"reserve of {e.player_id}")
+                    alarms[key] = await Alarm.until(
+                        e.reserved_until_ms, f"reserve of {e.player_id}"
+                    )
             version = self.s.version
             await workflow.wait_condition(
                 lambda version=version: (  # type: ignore[misc]

@@ -1,0 +1,154 @@
+"""Forced interleavings: two workflow tasks' inputs recorded as one must still replay.
+
+The fault drills broke replay when a worker died holding a task and its successor applied the
+task's inputs in two steps (a timer that fired, then a hand report or an action), while the
+history records them as one task (tests/interleave.py says how). These tests play real
+tournaments, tables and rooms, then rewrite each history so that every adjacent pair of tasks
+whose inputs are of different kinds (a timer and a signal, a timer and an Update, ...) becomes
+one task, and replay every rewrite with today's code. Today's workflows decide from state only,
+so each rewrite must replay; the code before the fix failed these the way the drills did.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from temporalio.client import Client, WorkflowHistory
+from temporalio.testing import WorkflowEnvironment
+
+from db import ledger
+from db.engine import Database
+from tests.integration.bots import passive
+from tests.integration.test_table import table_state
+from tests.interleave import merged, mixed_pairs
+from tests.replay import histories_from
+from worker import build_replayer
+from workflows.messages import CreateTournamentInput, PayEntryInput, RegisterInput
+from workflows.table import TableWorkflow
+from workflows.table_messages import ActInput
+from workflows.tournament import TournamentWorkflow
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+async def skipping(
+    time_skipping_env: WorkflowEnvironment, db: Database
+) -> AsyncIterator[tuple[Client, str]]:
+    from worker import build_worker
+
+    task_queue = f"tq-{uuid.uuid4().hex[:8]}"
+    async with build_worker(time_skipping_env.client, db, task_queue):
+        yield time_skipping_env.client, task_queue
+
+
+def _dump(history: WorkflowHistory, k: int) -> None:
+    """SNG_DUMP_MERGES=<dir> keeps each rewrite that failed, with its original, to study."""
+    if folder := os.environ.get("SNG_DUMP_MERGES"):
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        name = f"{history.workflow_id}-{k}"
+        Path(folder, f"{name}.json").write_text(merged(history, k).to_json())
+        Path(folder, f"{name}.orig.json").write_text(history.to_json())
+
+
+async def replay_every_merge(client: Client, found: list[WorkflowHistory]) -> tuple[int, list[str]]:
+    replayer = build_replayer(client.data_converter)
+    merges, failures = 0, []
+    for history in found:
+        assert (
+            await replayer.replay_workflow(history, raise_on_replay_failure=False)
+        ).replay_failure is None
+        for k in mixed_pairs(history):
+            merges += 1
+            result = await replayer.replay_workflow(
+                merged(history, k), raise_on_replay_failure=False
+            )
+            if result.replay_failure is not None:
+                _dump(history, k)
+                failures.append(
+                    f"{history.workflow_id} tasks {k - 1}+{k}: {str(result.replay_failure)[:240]}"
+                )
+    return merges, failures
+
+
+async def test_tournament_level_deadlines_overlapping_hand_reports(
+    skipping: tuple[Client, str], db: Database
+) -> None:
+    """Nobody acts: decision timers, level deadlines and hand reports overlap all the way."""
+    client, task_queue = skipping
+    tid = f"merge-{uuid.uuid4().hex[:6]}"
+    settings = {
+        "seats": 3, "entryFee": 100, "startingStack": 300, "actionTimeoutSeconds": 20,
+        "blindStructure": {"startingSmallBlind": 10, "increaseFactor": 1.5, "levelDurationSeconds": 30},
+    }  # fmt: skip
+    handle = await client.start_workflow(
+        TournamentWorkflow.run,
+        CreateTournamentInput(
+            tournament_id=tid, name="merge", settings=settings, hand_pause_ms=7_000
+        ),
+        id=f"tournament-{tid}",
+        task_queue=task_queue,
+    )
+    for i in range(3):
+        user = f"{tid}-{i}"
+        await ledger.transfer(db, key=f"seed-{user}", source=ledger.MINT,
+                              destination=ledger.user_account(user), amount=100)  # fmt: skip
+        await handle.execute_update(
+            TournamentWorkflow.register, RegisterInput(player_id=user, owner_user_id=user)
+        )
+        await handle.execute_update(
+            TournamentWorkflow.pay_entry, PayEntryInput(player_id=user, amount=100)
+        )
+    final = await handle.result()
+    assert final.state == "closed" and final.current_level >= 3
+
+    found = await histories_from(client, [handle.id])
+    assert {h.workflow_id for h in found} == {handle.id, f"table-{tid}-1"}
+    merges, failures = await replay_every_merge(client, found)
+    assert merges >= 10, f"only {merges} overlapping pairs: the scenario no longer overlaps"
+    assert failures == []
+
+
+async def test_table_actions_overlapping_decision_timeouts(skipping: tuple[Client, str]) -> None:
+    """Two players act, one only times out: actions arrive right after timeouts."""
+    client, task_queue = skipping
+    st = table_state(["a", "b", "c"], stack=400, pause_ms=0, actionTimeoutSeconds=5)
+    handle = await client.start_workflow(
+        TableWorkflow.run, st, id=st.table_id, task_queue=task_queue
+    )
+
+    async def act_for(players: list[str]) -> None:
+        while True:
+            view = await handle.query(TableWorkflow.view, players[0])
+            if view.finished or view.hand_no > 6:
+                return
+            for player in players:
+                view = await handle.query(TableWorkflow.view, player)
+                legal: dict[str, Any] | None = view.hand.get("legal") if view.hand else None
+                if legal:
+                    action, amount = passive(legal)
+                    try:
+                        await handle.execute_update(
+                            TableWorkflow.act,
+                            ActInput(player_id=player, hand_no=view.hand_no, turn=view.hand["turn"],
+                                     action=action, amount=amount),
+                        )  # fmt: skip
+                    except Exception:
+                        pass
+            await asyncio.sleep(0.05)
+
+    await asyncio.wait_for(act_for(["a", "b"]), timeout=120)
+    await handle.signal(TableWorkflow.stop)
+    result = await handle.result()
+    assert sum(result.stacks.values()) == 1200
+
+    found = await histories_from(client, [handle.id])
+    merges, failures = await replay_every_merge(client, found)
+    assert merges >= 5, f"only {merges} overlapping pairs: the scenario no longer overlaps"
+    assert failures == []
