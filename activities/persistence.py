@@ -53,6 +53,7 @@ class PersistenceActivities:
             "play_started_at": _at(row.play_started_at_ms),
             "level_started_at": _at(row.level_started_at_ms),
             "ended_at": _at(row.ended_at_ms),
+            "closed_at": _at(row.closed_at_ms),
             "updated_at": now,
         }
         stmt = insert(Tournament).values(**values, created_at=now)

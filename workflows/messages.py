@@ -207,6 +207,7 @@ class TournamentRow(WireModel):
     play_started_at_ms: int | None = None
     level_started_at_ms: int | None = None
     ended_at_ms: int | None = None
+    closed_at_ms: int | None = None
 
 
 class HandRow(WireModel):

@@ -162,6 +162,7 @@ class TournamentBase:
                     else None
                 ),
                 ended_at_ms=self.s.ended_at_ms,
+                closed_at_ms=self.s.closed_at_ms,
             )
         )
 

@@ -13,7 +13,7 @@ from temporalio.testing import WorkflowEnvironment
 
 from db import ledger
 from db.engine import Database
-from db.models import Event
+from db.models import Event, Tournament
 from workflows.messages import CancelInput, CreateTournamentInput, PayEntryInput, RegisterInput
 from workflows.tournament import TournamentWorkflow
 
@@ -79,6 +79,13 @@ async def test_players_who_only_time_out_are_blinded_to_the_end(
         assert lv["levelEndsAt"] == final.play_start_ms + (lv["level"] + 1) * 60_000
     assert await ledger.balance(db, ledger.escrow_account(tid)) == 0
     assert sum(p.amount for p in final.payouts) == 300
+    # The read model says when it closed (it used to stay NULL).
+    async with db.session() as s:
+        row = await s.get(Tournament, tid)
+    assert row is not None and row.state == "closed" and row.closed_at is not None
+    closed = next(e.payload for e in events if e.type == "tournament_state_changed"
+                  and e.payload["state"] == "closed")  # fmt: skip
+    assert round(row.closed_at.timestamp() * 1000) == closed["closedAt"]
 
 
 async def test_an_unpaid_reserve_is_released_after_120_seconds(
