@@ -6,13 +6,18 @@ A client's mistake is never a 500.
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
-from temporalio.client import WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError
+from temporalio.client import (
+    WorkflowQueryFailedError,
+    WorkflowUpdateFailedError,
+    WorkflowUpdateRPCTimeoutOrCancelledError,
+)
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
@@ -49,7 +54,12 @@ STATUS: dict[ErrorCode, int] = {
     ErrorCode.UNAUTHORIZED: 401,
     ErrorCode.FORBIDDEN: 403,
     ErrorCode.TEMPORARILY_UNAVAILABLE: 503,
+    ErrorCode.WORKFLOW_UNREADABLE: 503,
 }
+
+QUERY_TIMEOUT = timedelta(seconds=5)
+"""How long a read waits for a worker to answer a query (pass as ``rpc_timeout``): a workflow
+no worker serves, or one too busy to answer, is a 503 to retry, not a request that hangs."""
 
 
 class ErrorBody(BaseModel):
@@ -124,10 +134,19 @@ def install(app: FastAPI) -> None:
         # applied, and the same call can be sent again.
         return _unavailable("no worker answered in time; nothing was applied, try again")
 
+    @app.exception_handler(WorkflowQueryFailedError)
+    async def _query_failed(_: Request, err: WorkflowQueryFailedError) -> JSONResponse:
+        # The worker could not rebuild the workflow's state to answer (its history does not
+        # replay) or the query itself failed: nothing the caller did, nothing a retry fixes.
+        return error_response(
+            ErrorCode.WORKFLOW_UNREADABLE.value,
+            "this workflow's state cannot be read now; operators have been shown why",
+        )
+
     @app.exception_handler(RPCError)
     async def _rpc(_: Request, err: RPCError) -> JSONResponse:
         if err.status == RPCStatusCode.NOT_FOUND:
             return error_response(ErrorCode.NOT_FOUND.value, "no such tournament")
-        if err.status in (RPCStatusCode.UNAVAILABLE, RPCStatusCode.DEADLINE_EXCEEDED):
-            return _unavailable(f"Temporal did not answer: {err.message}")
-        raise err
+        # Anything else Temporal answered (unavailable, a timeout, a full query buffer, a
+        # refused Update) is the service's trouble, not the caller's: a 503 to retry.
+        return _unavailable(f"Temporal did not answer: {err.message}")

@@ -19,9 +19,10 @@ from typing import Annotated, Any
 
 from fastapi import Query
 from prometheus_client import Counter
-from temporalio.client import Client, WorkflowHandle
+from temporalio.client import Client, WorkflowHandle, WorkflowQueryFailedError
 from temporalio.service import RPCError
 
+from api.errors import QUERY_TIMEOUT
 from workflows.messages import TournamentView
 from workflows.table import TableWorkflow
 from workflows.table_messages import TableView
@@ -133,7 +134,7 @@ class GameStateCache:
         if watch.task is None or watch.task.done():
             try:
                 await self._refresh(watch)  # the first caller waits for real data
-            except RPCError:
+            except (RPCError, WorkflowQueryFailedError):
                 # No such workflow (or not now): forget it, so unknown ids leave nothing behind.
                 if watch.spectator is None:
                     self.watches.pop(table_id, None)
@@ -149,7 +150,7 @@ class GameStateCache:
             watch.poked.clear()
             try:
                 await self._refresh(watch)
-            except RPCError as err:  # e.g. "consistent query buffer is full": next tick
+            except (RPCError, WorkflowQueryFailedError) as err:  # e.g. a full query buffer
                 log.debug("query refused for %s: %s", watch.table_id, err)
         self.watches.pop(watch.table_id, None)
 
@@ -159,13 +160,14 @@ class GameStateCache:
         )
         tview: TournamentView | None = None
         if watch.tournament_id is None:
-            spectator = await table.query(TableWorkflow.view, None)
+            spectator = await table.query(TableWorkflow.view, None, rpc_timeout=QUERY_TIMEOUT)
         else:
             tournament: WorkflowHandle[Any, Any] = self.client.get_workflow_handle_for(
                 TournamentWorkflow.run, f"tournament-{watch.tournament_id}"
             )
             spectator, tview = await asyncio.gather(
-                table.query(TableWorkflow.view, None), tournament.query(TournamentWorkflow.state)
+                table.query(TableWorkflow.view, None, rpc_timeout=QUERY_TIMEOUT),
+                tournament.query(TournamentWorkflow.state, rpc_timeout=QUERY_TIMEOUT),
             )
             watch.queries += 1
             WORKFLOW_QUERIES.labels("tournament").inc()
@@ -199,7 +201,7 @@ class GameStateCache:
             table: WorkflowHandle[Any, Any] = self.client.get_workflow_handle_for(
                 TableWorkflow.run, watch.table_id
             )
-            view = await table.query(TableWorkflow.view, viewer)
+            view = await table.query(TableWorkflow.view, viewer, rpc_timeout=QUERY_TIMEOUT)
             watch.queries += 1
             WORKFLOW_QUERIES.labels("table").inc()
             # Cache it by its own version: under load the table may have moved during the

@@ -44,6 +44,9 @@ class ErrorCode(StrEnum):
     INSUFFICIENT_FUNDS = "insufficient_funds"
     # service
     TEMPORARILY_UNAVAILABLE = "temporarily_unavailable"
+    WORKFLOW_UNREADABLE = "workflow_unreadable"
+    """The workflow's state cannot be rebuilt (its history does not replay): operators see it
+    flagged on the admin pages (docs/operations.md, a workflow that cannot make progress)."""
     # auth / request
     UNAUTHORIZED = "unauthorized"
     FORBIDDEN = "forbidden"

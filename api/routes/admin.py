@@ -15,6 +15,7 @@ from temporalio.common import SearchAttributePair, TypedSearchAttributes
 
 from api.auth import ServiceKey
 from api.deps import NAME_PATTERN, DbDep, SettingsDep, TemporalDep, tournament_workflow_id
+from api.errors import QUERY_TIMEOUT
 from api.updates import execute_update
 from db import ledger
 from db.models import PayoutIntent, Tournament
@@ -170,7 +171,7 @@ async def force_end_tournament(
     )
     # The level's age is the API's rule (the workflow checks only the state): read the
     # workflow's own view, not the read model, so a lagging row cannot allow it early.
-    view = await handle.query(TournamentWorkflow.state)
+    view = await handle.query(TournamentWorkflow.state, rpc_timeout=QUERY_TIMEOUT)
     verify_force_end(
         view.state.value,
         current_level_started_at_ms(view),
@@ -269,7 +270,7 @@ async def admin_detail(
     handle: WorkflowHandle[Any, Any] = temporal.get_workflow_handle_for(
         TournamentWorkflow.run, tournament_workflow_id(tournament_id)
     )
-    view: TournamentView = await handle.query(TournamentWorkflow.state)
+    view: TournamentView = await handle.query(TournamentWorkflow.state, rpc_timeout=QUERY_TIMEOUT)
     async with db.session() as session:
         intents = await session.exec(
             select(PayoutIntent)

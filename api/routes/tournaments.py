@@ -11,6 +11,7 @@ from temporalio.client import WorkflowHandle
 
 from api.auth import CurrentPlayer
 from api.deps import DbDep, TemporalDep, tournament_workflow_id
+from api.errors import QUERY_TIMEOUT
 from api.updates import execute_update
 from db import agents
 from db.models import Tournament
@@ -95,7 +96,9 @@ class TournamentDetail(TournamentView):
 
 @router.get("/{tournament_id}", response_model=TournamentDetail, response_model_by_alias=True)
 async def tournament_state(tournament_id: str, temporal: TemporalDep) -> TournamentDetail:
-    view = await _handle(temporal, tournament_id).query(TournamentWorkflow.state)
+    view = await _handle(temporal, tournament_id).query(
+        TournamentWorkflow.state, rpc_timeout=QUERY_TIMEOUT
+    )
     fields = tournament_fields(
         validate_settings(view.settings),
         state=view.state.value,

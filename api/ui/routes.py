@@ -23,7 +23,7 @@ from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
 from api.deps import DbDep, SettingsDep, TemporalDep, tournament_workflow_id
-from api.errors import ApiError
+from api.errors import QUERY_TIMEOUT, ApiError
 from api.routes.admin import (
     ForceEndBody,
     current_level_started_at_ms,
@@ -244,7 +244,7 @@ async def _view(temporal: TemporalDep, tournament_id: str) -> TournamentView | N
         TournamentWorkflow.run, tournament_workflow_id(tournament_id)
     )
     try:
-        return await handle.query(TournamentWorkflow.state)
+        return await handle.query(TournamentWorkflow.state, rpc_timeout=QUERY_TIMEOUT)
     except RPCError as err:
         if err.status in (RPCStatusCode.NOT_FOUND, RPCStatusCode.INVALID_ARGUMENT):
             return None
