@@ -133,6 +133,8 @@ class RegistrationMixin(TournamentBase):
     @workflow.update
     async def pay_entry(self, req: PayEntryInput) -> RegisterResult:
         async with self.lock:
+            if self._already_paid(req):
+                return self._paid_answer(self.s.entrants[req.player_id])
             self._recheck(self._verify_pay, req)
             entrant = self.s.entrants[req.player_id]
             move = MoneyMove(
@@ -157,14 +159,27 @@ class RegistrationMixin(TournamentBase):
             self._bump()
             await self._save_entrant(entrant)
             await self._save_tournament()
-            return RegisterResult(
-                status=EntrantStatus.PAID, owner_user_id=entrant.owner_user_id,
-                version=self.s.version,
-            )  # fmt: skip
+            return self._paid_answer(entrant)
 
     @pay_entry.validator
     def _validate_pay(self, req: PayEntryInput) -> None:
-        self._recheck(self._verify_pay, req)
+        if not self._already_paid(req):
+            self._recheck(self._verify_pay, req)
+
+    def _already_paid(self, req: PayEntryInput) -> bool:
+        """A retry of a pay that went through (its answer was lost): the same answer again,
+        and nothing moves. The fee must match, so a different call is still refused."""
+        entrant = self.s.entrants.get(req.player_id)
+        return (
+            entrant is not None
+            and entrant.status is EntrantStatus.PAID
+            and req.amount == self.settings.entry_fee
+        )
+
+    def _paid_answer(self, entrant: EntrantView) -> RegisterResult:
+        return RegisterResult(
+            status=EntrantStatus.PAID, owner_user_id=entrant.owner_user_id, version=self.s.version
+        )
 
     def _verify_pay(self, req: PayEntryInput) -> None:
         self._verify_registering()
