@@ -103,9 +103,10 @@ def build_worker(
     )
 
 
-def build_replayer(data_converter: DataConverter) -> Replayer:
-    """The replayer every determinism check uses: our workflows, our converter, the same flags."""
-    replayer = Replayer(workflows=list(WORKFLOWS), data_converter=data_converter)
+def build_replayer(data_converter: DataConverter, *, extra: Sequence[type] = ()) -> Replayer:
+    """The replayer every determinism check uses: our workflows (and any a test adds), our
+    converter, the same flags."""
+    replayer = Replayer(workflows=[*WORKFLOWS, *extra], data_converter=data_converter)
     replayer._set_default_workflow_logic_flag(SINGLE_BATCH, enabled=True)
     return replayer
 

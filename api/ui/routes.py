@@ -18,12 +18,13 @@ from fastapi import APIRouter, Request
 from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 from sqlmodel import col, select
-from temporalio.client import WorkflowHandle, WorkflowUpdateFailedError
+from temporalio.client import WorkflowHandle, WorkflowQueryFailedError, WorkflowUpdateFailedError
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
 from api.deps import DbDep, SettingsDep, TemporalDep, tournament_workflow_id
 from api.errors import QUERY_TIMEOUT, ApiError
+from api.health import task_trouble
 from api.routes.admin import (
     ForceEndBody,
     current_level_started_at_ms,
@@ -271,9 +272,24 @@ async def tournament_page(
     settings: SettingsDep,
     error: str | None = None,
 ) -> HTMLResponse:
-    view = await _view(temporal, tournament_id)
+    workflow_url = (
+        f"{settings.temporal_ui_url.rstrip('/')}/namespaces/{settings.temporal_namespace}"
+        f"/workflows/{tournament_workflow_id(tournament_id)}"
+    )
+    trouble = await task_trouble(temporal, tournament_workflow_id(tournament_id))
+    try:
+        view = await _view(temporal, tournament_id)
+    except (WorkflowQueryFailedError, RPCError):
+        # A history its workers cannot replay, or no worker answering: the page still says
+        # what Temporal knows, and what to do.
+        page: dict[str, Any] = {"tournament_id": tournament_id, "workflow_url": workflow_url,
+                                "troubles": [trouble] if trouble else []}  # fmt: skip
+        return _render(request, "wedged.html", page, session=session, status_code=503)
     if view is None:
         return _missing(request, session, "tournament", tournament_id)
+    troubles = [trouble] if trouble else []
+    if view.table_workflow_id and (table := await task_trouble(temporal, view.table_workflow_id)):
+        troubles.append(table)
     async with db.session() as s:
         intents = (
             await s.exec(
@@ -284,11 +300,8 @@ async def tournament_page(
         ).all()
     level_started = current_level_started_at_ms(view)
     now_ms = int(time.time() * 1000)
-    workflow_url = (
-        f"{settings.temporal_ui_url.rstrip('/')}/namespaces/{settings.temporal_namespace}"
-        f"/workflows/{tournament_workflow_id(tournament_id)}"
-    )
     context: dict[str, Any] = {
+        "troubles": troubles,
         "t": view,
         "intents": {i.position: i for i in intents},
         "ladder": _ladder(view),

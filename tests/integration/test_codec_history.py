@@ -19,7 +19,7 @@ from tests.integration.hand_sink import HandSink
 from tests.integration.helpers import eventually
 from tests.integration.test_table import table_state
 from workflows.table import TableWorkflow
-from workflows.table_messages import HandReport
+from workflows.table_messages import DeckDraw, HandReport
 
 
 def raw(events: list[HistoryEvent]) -> bytes:
@@ -88,5 +88,6 @@ async def test_a_client_without_the_key_sees_neither_seed_nor_hole_cards(
     )
     assert seed_payload.metadata["encoding"] == ENCODING
     with pytest.raises(Exception, match="encoding"):
-        await plain.data_converter.decode([seed_payload], [str])
-    assert await client.data_converter.decode([seed_payload], [str]) == [seed_hex]
+        await plain.data_converter.decode([seed_payload], [DeckDraw])
+    [draw] = await client.data_converter.decode([seed_payload], [DeckDraw])
+    assert draw.seed == seed_hex
