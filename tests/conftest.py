@@ -40,6 +40,14 @@ REPO = Path(__file__).resolve().parents[1]
 os.environ.setdefault("SNG_CODEC_KEY", new_key())
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--drill-repeat", type=int, default=1,
+        help="run the two-worker kill drill this many times, each with its own seed",
+    )  # fmt: skip
+    parser.addoption("--drill-seed", type=int, default=None, help="first seed (default: random)")
+
+
 @pytest.fixture(scope="session")
 def pg_url() -> Iterator[str]:
     if os.environ.get("DATABASE_URL"):

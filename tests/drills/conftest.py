@@ -37,6 +37,8 @@ class DrillStack:
     task_queue: str = "drills"
     temporal: subprocess.Popen[bytes] | None = None
     worker: subprocess.Popen[bytes] | None = None
+    extra_workers: dict[int, subprocess.Popen[bytes]] = field(default_factory=dict)
+    """Workers beyond the first, by slot (the two-worker drill kills them at random)."""
     worker_starts: int = 0
     kills: int = 0
     logs: list[Path] = field(default_factory=list)
@@ -62,7 +64,7 @@ class DrillStack:
         self.temporal.send_signal(signal.SIGTERM)
         self.temporal.wait(30)
 
-    def start_worker(self) -> None:
+    def start_worker(self, slot: int = 0) -> None:
         env = dict(os.environ)
         env.update(
             SNG_ENV="test",
@@ -72,25 +74,41 @@ class DrillStack:
         )
         log = self.root / f"worker-{self.worker_starts}.log"
         self.logs.append(log)
-        self.worker = subprocess.Popen(
+        proc = subprocess.Popen(
             [sys.executable, "-m", "sng.cli", "worker"], env=env,
             stdout=open(log, "wb"), stderr=subprocess.STDOUT,
         )  # fmt: skip
+        if slot == 0:
+            self.worker = proc
+        else:
+            self.extra_workers[slot] = proc
         self.worker_starts += 1
 
-    def kill_worker(self) -> None:
+    def kill_worker(self, slot: int = 0) -> None:
         """SIGKILL: no shutdown, no draining; whatever it was doing is cut off mid-step."""
-        if self.worker is not None and self.worker.poll() is None:
-            self.worker.kill()
-            self.worker.wait()
+        proc = self.worker if slot == 0 else self.extra_workers.get(slot)
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+            proc.wait()
             self.kills += 1
 
     def stop(self) -> None:
+        for slot in list(self.extra_workers):
+            self.kill_worker(slot)
         self.kill_worker()
         if self.temporal is not None and self.temporal.poll() is None:
             self.temporal.kill()
             self.temporal.wait()
         self.pg.remove()
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "drill_seed" in metafunc.fixturenames:
+        count = metafunc.config.getoption("--drill-repeat")
+        first = metafunc.config.getoption("--drill-seed")
+        if first is None:
+            first = int.from_bytes(os.urandom(3), "big")
+        metafunc.parametrize("drill_seed", [first + n for n in range(count)])
 
 
 @pytest.fixture

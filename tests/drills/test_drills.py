@@ -11,22 +11,29 @@ import functools
 import random
 import uuid
 from collections.abc import Awaitable, Callable
+from datetime import timedelta
+from typing import Any
 
 import pytest
 from temporalio.client import (
     Client,
     WorkflowHandle,
+    WorkflowQueryFailedError,
     WorkflowUpdateFailedError,
     WorkflowUpdateRPCTimeoutOrCancelledError,
 )
 from temporalio.exceptions import ApplicationError
+from temporalio.service import RPCError
 
 from db import ledger
 from db.engine import Database
 from tests.drills.conftest import DrillStack
 from tests.drills.invariants import check_tournament
 from tests.integration.bots import play, shove
+from tests.replay import replay_everything
 from workflows.messages import CreateTournamentInput, PayEntryInput, RegisterInput, TournamentView
+from workflows.table import TableWorkflow
+from workflows.table_messages import ActInput
 from workflows.tournament import TournamentWorkflow
 
 pytestmark = pytest.mark.slow
@@ -154,3 +161,116 @@ async def test_postgres_down_for_30_seconds(
     view = await asyncio.wait_for(handle.result(), 180)
     await drill_db.engine.dispose()  # drop connections that died with the server
     await check_tournament(drill_db, view, entry_fee=ENTRY, stack=STACK)
+
+
+def slow_shove(rng: random.Random) -> Callable[[dict[str, Any]], Awaitable[tuple[str, int | None]]]:
+    """All-in, but thinking for about the decision time: half the answers race the timer."""
+
+    async def decide(legal: dict[str, Any]) -> tuple[str, int | None]:
+        await asyncio.sleep(rng.uniform(2.0, 3.6))
+        return shove(legal)
+
+    return decide
+
+
+async def act_slowly(
+    client: Client, table_id: str, players: list[str], rng: random.Random, *, limit: float
+) -> None:
+    """Bots that answer close to their timeout, and keep reading the table as the API does
+    (queries are what let a worker apply a stuck task's events early)."""
+    handle = client.get_workflow_handle_for(TableWorkflow.run, table_id)
+    decide = slow_shove(rng)
+    deadline = asyncio.get_running_loop().time() + limit
+
+    async def seat(player: str) -> None:
+        while asyncio.get_running_loop().time() < deadline:
+            try:
+                view = await handle.query(
+                    TableWorkflow.view, player, rpc_timeout=timedelta(seconds=2)
+                )
+            except (RPCError, WorkflowQueryFailedError):
+                await asyncio.sleep(0.2)
+                continue
+            if view.finished:
+                return
+            legal = view.hand.get("legal") if view.hand else None
+            if not legal:
+                await asyncio.sleep(0.1)
+                continue
+            action, amount = await decide(legal)
+            act = ActInput(player_id=player, hand_no=view.hand_no, turn=view.hand["turn"],
+                           action=action, amount=amount)  # fmt: skip
+            try:
+                await handle.execute_update(
+                    TableWorkflow.act, act, rpc_timeout=timedelta(seconds=5)
+                )
+            except (WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError, RPCError):
+                pass  # a timeout got there first, or no worker: read again
+
+    await asyncio.gather(*(seat(p) for p in players))
+
+
+async def test_two_workers_killed_while_timers_and_inputs_overlap(
+    drill: DrillStack, drill_client: Client, drill_db: Database, drill_seed: int
+) -> None:
+    """Two workers on one task queue, either killed at random every few seconds, while
+    decision timers fire, actions race them, level deadlines pass and every seat polls its
+    view. Every tournament finishes with its money exact, and every history the drill wrote
+    replays (``pytest tests/drills --drill-repeat 10`` runs it with ten seeds)."""
+    print(f"two-worker drill seed {drill_seed}")
+    rng = random.Random(drill_seed)
+    drill.start_worker(slot=1)
+    done = asyncio.Event()
+
+    async def chaos() -> None:
+        while not done.is_set():
+            await asyncio.sleep(rng.uniform(2.0, 5.0))
+            slot = rng.randrange(2)
+            drill.kill_worker(slot)
+            await asyncio.sleep(rng.uniform(0.2, 1.5))
+            drill.start_worker(slot)
+
+    settings = {
+        "seats": 3, "entryFee": ENTRY, "rakeFee": 10, "startingStack": STACK,
+        "actionTimeoutSeconds": 3,
+        "blindStructure": {"startingSmallBlind": 10, "increaseFactor": 1.5, "levelDurationSeconds": 30},
+    }  # fmt: skip
+
+    async def one(n: int) -> TournamentView:
+        tid = f"drill2-{drill_seed}-{n}"
+        handle = await drill_client.start_workflow(
+            TournamentWorkflow.run,
+            CreateTournamentInput(
+                tournament_id=tid, name=tid, settings=settings, hand_pause_ms=500
+            ),
+            id=f"tournament-{tid}",
+            task_queue=drill.task_queue,
+        )
+        players = [f"{tid}-p{i}" for i in range(3)]
+        for p in players:
+            await ledger.transfer(drill_db, key=f"seed:{p}", source=ledger.MINT,
+                                  destination=ledger.user_account(p), amount=ENTRY)  # fmt: skip
+            await retrying(functools.partial(handle.execute_update, TournamentWorkflow.register,
+                                             RegisterInput(player_id=p, owner_user_id=p)),
+                           done_code="tournament_already_registered")  # fmt: skip
+            await retrying(functools.partial(handle.execute_update, TournamentWorkflow.pay_entry,
+                                             PayEntryInput(player_id=p, amount=ENTRY)),
+                           done_code="tournament_already_registered")  # fmt: skip
+        await act_slowly(drill_client, f"table-{tid}-1", players, random.Random(rng.random()),
+                         limit=400)  # fmt: skip
+        return await asyncio.wait_for(handle.result(), 120)
+
+    chaos_task = asyncio.create_task(chaos())
+    try:
+        views = await asyncio.gather(*(one(n) for n in range(4)))
+    finally:
+        done.set()
+        await chaos_task
+    assert drill.kills >= 4, drill.kills
+    for view in views:
+        await check_tournament(drill_db, view, entry_fee=ENTRY, stack=STACK)
+    report = await replay_everything(drill_client)
+    print(f"two-worker drill seed {drill_seed}: {drill.kills} kills, "
+          f"{report.replayed} histories replayed, {len(report.failures)} divergences")  # fmt: skip
+    report.raise_on_failure()
+    assert report.replayed >= 8  # four tournaments and their tables at least
