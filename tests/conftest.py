@@ -122,6 +122,18 @@ async def time_skipping_env() -> AsyncIterator[WorkflowEnvironment]:
 
 
 @pytest.fixture
+async def skipping(
+    time_skipping_env: WorkflowEnvironment, db: Database
+) -> AsyncIterator[tuple[Client, str]]:
+    """A worker on a fresh task queue of the session's time-skipping server."""
+    from worker import build_worker
+
+    task_queue = f"tq-{uuid.uuid4().hex[:8]}"
+    async with build_worker(time_skipping_env.client, db, task_queue):
+        yield time_skipping_env.client, task_queue
+
+
+@pytest.fixture
 def client(temporal_env: WorkflowEnvironment) -> Client:
     return temporal_env.client
 

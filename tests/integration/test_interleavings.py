@@ -14,13 +14,11 @@ from __future__ import annotations
 import asyncio
 import os
 import uuid
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from temporalio.client import Client, WorkflowHistory
-from temporalio.testing import WorkflowEnvironment
 
 from db import ledger
 from db.engine import Database
@@ -35,17 +33,6 @@ from workflows.table_messages import ActInput
 from workflows.tournament import TournamentWorkflow
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture
-async def skipping(
-    time_skipping_env: WorkflowEnvironment, db: Database
-) -> AsyncIterator[tuple[Client, str]]:
-    from worker import build_worker
-
-    task_queue = f"tq-{uuid.uuid4().hex[:8]}"
-    async with build_worker(time_skipping_env.client, db, task_queue):
-        yield time_skipping_env.client, task_queue
 
 
 def _dump(history: WorkflowHistory, k: int) -> None:

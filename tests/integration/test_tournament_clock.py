@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator
 from datetime import timedelta
 
 import pytest
@@ -18,17 +17,6 @@ from workflows.messages import CancelInput, CreateTournamentInput, PayEntryInput
 from workflows.tournament import TournamentWorkflow
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture
-async def skipping(
-    time_skipping_env: WorkflowEnvironment, db: Database
-) -> AsyncIterator[tuple[Client, str]]:
-    from worker import build_worker
-
-    task_queue = f"tq-{uuid.uuid4().hex[:8]}"
-    async with build_worker(time_skipping_env.client, db, task_queue):
-        yield time_skipping_env.client, task_queue
 
 
 async def test_players_who_only_time_out_are_blinded_to_the_end(
