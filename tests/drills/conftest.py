@@ -26,6 +26,7 @@ from sng.devstack import free_port, start_temporal, wait_for_tcp
 from sng.pg import EmbeddedPostgres
 from sng.settings import Settings
 from sng.temporal import connect
+from tests.replay import replay_everything
 
 
 @dataclass
@@ -124,6 +125,9 @@ async def drill() -> AsyncIterator[DrillStack]:
     stack.start_worker()
     try:
         yield stack
+        # Whatever the drill did, every history it left must replay with today's code.
+        client = await connect(stack.settings)
+        (await replay_everything(client)).raise_on_failure()
     finally:
         stack.stop()
 
