@@ -204,25 +204,26 @@ class TableWorkflow(RoomMixin):
             alarm.cancel()
 
     def _apply_intents(self, hand: Hand) -> None:
-        """Apply every recorded action that is legal now, in the order they came; keep one for
-        a later turn of this hand; refuse the rest with the code the validator would give."""
+        """Apply the first recorded action that is legal now; keep those for a later turn of
+        this hand; refuse the rest with the code the validator would give.
+
+        One action per decision: the next turn gets its own timer, as it would have had if
+        the two actions had come in separate tasks (Temporal checks the timers' ids).
+        """
         self.intents_new = False
-        progressed = True
-        while progressed:
-            progressed = False
-            for intent in list(self.intents):
-                number, inp = intent
-                try:
-                    seat = self._verify_act(inp)
-                except ApplicationError as err:
-                    if inp.hand_no == self.st.hand_no and inp.turn > hand.turn and not hand.over:
-                        continue  # the hand may yet get there (a timeout in the same task)
-                    self.intents.remove(intent)
-                    self.answers[number] = err
-                    continue
+        for intent in list(self.intents):
+            number, inp = intent
+            try:
+                seat = self._verify_act(inp)
+            except ApplicationError as err:
+                if inp.hand_no == self.st.hand_no and inp.turn > hand.turn and not hand.over:
+                    continue  # the hand may yet get there (a timeout in the same task)
                 self.intents.remove(intent)
-                self.answers[number] = self._apply_act(hand, seat, inp)
-                progressed = True
+                self.answers[number] = err
+                continue
+            self.intents.remove(intent)
+            self.answers[number] = self._apply_act(hand, seat, inp)
+            return
 
     def _answer_stale_intents(self) -> None:
         """Between hands nothing recorded can still be legal: refuse what is left."""
