@@ -38,6 +38,8 @@ from workflows.tournament import TournamentWorkflow
 
 pytestmark = pytest.mark.slow
 ENTRY, STACK = 100, 300
+SHORT_STACK = 150
+"""The two-worker drill's stacks: 7.5 big blinds, so a few shoves decide each tournament."""
 
 
 def settings_for(seats: int) -> dict[str, object]:
@@ -231,7 +233,7 @@ async def test_two_workers_killed_while_timers_and_inputs_overlap(
             drill.start_worker(slot)
 
     settings = {
-        "seats": 3, "entryFee": ENTRY, "rakeFee": 10, "startingStack": STACK,
+        "seats": 3, "entryFee": ENTRY, "rakeFee": 10, "startingStack": SHORT_STACK,
         "actionTimeoutSeconds": 3,
         "blindStructure": {"startingSmallBlind": 10, "increaseFactor": 1.5, "levelDurationSeconds": 30},
     }  # fmt: skip
@@ -262,15 +264,15 @@ async def test_two_workers_killed_while_timers_and_inputs_overlap(
 
     chaos_task = asyncio.create_task(chaos())
     try:
-        views = await asyncio.gather(*(one(n) for n in range(4)))
+        views = await asyncio.gather(*(one(n) for n in range(3)))
     finally:
         done.set()
         await chaos_task
     assert drill.kills >= 4, drill.kills
     for view in views:
-        await check_tournament(drill_db, view, entry_fee=ENTRY, stack=STACK)
+        await check_tournament(drill_db, view, entry_fee=ENTRY, stack=SHORT_STACK)
     report = await replay_everything(drill_client)
     print(f"two-worker drill seed {drill_seed}: {drill.kills} kills, "
           f"{report.replayed} histories replayed, {len(report.failures)} divergences")  # fmt: skip
     report.raise_on_failure()
-    assert report.replayed >= 8  # four tournaments and their tables at least
+    assert report.replayed >= 6  # three tournaments and their tables at least
