@@ -30,7 +30,7 @@ from sng.devstack import free_port, temporal_binary
 from sng.pg import EmbeddedPostgres
 from sng.settings import Settings
 from sng.temporal import data_converter, interceptors
-from tests.replay import StartedWorkflows, histories_from, replay_everything, replay_histories
+from tests.replay import StartedWorkflows, replay_everything
 from workflows import search_attributes
 
 REPO = Path(__file__).resolve().parents[1]
@@ -115,8 +115,7 @@ async def time_skipping_env() -> AsyncIterator[WorkflowEnvironment]:
     )
     yield env
     try:
-        found = await histories_from(env.client, started.ids)
-        (await replay_histories(env.client, found)).raise_on_failure()
+        await started.replay_all(env.client)
     finally:
         await env.shutdown()
 

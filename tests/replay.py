@@ -102,6 +102,11 @@ class StartedWorkflows(Interceptor):
 
         return _Recording(next)
 
+    async def replay_all(self, client: Client) -> None:
+        """Replay every run these starts led to; raise on any divergence."""
+        found = await histories_from(client, self.ids)
+        (await replay_histories(client, found)).raise_on_failure()
+
 
 async def histories_from(client: Client, workflow_ids: list[str]) -> list[WorkflowHistory]:
     """Every run reachable from these ids: back through continue-as-new, down to children."""

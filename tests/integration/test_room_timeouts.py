@@ -23,7 +23,7 @@ from domain.rooms import IDLE_CLOSE_SECONDS
 from sng.temporal import data_converter
 from tests.integration.bots import passive
 from tests.integration.helpers import eventually
-from tests.replay import StartedWorkflows, histories_from, replay_histories
+from tests.replay import StartedWorkflows, histories_from
 from workflows.table import TableWorkflow
 from workflows.table_messages import (
     ActInput,
@@ -51,8 +51,7 @@ async def room_clock_env() -> AsyncIterator[WorkflowEnvironment]:
     )
     yield env
     try:
-        found = await histories_from(env.client, started.ids)
-        (await replay_histories(env.client, found)).raise_on_failure()
+        await started.replay_all(env.client)
     finally:
         await env.shutdown()
 
