@@ -7,9 +7,19 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 import httpx
+from temporalio.client import Client, WorkflowHandle
 
 from api.auth import mint_player_token
+from db import ledger
+from db.engine import Database
 from sng.settings import Settings
+from workflows.messages import (
+    CreateTournamentInput,
+    PayEntryInput,
+    RegisterInput,
+    TournamentView,
+)
+from workflows.tournament import TournamentWorkflow
 
 T = TypeVar("T")
 
@@ -61,3 +71,36 @@ async def balance(http: httpx.AsyncClient, settings: Settings, user: str) -> int
     r = await http.get("/me/balance", headers=player(settings, user))
     assert r.status_code == 200, r.text
     return int(r.json()["balance"])
+
+
+async def start_paid_tournament(
+    client: Client,
+    db: Database,
+    task_queue: str,
+    tid: str,
+    settings: dict[str, Any],
+    *,
+    hand_pause_ms: int,
+) -> WorkflowHandle[TournamentWorkflow, TournamentView]:
+    """A tournament whose every seat is registered and paid from a freshly credited ledger
+    account, straight through the workflow's Updates (so it seals and plays)."""
+    handle = await client.start_workflow(
+        TournamentWorkflow.run,
+        CreateTournamentInput(
+            tournament_id=tid, name=tid, settings=settings, hand_pause_ms=hand_pause_ms
+        ),
+        id=f"tournament-{tid}",
+        task_queue=task_queue,
+    )
+    fee = int(settings["entryFee"])
+    for i in range(int(settings["seats"])):
+        user = f"{tid}-{i}"
+        await ledger.transfer(db, key=f"seed-{user}", source=ledger.MINT,
+                              destination=ledger.user_account(user), amount=fee)  # fmt: skip
+        await handle.execute_update(
+            TournamentWorkflow.register, RegisterInput(player_id=user, owner_user_id=user)
+        )
+        await handle.execute_update(
+            TournamentWorkflow.pay_entry, PayEntryInput(player_id=user, amount=fee)
+        )
+    return handle

@@ -20,17 +20,15 @@ from typing import Any
 import pytest
 from temporalio.client import Client, WorkflowHistory
 
-from db import ledger
 from db.engine import Database
 from tests.integration.bots import passive
+from tests.integration.helpers import start_paid_tournament
 from tests.integration.test_table import table_state
 from tests.interleave import merged, mixed_pairs
 from tests.replay import histories_from
 from worker import build_replayer
-from workflows.messages import CreateTournamentInput, PayEntryInput, RegisterInput
 from workflows.table import TableWorkflow
 from workflows.table_messages import ActInput
-from workflows.tournament import TournamentWorkflow
 
 pytestmark = pytest.mark.slow
 
@@ -74,24 +72,7 @@ async def test_tournament_level_deadlines_overlapping_hand_reports(
         "seats": 3, "entryFee": 100, "startingStack": 300, "actionTimeoutSeconds": 20,
         "blindStructure": {"startingSmallBlind": 10, "increaseFactor": 1.5, "levelDurationSeconds": 30},
     }  # fmt: skip
-    handle = await client.start_workflow(
-        TournamentWorkflow.run,
-        CreateTournamentInput(
-            tournament_id=tid, name="merge", settings=settings, hand_pause_ms=7_000
-        ),
-        id=f"tournament-{tid}",
-        task_queue=task_queue,
-    )
-    for i in range(3):
-        user = f"{tid}-{i}"
-        await ledger.transfer(db, key=f"seed-{user}", source=ledger.MINT,
-                              destination=ledger.user_account(user), amount=100)  # fmt: skip
-        await handle.execute_update(
-            TournamentWorkflow.register, RegisterInput(player_id=user, owner_user_id=user)
-        )
-        await handle.execute_update(
-            TournamentWorkflow.pay_entry, PayEntryInput(player_id=user, amount=100)
-        )
+    handle = await start_paid_tournament(client, db, task_queue, tid, settings, hand_pause_ms=7_000)
     final = await handle.result()
     assert final.state == "closed" and final.current_level >= 3
 

@@ -13,7 +13,8 @@ from temporalio.testing import WorkflowEnvironment
 from db import ledger
 from db.engine import Database
 from db.models import Event, Tournament
-from workflows.messages import CancelInput, CreateTournamentInput, PayEntryInput, RegisterInput
+from tests.integration.helpers import start_paid_tournament
+from workflows.messages import CancelInput, CreateTournamentInput, RegisterInput
 from workflows.tournament import TournamentWorkflow
 
 pytestmark = pytest.mark.slow
@@ -28,24 +29,9 @@ async def test_players_who_only_time_out_are_blinded_to_the_end(
         "seats": 3, "entryFee": 100, "startingStack": 200, "actionTimeoutSeconds": 3,
         "blindStructure": {"startingSmallBlind": 10, "increaseFactor": 2.0, "levelDurationSeconds": 60},
     }  # fmt: skip
-    handle = await client.start_workflow(
-        TournamentWorkflow.run,
-        CreateTournamentInput(
-            tournament_id=tid, name="idle", settings=settings, hand_pause_ms=10_000
-        ),
-        id=f"tournament-{tid}",
-        task_queue=task_queue,
+    handle = await start_paid_tournament(
+        client, db, task_queue, tid, settings, hand_pause_ms=10_000
     )
-    users = [f"{tid}-{i}" for i in range(3)]
-    for user in users:
-        await ledger.transfer(db, key=f"seed-{user}", source=ledger.MINT,
-                              destination=ledger.user_account(user), amount=100)  # fmt: skip
-        await handle.execute_update(
-            TournamentWorkflow.register, RegisterInput(player_id=user, owner_user_id=user)
-        )
-        await handle.execute_update(
-            TournamentWorkflow.pay_entry, PayEntryInput(player_id=user, amount=100)
-        )
 
     final = await handle.result()  # time skips while we wait: nobody ever acts
     assert final.state == "closed"  # ended, then settled
