@@ -115,18 +115,52 @@ def _has_inputs(task: Task) -> bool:
     return bool(task.inputs) or _accepts(task)
 
 
+def _merged_commands(first: Task, second: Task) -> list[dict[str, Any]]:
+    """Both tasks' commands as one completion sends them."""
+    # Sent in one completion, a timer the first part started and the second cancelled never
+    # reaches the server (the drill's table went from timer 47 to 49 that way).
+    cancelled = {
+        _attrs(c)["timerId"]
+        for c in second.commands
+        if c["eventType"] == "EVENT_TYPE_TIMER_CANCELED"
+    }
+    elided = {
+        _attrs(c)["timerId"]
+        for c in first.commands
+        if c["eventType"] == "EVENT_TYPE_TIMER_STARTED" and _attrs(c)["timerId"] in cancelled
+    }
+    return [
+        c
+        for c in first.commands + second.commands
+        if not (
+            c["eventType"] in ("EVENT_TYPE_TIMER_STARTED", "EVENT_TYPE_TIMER_CANCELED")
+            and _attrs(c)["timerId"] in elided
+        )
+    ]
+
+
+def _accept_follows_command(first: Task, second: Task) -> bool:
+    """In the merged completion, an Update of task k accepted after some other command."""
+    seen_other = False
+    for c in _merged_commands(first, second):
+        if c["eventType"].endswith("UPDATE_ACCEPTED"):
+            if seen_other and any(c is mine for mine in second.commands):
+                return True
+        else:
+            seen_other = True
+    return False
+
+
 def mergeable(tasks: list[Task], k: int) -> bool:
     """Task k's inputs can have arrived before task k-1 completed (none answers its commands)."""
     if k < 1 or not _has_inputs(tasks[k]) or not _has_inputs(tasks[k - 1]):
         return False
-    if _accepts(tasks[k]) and any(
-        c["eventType"].endswith(("UPDATE_COMPLETED", "UPDATE_REJECTED"))
-        for c in tasks[k - 1].commands
-    ):
-        # The SDK accepts an Update the moment it is delivered, before any coroutine runs, so
-        # "A completed, then B accepted" in one task replays as "B accepted, A completed"
-        # whatever the workflow does: a recording no workflow code can follow (see
-        # docs/durability.md, what the rules cannot cover).
+    if _accepts(tasks[k]) and _accept_follows_command(tasks[k - 1], tasks[k]):
+        # The SDK accepts an Update the moment it is delivered, before any coroutine runs: a
+        # replay of one task writes every acceptance first. "A command, then B accepted" in
+        # one task (task k-1's commands, then task k's acceptance) replays as "B accepted,
+        # the command" whatever the workflow does: a recording no workflow code can follow
+        # (see docs/durability.md, what the rules cannot cover).
         return False
     previous = {int(e["eventId"]) for e in (tasks[k - 1].completed, *tasks[k - 1].commands)}
     for event in tasks[k].inputs:
@@ -158,26 +192,7 @@ def merged(history: WorkflowHistory, k: int) -> WorkflowHistory:
         for name in ("sdkName", "sdkVersion"):
             if theirs.get(name):
                 metadata[name] = theirs[name]
-    # Sent in one completion, a timer the first part started and the second cancelled never
-    # reaches the server (the drill's table went from timer 47 to 49 that way).
-    cancelled = {
-        _attrs(c)["timerId"]
-        for c in second.commands
-        if c["eventType"] == "EVENT_TYPE_TIMER_CANCELED"
-    }
-    elided = {
-        _attrs(c)["timerId"]
-        for c in first.commands
-        if c["eventType"] == "EVENT_TYPE_TIMER_STARTED" and _attrs(c)["timerId"] in cancelled
-    }
-    commands = [
-        c
-        for c in first.commands + second.commands
-        if not (
-            c["eventType"] in ("EVENT_TYPE_TIMER_STARTED", "EVENT_TYPE_TIMER_CANCELED")
-            and _attrs(c)["timerId"] in elided
-        )
-    ]
+    commands = _merged_commands(first, second)
     one = Task(first.inputs + second.inputs, second.scheduled, second.started, completed, commands)
     order = [*head]
     for task in [*tasks[: k - 1], one, *tasks[k + 1 :]]:

@@ -5,6 +5,9 @@ to back, ``paused`` when fewer than two can play after a hand, ``closed`` by an 
 30 minutes with no hands and nobody seated. Joining reserves the entry from the player's
 balance (it becomes the stack); a player who joins mid-hand is dealt in from the next hand.
 Leaving returns the stack, at once between hands or at the end of the hand the player is in.
+Every Update waits for the room's loop to serve it (workflows/inbox.py), where the loop waits
+anyway: at a decision, in the pause between hands, or while it waits for players. So a room's
+money moves happen one at a time, in the loop, and need no lock.
 Each hand's result is posted to the ledger (gross pot, net to winner, no rake) and recorded,
 and every action, street, pot change and result goes to the room's event stream.
 
@@ -33,6 +36,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows import effects
     from workflows.alarm import Alarm
     from workflows.errors import checked
+    from workflows.inbox import Inbox, wait_or_serve
     from workflows.room_hand import RoomHandMixin
     from workflows.table_messages import (
         CloseRoomInput,
@@ -60,6 +64,7 @@ class RoomMixin(RoomHandMixin):
     hand: Hand | None
     finished: bool
     commitment: str | None
+    inbox: Inbox
 
     if TYPE_CHECKING:
 
@@ -68,6 +73,9 @@ class RoomMixin(RoomHandMixin):
         def _seat_of(self, player_id: str) -> int: ...
         def _now_ms(self) -> int: ...
         async def _play_hand(self) -> int | None: ...
+        async def pause_between_hands(self) -> None: ...
+        async def serve(self, number: int, request: object) -> None: ...
+        async def serve_until_handlers_finished(self) -> None: ...
 
     # -- the room's life ---------------------------------------------------------------------
     async def run_room(self) -> TableResult:
@@ -77,7 +85,7 @@ class RoomMixin(RoomHandMixin):
         while not room.close_requested:
             if played_this_run >= HANDS_PER_RUN or workflow.info().is_continue_as_new_suggested():
                 await self._flush()
-                await workflow.wait_condition(workflow.all_handlers_finished)
+                await self.serve_until_handlers_finished()
                 workflow.continue_as_new(self.st)
             status = status_for(
                 able=len(self.able_seats()), hands_played=self.st.hand_no, closed=False
@@ -97,24 +105,22 @@ class RoomMixin(RoomHandMixin):
         return await self._close()
 
     async def _wait_for_players(self) -> bool:
-        """Wait for any change (a join, a sit-in, a close); False when the idle clock ran out.
+        """Serve requests (a join, a sit-in, a close) until one came; False when the idle
+        clock ran out.
 
         The idle clock is an alarm armed when the room became empty: only its firing closes
-        the room (never a comparison with ``workflow.now()``), and a join that arrives in the
-        same task as the firing keeps the room open, whichever the SDK delivered first.
+        the room (never a comparison with ``workflow.now()``). A join found with the firing
+        is served first (workflows/inbox.py), so it keeps the room open.
         """
         room = self._room()
-        version = self.st.version
         alarm = None
         if not self.st.seats:
             alarm = await Alarm.until(room.idle_since_ms + IDLE_CLOSE_SECONDS * 1000, "idle close")
         try:
-            await workflow.wait_condition(
-                lambda: (
-                    self.st.version != version
-                    or room.close_requested
-                    or (alarm is not None and alarm.fired)
-                )
+            await wait_or_serve(
+                lambda: room.close_requested or (alarm is not None and alarm.fired),
+                self.inbox,
+                self.serve,
             )
         finally:
             if alarm is not None:
@@ -138,18 +144,17 @@ class RoomMixin(RoomHandMixin):
 
     async def _close(self) -> TableResult:
         room = self._room()
-        # A join still reserving its entry finishes first, so its stack goes home too.
-        await workflow.wait_condition(lambda: not any(s.pending for s in self.st.seats))
         returned: dict[int, int] = {}
         for seat in list(self.st.seats):
             returned[seat.seat] = await self._remove(seat, "room_closed")
+            self.closed_out[seat.player_id] = seat.stack
         room.status = RoomStatus.CLOSED.value
         self.finished = True
         self._bump()
         self._queue("room_status", {"status": room.status, "reason": room.close_reason})
         await self._flush()
         await self._save_room(closed=True)
-        await workflow.wait_condition(workflow.all_handlers_finished)
+        await self.serve_until_handlers_finished()
         return TableResult(
             table_id=self.st.table_id,
             hands_played=self.st.hand_no,
@@ -167,15 +172,53 @@ class RoomMixin(RoomHandMixin):
         await self._flush()
         await self._save_room()
 
-    # -- updates -------------------------------------------------------------------------------
+    # -- updates (each waits for the loop to serve it: workflows/inbox.py) ---------------------
     @workflow.update
     async def join(self, inp: JoinInput) -> JoinResult:
+        result: JoinResult = await self.inbox.ask(inp)
+        return result
+
+    @join.validator
+    def _validate_join(self, inp: JoinInput) -> None:
+        if any(s.player_id == inp.player_id for s in self.st.seats):
+            return  # idempotent: the loop answers with the seat already held
+        checked(self._verify_join, inp)
+
+    @workflow.update
+    async def leave(self, inp: LeaveInput) -> LeaveResult:
+        result: LeaveResult = await self.inbox.ask(inp)
+        return result
+
+    @leave.validator
+    def _validate_leave(self, inp: LeaveInput) -> None:
+        if inp.player_id in self.closed_out:
+            return  # the close sent their stack home: the loop answers with it
+        checked(self._verify_leave, inp)
+
+    @workflow.update
+    async def close(self, inp: CloseRoomInput) -> CloseRoomResult:
+        result: CloseRoomResult = await self.inbox.ask(inp)
+        return result
+
+    @close.validator
+    def _validate_close(self, inp: CloseRoomInput) -> None:
+        checked(lambda _: self._room_or_refuse(), inp)
+
+    async def serve_room(self, request: object) -> object:
+        """The loop's side of a room's Updates (called only where the loop waits anyway)."""
+        if isinstance(request, JoinInput):
+            return await self._take_join(request)
+        if isinstance(request, LeaveInput):
+            return await self._take_leave(request)
+        if isinstance(request, CloseRoomInput):
+            return self._take_close(request)
+        raise AssertionError(f"no such request: {request!r}")
+
+    async def _take_join(self, inp: JoinInput) -> JoinResult:
         room = self._room()
         current = next((s for s in self.st.seats if s.player_id == inp.player_id), None)
         if current is not None:  # a retried join: the same seat, nothing reserved again
-            await workflow.wait_condition(lambda: not current.pending)
-            if any(s is current for s in self.st.seats):
-                return JoinResult(seat=current.seat, stack=current.stack, already_seated=True)
+            return JoinResult(seat=current.seat, stack=current.stack, already_seated=True)
         checked(self._verify_join, inp)
         room.joins += 1
         seat = TableSeat(
@@ -217,12 +260,6 @@ class RoomMixin(RoomHandMixin):
         await self._save_room()
         return JoinResult(seat=seat.seat, stack=seat.stack)
 
-    @join.validator
-    def _validate_join(self, inp: JoinInput) -> None:
-        if any(s.player_id == inp.player_id for s in self.st.seats):
-            return  # idempotent: the handler answers with the seat already held
-        checked(self._verify_join, inp)
-
     def _verify_join(self, inp: JoinInput) -> None:
         room = self._room_or_refuse()
         if room.close_requested or self.finished:
@@ -245,8 +282,11 @@ class RoomMixin(RoomHandMixin):
         taken = {s.seat for s in self.st.seats}
         return next(n for n in range(self.st.seat_count) if n not in taken)
 
-    @workflow.update
-    async def leave(self, inp: LeaveInput) -> LeaveResult:
+    async def _take_leave(self, inp: LeaveInput) -> LeaveResult:
+        if inp.player_id in self.closed_out and not any(
+            s.player_id == inp.player_id for s in self.st.seats
+        ):
+            return LeaveResult(returned=self.closed_out[inp.player_id])
         checked(self._verify_leave, inp)
         seat = self._seat(self._seat_of(inp.player_id))
         hand = self.hand
@@ -260,18 +300,13 @@ class RoomMixin(RoomHandMixin):
         returned = await self._remove(seat, "left")
         return LeaveResult(returned=returned)
 
-    @leave.validator
-    def _validate_leave(self, inp: LeaveInput) -> None:
-        checked(self._verify_leave, inp)
-
     def _verify_leave(self, inp: LeaveInput) -> None:
         self._room_or_refuse()
         seat = self._seat(self._seat_of(inp.player_id))
         if seat.pending:
             raise DomainError(ErrorCode.INVALID_STATE, "your entry is still being reserved")
 
-    @workflow.update
-    def close(self, inp: CloseRoomInput) -> CloseRoomResult:
+    def _take_close(self, inp: CloseRoomInput) -> CloseRoomResult:
         room = self._room()
         if self.finished:
             return CloseRoomResult(status=RoomStatus.CLOSED.value)
@@ -279,10 +314,6 @@ class RoomMixin(RoomHandMixin):
             room.close_requested, room.close_reason = True, inp.reason
             self._bump()
         return CloseRoomResult(status="closing")
-
-    @close.validator
-    def _validate_close(self, inp: CloseRoomInput) -> None:
-        checked(lambda _: self._room_or_refuse(), inp)
 
     # -- internals -----------------------------------------------------------------------------
     async def _remove(self, seat: TableSeat, reason: str) -> int:
@@ -315,6 +346,8 @@ class RoomMixin(RoomHandMixin):
 
     def init_room(self) -> None:
         self.init_stream()
+        # Who the close sent home, with what (a leave that was waiting gets that answer).
+        self.closed_out: dict[str, int] = {}
 
     def _room_or_refuse(self) -> RoomSpec:
         if self.st.room is None:

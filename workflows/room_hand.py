@@ -10,7 +10,6 @@ timeout rules (workflows/room.py has the room's life and its updates).
 from __future__ import annotations
 
 import asyncio
-from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from temporalio import workflow
@@ -19,7 +18,6 @@ with workflow.unsafe.imports_passed_through():
     from domain.holdem import Hand, public_view
     from domain.rooms import StreamCursor, hand_events, settle
     from workflows import effects
-    from workflows.alarm import Alarm
     from workflows.messages import EventInput
     from workflows.table_messages import (
         RoomHandInput,
@@ -142,15 +140,6 @@ class RoomHandMixin:
         if seen is not None and seen < room.decision_timeout:
             return 0  # connected, just slow: the timeout rules apply now
         return max(0, room.disconnect_grace - room.decision_timeout)
-
-    async def pause_between_hands(self) -> None:
-        """A short pause so players can read the result. Only its timer ends it: a stop or a
-        close that arrives meanwhile is read after, so what the table does next never depends
-        on which of the two a task delivered first."""
-        alarm = await Alarm.start(
-            timedelta(milliseconds=self.st.hand_pause_ms), "pause between hands"
-        )
-        await workflow.wait_condition(lambda: alarm.fired)
 
     # -- the stream and the record ---------------------------------------------------------
     def _queue(self, type_: str, payload: dict[str, Any], *, key: str | None = None) -> None:

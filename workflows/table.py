@@ -35,6 +35,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows import effects
     from workflows.alarm import Alarm
     from workflows.errors import refusal
+    from workflows.inbox import Inbox, wait_or_serve
     from workflows.room import HANDS_PER_RUN, RoomMixin
     from workflows.table_messages import (
         ActInput,
@@ -73,6 +74,8 @@ class TableWorkflow(RoomMixin):
         self.answers: dict[int, ActResult | ApplicationError] = {}
         self.intent_seq = 0
         self.intents_new = False
+        # Every other Update (sit-in; a room's join, leave and close) waits here for the loop.
+        self.inbox = Inbox()
         self.init_room()
 
     @workflow.run
@@ -92,7 +95,7 @@ class TableWorkflow(RoomMixin):
                     break
             if played_this_run >= HANDS_PER_RUN or workflow.info().is_continue_as_new_suggested():
                 self._answer_stale_intents()
-                await workflow.wait_condition(workflow.all_handlers_finished)
+                await self.serve_until_handlers_finished()
                 workflow.continue_as_new(self.st)
         self._answer_stale_intents()
         self.finished = True
@@ -109,7 +112,7 @@ class TableWorkflow(RoomMixin):
             await workflow.get_external_workflow_handle(self.st.parent_workflow_id).signal(
                 "table_finished", result
             )
-        await workflow.wait_condition(workflow.all_handlers_finished)
+        await self.serve_until_handlers_finished()
         return result
 
     # -- one hand ------------------------------------------------------------------------
@@ -192,16 +195,46 @@ class TableWorkflow(RoomMixin):
                         continue
                     self._on_timeout(hand, table_seat.seat)
                     return
-                await workflow.wait_condition(
+                await wait_or_serve(
                     lambda alarm=alarm: (  # type: ignore[misc]
                         self.intents_new
                         or alarm.fired
                         or self.st.stop_requested
                         or table_seat.leaving
-                    )
+                    ),
+                    self.inbox,
+                    self.serve,
                 )
         finally:
             alarm.cancel()
+
+    async def pause_between_hands(self) -> None:
+        """A short pause so players can read the result. Only its timer ends it; requests
+        (sit-in, a room's join, leave, close) are served meanwhile, and a stop that arrives is
+        read after it, so what the table does next never depends on which of the two a task
+        delivered first."""
+        alarm = await Alarm.start(
+            timedelta(milliseconds=self.st.hand_pause_ms), "pause between hands"
+        )
+        while not await wait_or_serve(lambda: alarm.fired, self.inbox, self.serve):
+            pass
+
+    async def serve(self, number: int, request: object) -> None:
+        """Answer one request the loop took from the inbox (a coded refusal is an answer)."""
+        answer: object
+        try:
+            if isinstance(request, SitInInput):
+                answer = self._take_sit_in(request)
+            else:
+                answer = await self.serve_room(request)
+        except ApplicationError as err:
+            answer = err
+        self.inbox.answer(number, answer)
+
+    async def serve_until_handlers_finished(self) -> None:
+        """Right before continue-as-new or completion: answer whatever still waits."""
+        while not workflow.all_handlers_finished():
+            await wait_or_serve(workflow.all_handlers_finished, self.inbox, self.serve)
 
     def _apply_intents(self, hand: Hand) -> None:
         """Apply the first recorded action that is legal now; keep those for a later turn of
@@ -371,7 +404,11 @@ class TableWorkflow(RoomMixin):
         return seat
 
     @workflow.update
-    def sit_in(self, inp: SitInInput) -> ActResult:
+    async def sit_in(self, inp: SitInInput) -> ActResult:
+        result: ActResult = await self.inbox.ask(inp)
+        return result
+
+    def _take_sit_in(self, inp: SitInInput) -> ActResult:
         table_seat = self._seat(self._checked_seat_of(inp.player_id))
         table_seat.sitting_out = False
         table_seat.timeouts = 0

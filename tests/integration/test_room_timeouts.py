@@ -4,6 +4,7 @@ removal after three sat-out hands, and the idle close. Activities are real (Post
 from __future__ import annotations
 
 import asyncio
+import itertools
 import sysconfig
 import time
 import uuid
@@ -14,7 +15,7 @@ from typing import Any
 
 import pytest
 from sqlalchemy import text
-from temporalio.client import Client, WorkflowHandle
+from temporalio.client import Client, WorkflowHandle, WorkflowUpdateFailedError
 from temporalio.testing import WorkflowEnvironment
 
 from db import ledger
@@ -31,6 +32,7 @@ from workflows.table_messages import (
     JoinInput,
     LeaveInput,
     RoomSpec,
+    SitInInput,
     TableResult,
     TableState,
     TableView,
@@ -254,29 +256,46 @@ async def test_an_empty_room_closes_after_thirty_idle_minutes(
     assert await ledger.balance(db, ledger.user_account(user)) == 5 * ENTRY
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="open (durability issue): a room's merged tasks still diverge - its join/leave "
-    "handlers issue commands and its stream flushes run local activities between decisions "
-    "(a fired-timer id and a local-activity marker out of place); tournament and table pass",
-)
 async def test_room_histories_replay_with_overlapping_tasks_merged(
     room_clock_env: WorkflowEnvironment, ts_client: Client, db: Database
 ) -> None:
     """The forced interleavings of tests/integration/test_interleavings.py, for a room: two
-    players act at once while the third only times out (timeouts, the grace check, sitting
-    out and removal overlap the actions), then the room closes."""
+    players act at once while the third only times out, and while it waits someone else's
+    request comes in (a sit-in, a fourth player joining and leaving with money moves), so
+    Updates, timeouts, the grace check, sitting out and removal overlap; then the room
+    closes."""
     from tests.integration.test_interleavings import replay_every_merge
 
-    handle = await open_room(ts_client)
+    handle = await open_room(ts_client, seats=4)
     room_id = f"room_{handle.id.removeprefix('room-')}"
-    a, b, c = (f"{room_id}-{n}" for n in "abc")
+    a, b, c, d = (f"{room_id}-{n}" for n in "abcd")
     for user in (a, b, c):
         await seat(db, handle, user)
+    await ledger.transfer(
+        db, key=f"test-credit-{d}", source=ledger.MINT, destination=ledger.user_account(d),
+        amount=5 * ENTRY,
+    )  # fmt: skip
     await set_presence(db, room_id, c, present=True)
+    pokes = itertools.cycle(["sit_in", "join", "sit_in", "leave"])
+
+    async def poke_then_time_out(_view: TableView) -> None:
+        kind = next(pokes)
+        try:
+            if kind == "sit_in":
+                await handle.execute_update(TableWorkflow.sit_in, SitInInput(player_id=a))
+            elif kind == "join":
+                await handle.execute_update(
+                    TableWorkflow.join, JoinInput(player_id=d, owner_user_id=d)
+                )
+            else:
+                await handle.execute_update(TableWorkflow.leave, LeaveInput(player_id=d))
+        except WorkflowUpdateFailedError:
+            pass  # a leave before the join that it follows was served: the next poke joins
+        await room_clock_env.sleep(timedelta(seconds=11))
+
     view = await drive(
         handle, [a, b], lambda v: v.hand_no >= 6 or all(s.player_id != c for s in v.seats),
-        on_other=lambda _v: room_clock_env.sleep(timedelta(seconds=11)),
+        on_other=poke_then_time_out,
     )  # fmt: skip
     assert view.hand_no >= 2
     await handle.execute_update(TableWorkflow.close, CloseRoomInput(reason="test"))

@@ -264,6 +264,56 @@ async def _hand_state(
     return state if hand and not hand["over"] else None
 
 
+async def test_requests_that_race_are_served_one_at_a_time(
+    api_url: str, settings: Settings, client: Client, worker: Worker, db: Database
+) -> None:
+    """The room's loop serves joins and leaves one by one (workflows/inbox.py): five players
+    racing for two seats get two seats and three coded refusals, and a player who joins,
+    leaves and joins again at once ends seated at most once with every chip accounted for."""
+    racers = [f"race-{n}-{uuid.uuid4().hex[:4]}" for n in range(5)]
+    async with httpx.AsyncClient(base_url=api_url, timeout=60) as http:
+        room_id = await open_room(http, settings, seats=2)
+        for u in racers:
+            await credit(http, settings, u, 5000)
+        answers = await asyncio.gather(
+            *(
+                http.post(f"/rooms/{room_id}/join", json={}, headers=player(settings, u))
+                for u in racers
+            )
+        )
+        codes = sorted(r.status_code for r in answers)
+        assert codes == [200, 200, 409, 409, 409], [r.text for r in answers]
+        assert {r.json()["code"] for r in answers if r.status_code == 409} == {"room_full"}
+        seated = {r.json()["seat"] for r in answers if r.status_code == 200}
+        assert seated == {0, 1}
+        winners = [u for u, r in zip(racers, answers, strict=True) if r.status_code == 200]
+        for u, r in zip(racers, answers, strict=True):
+            if r.status_code != 200:
+                assert await balance(http, settings, u) == 5000  # nothing moved for a refusal
+
+        # One player's join, leave and join in flight together: at most one seat, and their
+        # chips are all either home or in that seat.
+        hopper = winners[0]
+        path = f"/rooms/{room_id}"
+        await asyncio.gather(
+            http.post(f"{path}/leave", headers=player(settings, hopper)),
+            http.post(f"{path}/join", json={}, headers=player(settings, hopper)),
+            http.post(f"{path}/leave", headers=player(settings, hopper)),
+        )
+        players = (await record(http, room_id))["players"]
+        assert len([p for p in players if p["handle"] == hopper]) <= 1
+        r = await http.post(f"{path}/close", headers=admin(settings))
+        assert r.status_code in (200, 202), r.text
+        await eventually(lambda: status_is(http, room_id, "closed"))
+
+        async def all_home() -> bool:  # no rake: the two players' 10,000 chips, all home
+            if await chips_in_room(db, room_id, winners):
+                return False
+            return sum([await balance(http, settings, u) for u in winners]) == 10_000
+
+        await eventually(all_home)
+
+
 async def test_mid_hand_joins_wait_for_the_next_hand_and_broke_players_leave(
     api_url: str, settings: Settings, client: Client, worker: Worker, db: Database
 ) -> None:
