@@ -47,6 +47,8 @@ STATUS: dict[ErrorCode, int] = {
     ErrorCode.ROOM_FULL: 409,
     ErrorCode.ROOM_CLOSED: 409,
     ErrorCode.SEAT_TAKEN: 409,
+    ErrorCode.ALREADY_SEATED: 409,
+    ErrorCode.LEAVE_PENDING: 409,
     ErrorCode.TABLE_NOT_FOUND: 404,
     ErrorCode.AGENT_NOT_FOUND: 404,
     ErrorCode.NOT_FOUND: 404,

@@ -40,6 +40,11 @@ class ErrorCode(StrEnum):
     ROOM_FULL = "room_full"
     ROOM_CLOSED = "room_closed"
     SEAT_TAKEN = "seat_taken"
+    ALREADY_SEATED = "already_seated"
+    """A join by a player already seated: refused before it reaches history (so it spends no
+    part of the room's Update budget); the API answers it as the seat held (200)."""
+    LEAVE_PENDING = "leave_pending"
+    """A leave by a player already leaving at the hand's end: the API answers 202 ``pending``."""
     # money
     INSUFFICIENT_FUNDS = "insufficient_funds"
     # service

@@ -65,6 +65,7 @@ class RoomMixin(RoomHandMixin):
     finished: bool
     commitment: str | None
     inbox: Inbox
+    updates_this_run: int
 
     if TYPE_CHECKING:
 
@@ -76,6 +77,7 @@ class RoomMixin(RoomHandMixin):
         async def pause_between_hands(self) -> None: ...
         async def serve(self, number: int, request: object) -> None: ...
         async def serve_until_handlers_finished(self) -> None: ...
+        def run_budget_spent(self) -> bool: ...
 
     # -- the room's life ---------------------------------------------------------------------
     async def run_room(self) -> TableResult:
@@ -83,7 +85,7 @@ class RoomMixin(RoomHandMixin):
         played_this_run = 0
         await self._save_room()
         while not room.close_requested:
-            if played_this_run >= HANDS_PER_RUN or workflow.info().is_continue_as_new_suggested():
+            if played_this_run >= HANDS_PER_RUN or self.run_budget_spent():
                 await self._flush()
                 await self.serve_until_handlers_finished()
                 workflow.continue_as_new(self.st)
@@ -175,17 +177,29 @@ class RoomMixin(RoomHandMixin):
     # -- updates (each waits for the loop to serve it: workflows/inbox.py) ---------------------
     @workflow.update
     async def join(self, inp: JoinInput) -> JoinResult:
+        self.updates_this_run += 1
         result: JoinResult = await self.inbox.ask(inp)
         return result
 
     @join.validator
     def _validate_join(self, inp: JoinInput) -> None:
-        if any(s.player_id == inp.player_id for s in self.st.seats):
-            return  # idempotent: the loop answers with the seat already held
+        current = next((s for s in self.st.seats if s.player_id == inp.player_id), None)
+        if current is not None:
+            if current.pending:
+                return  # a retry while the entry is reserved: the loop answers with the seat
+            # Refused here, so a repeated join costs no history and none of the run's Update
+            # budget (security review H3); the API answers it as the seat already held.
+            raise ApplicationError(
+                "you are already seated",
+                {"seat": current.seat, "stack": current.stack},
+                type=ErrorCode.ALREADY_SEATED.value,
+                non_retryable=True,
+            )
         checked(self._verify_join, inp)
 
     @workflow.update
     async def leave(self, inp: LeaveInput) -> LeaveResult:
+        self.updates_this_run += 1
         result: LeaveResult = await self.inbox.ask(inp)
         return result
 
@@ -197,6 +211,7 @@ class RoomMixin(RoomHandMixin):
 
     @workflow.update
     async def close(self, inp: CloseRoomInput) -> CloseRoomResult:
+        self.updates_this_run += 1
         result: CloseRoomResult = await self.inbox.ask(inp)
         return result
 
@@ -305,6 +320,8 @@ class RoomMixin(RoomHandMixin):
         seat = self._seat(self._seat_of(inp.player_id))
         if seat.pending:
             raise DomainError(ErrorCode.INVALID_STATE, "your entry is still being reserved")
+        if seat.leaving:  # a no-op: refused before history (security review H3)
+            raise DomainError(ErrorCode.LEAVE_PENDING, "you leave when this hand ends")
 
     def _take_close(self, inp: CloseRoomInput) -> CloseRoomResult:
         room = self._room()

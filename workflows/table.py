@@ -48,7 +48,14 @@ with workflow.unsafe.imports_passed_through():
         TableView,
     )
 
-__all__ = ["HANDS_PER_RUN", "TableWorkflow"]
+__all__ = ["HANDS_PER_RUN", "HISTORY_BUDGET", "UPDATE_BUDGET", "TableWorkflow"]
+
+UPDATE_BUDGET = 500
+"""Updates one run accepts before it continues-as-new at the next hand boundary. No-ops are
+refused by the validators (no history), so one hand accepts at most an action per turn plus
+a join, a leave and a sit-in per seat: the run stays far below Temporal's 2,000."""
+HISTORY_BUDGET = 8_000
+"""Events one run may hold before it continues-as-new at the next hand boundary."""
 
 
 @workflow.defn
@@ -76,6 +83,7 @@ class TableWorkflow(RoomMixin):
         self.intents_new = False
         # Every other Update (sit-in; a room's join, leave and close) waits here for the loop.
         self.inbox = Inbox()
+        self.updates_this_run = 0
         self.init_room()
 
     @workflow.run
@@ -93,7 +101,7 @@ class TableWorkflow(RoomMixin):
                 await self.pause_between_hands()
                 if self.st.stop_requested:
                     break
-            if played_this_run >= HANDS_PER_RUN or workflow.info().is_continue_as_new_suggested():
+            if played_this_run >= HANDS_PER_RUN or self.run_budget_spent():
                 self._answer_stale_intents()
                 await self.serve_until_handlers_finished()
                 workflow.continue_as_new(self.st)
@@ -218,6 +226,18 @@ class TableWorkflow(RoomMixin):
         )
         while not await wait_or_serve(lambda: alarm.fired, self.inbox, self.serve):
             pass
+
+    def run_budget_spent(self) -> bool:
+        """Time for a fresh run (between hands): Temporal suggests it, or this run accepted
+        UPDATE_BUDGET Updates or holds HISTORY_BUDGET events, far below the caps (2,000
+        Updates, 51,200 events) past which every Update, an operator's close included, is
+        refused."""
+        info = workflow.info()
+        return (
+            info.is_continue_as_new_suggested()
+            or self.updates_this_run >= UPDATE_BUDGET
+            or info.get_current_history_length() >= HISTORY_BUDGET
+        )
 
     async def serve(self, number: int, request: object) -> None:
         """Answer one request the loop took from the inbox (a coded refusal is an answer)."""
@@ -362,6 +382,7 @@ class TableWorkflow(RoomMixin):
     @workflow.update
     async def act(self, inp: ActInput) -> ActResult:
         """Record the action; the hand loop applies it (``_apply_intents``) and answers."""
+        self.updates_this_run += 1
         self.intent_seq += 1
         number = self.intent_seq
         self.intents.append((number, inp))
@@ -405,6 +426,7 @@ class TableWorkflow(RoomMixin):
 
     @workflow.update
     async def sit_in(self, inp: SitInInput) -> ActResult:
+        self.updates_this_run += 1
         result: ActResult = await self.inbox.ask(inp)
         return result
 
@@ -422,7 +444,11 @@ class TableWorkflow(RoomMixin):
 
     @sit_in.validator
     def _validate_sit_in(self, inp: SitInInput) -> None:
-        self._checked_seat_of(inp.player_id)
+        table_seat = self._seat(self._checked_seat_of(inp.player_id))
+        if not (table_seat.sitting_out or table_seat.timeouts or table_seat.sat_out_hands):
+            # A no-op: refused before history, so sit-ins cannot spend the run's Update
+            # budget and starve the other players' actions (security review H3).
+            raise refusal(DomainError(ErrorCode.INVALID_STATE, "you are not sitting out"))
 
     @workflow.signal
     def stop(self) -> None:

@@ -19,7 +19,8 @@ from fastapi.responses import JSONResponse
 from pydantic import Field
 from sqlalchemy.dialects.postgresql import insert
 from sqlmodel import col, select
-from temporalio.client import Client, WorkflowHandle
+from temporalio.client import Client, WorkflowHandle, WorkflowUpdateFailedError
+from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
 from api.auth import CurrentPlayer, MaybePlayer, ServiceKey
@@ -255,17 +256,32 @@ async def join_room(
     """Take a seat: the room's fixed entry is reserved from your balance and becomes your
     stack. Joining mid-hand seats you for the next hand. Joining again answers the same seat."""
     await room_row(db, room_id)
-    result = await execute_update(
-        _handle(temporal, room_id),
-        TableWorkflow.join,
-        JoinInput(
-            player_id=caller.user_id, owner_user_id=caller.owner,
-            seat=body.seat if body else None,
-        ),
-        closed_code=ErrorCode.ROOM_CLOSED, noun="room",
-    )  # fmt: skip
+    try:
+        result = await execute_update(
+            _handle(temporal, room_id),
+            TableWorkflow.join,
+            JoinInput(
+                player_id=caller.user_id, owner_user_id=caller.owner,
+                seat=body.seat if body else None,
+            ),
+            closed_code=ErrorCode.ROOM_CLOSED, noun="room",
+        )  # fmt: skip
+    except WorkflowUpdateFailedError as err:
+        held = _refusal(err, ErrorCode.ALREADY_SEATED)
+        if held is None:
+            raise
+        result = JoinResult(seat=held["seat"], stack=held["stack"], already_seated=True)
     await touch(db, room_id, caller.user_id, seated=True)
     return result
+
+
+def _refusal(err: WorkflowUpdateFailedError, code: ErrorCode) -> dict[str, Any] | None:
+    """The details of a validator's refusal with this code (a no-op answered as success)."""
+    cause = err.cause
+    if isinstance(cause, ApplicationError) and cause.type == code.value:
+        details = list(cause.details or [])
+        return details[0] if details and isinstance(details[0], dict) else {}
+    return None
 
 
 @router.post(
@@ -281,10 +297,15 @@ async def leave_room(
     (``{"returned": N, "currency": "virtual_chips"}``). During a hand you are in, the answer is
     202 with ``pending``: you check or fold from now on and leave when the hand ends."""
     await room_row(db, room_id)
-    result = await execute_update(
-        _handle(temporal, room_id), TableWorkflow.leave, LeaveInput(player_id=caller.user_id),
-        closed_code=ErrorCode.ROOM_CLOSED, noun="room",
-    )  # fmt: skip
+    try:
+        result = await execute_update(
+            _handle(temporal, room_id), TableWorkflow.leave, LeaveInput(player_id=caller.user_id),
+            closed_code=ErrorCode.ROOM_CLOSED, noun="room",
+        )  # fmt: skip
+    except WorkflowUpdateFailedError as err:
+        if _refusal(err, ErrorCode.LEAVE_PENDING) is None:
+            raise
+        result = LeaveResult(returned=None, pending=True)
     if result.pending:
         return JSONResponse(result.model_dump(by_alias=True), status_code=202)
     return result

@@ -261,7 +261,7 @@ async def test_room_histories_replay_with_overlapping_tasks_merged(
 ) -> None:
     """The forced interleavings of tests/integration/test_interleavings.py, for a room: two
     players act at once while the third only times out, and while it waits someone else's
-    request comes in (a sit-in, a fourth player joining and leaving with money moves), so
+    request comes in (its sit-in, a fourth player joining and leaving with money moves), so
     Updates, timeouts, the grace check, sitting out and removal overlap; then the room
     closes."""
     from tests.integration.test_interleavings import replay_every_merge
@@ -276,13 +276,13 @@ async def test_room_histories_replay_with_overlapping_tasks_merged(
         amount=5 * ENTRY,
     )  # fmt: skip
     await set_presence(db, room_id, c, present=True)
-    pokes = itertools.cycle(["sit_in", "join", "sit_in", "leave"])
+    pokes = itertools.cycle(["join", "sit_in", "leave", "sit_in"])
 
     async def poke_then_time_out(_view: TableView) -> None:
         kind = next(pokes)
         try:
             if kind == "sit_in":
-                await handle.execute_update(TableWorkflow.sit_in, SitInInput(player_id=a))
+                await handle.execute_update(TableWorkflow.sit_in, SitInInput(player_id=c))
             elif kind == "join":
                 await handle.execute_update(
                     TableWorkflow.join, JoinInput(player_id=d, owner_user_id=d)
@@ -290,7 +290,7 @@ async def test_room_histories_replay_with_overlapping_tasks_merged(
             else:
                 await handle.execute_update(TableWorkflow.leave, LeaveInput(player_id=d))
         except WorkflowUpdateFailedError:
-            pass  # a leave before the join that it follows was served: the next poke joins
+            pass  # a no-op (c has not timed out yet, d is already leaving), refused: no task
         await room_clock_env.sleep(timedelta(seconds=11))
 
     view = await drive(
