@@ -27,7 +27,7 @@ from activities.events import EventActivities
 from activities.money import VirtualMoneyActivities
 from activities.persistence import PersistenceActivities
 from activities.rooms import RoomActivities
-from activities.table import new_deck_seed, wall_clock_ms
+from activities.table import new_deck_seed, new_secret, wall_clock_ms
 from activities.telemetry import TelemetryActivities
 from db.engine import Database
 from sng.settings import Settings, get_settings
@@ -63,6 +63,7 @@ def activities_for(db: Database, chain: ChainMoneyActivities | None = None) -> l
         money.pay_prize,
         virtual.collect_rake,
         new_deck_seed,
+        new_secret,
         wall_clock_ms,
         TelemetryActivities().record_lifecycle,
         rooms.save_room,

@@ -24,6 +24,14 @@ async def new_deck_seed(table_hand: str) -> DeckDraw:
 
 
 @activity.defn
+async def new_secret(purpose: str) -> str:
+    """A fresh 128-bit secret (hex) from the CSPRNG: a tournament gives one to its table, and
+    the table signs its reports with it (``purpose`` is for the logs only)."""
+    activity.logger.debug("secret for %s", purpose)
+    return secrets.token_hex(16)
+
+
+@activity.defn
 async def wall_clock_ms() -> int:
     """Temporal's clock as a recorded result, for a time that later decisions rest on."""
     return _server_time_ms()

@@ -37,6 +37,16 @@ class CodecKeyError(ValueError):
     """A key that is missing, malformed or unknown: refuse rather than guess."""
 
 
+class UnsealedPayloadError(ValueError):
+    """A payload that is not sealed by us: refused, since only a holder of the key can seal.
+
+    Encryption is the codec's authentication too: anyone who reaches the Temporal frontend can
+    write payloads, but only a process with the key writes sealed ones, so a workflow never
+    acts on a plaintext input, signal or Update (security review C2). The refusal fails the
+    workflow task (Temporal retries it; the workflow's code never sees the payload).
+    """
+
+
 def parse_key(encoded: str, *, name: str = "SNG_CODEC_KEY") -> bytes:
     try:
         key = base64.b64decode(encoded.strip(), validate=True)
@@ -89,9 +99,20 @@ def ensure_dev_key(data_dir: Path) -> bytes:
 class EncryptionCodec(PayloadCodec):
     """Seal every payload with the current key; open any payload sealed by a known key."""
 
-    def __init__(self, key_id: str, key: bytes, previous: Mapping[str, bytes] | None = None):
+    def __init__(
+        self,
+        key_id: str,
+        key: bytes,
+        previous: Mapping[str, bytes] | None = None,
+        *,
+        accept_plaintext: bool = False,
+    ):
         super().__init__()
         self.key_id = key_id
+        # Only for a migration window (SNG_CODEC_ACCEPT_PLAINTEXT, docs/security.md), and for
+        # showing operators what a payload says (the UI's codec endpoint, which decides
+        # nothing).
+        self.accept_plaintext = accept_plaintext
         self._current = AESGCM(key)
         self._by_id = {kid: AESGCM(k) for kid, k in (previous or {}).items()}
         self._by_id[key_id] = self._current
@@ -109,7 +130,12 @@ class EncryptionCodec(PayloadCodec):
         out: list[Payload] = []
         for p in payloads:
             if p.metadata.get("encoding", b"") != ENCODING:
-                out.append(p)  # written before encryption was on, or not ours to open
+                if not self.accept_plaintext:
+                    raise UnsealedPayloadError(
+                        "refusing a payload that is not sealed with the deployment's codec key"
+                        " (SNG_CODEC_ACCEPT_PLAINTEXT=true only while migrating old histories)"
+                    )
+                out.append(p)  # written before encryption was on (the migration window)
                 continue
             key_id = p.metadata.get(KEY_ID_HEADER, b"").decode()
             aead = self._by_id.get(key_id)
@@ -128,8 +154,9 @@ class EncryptionCodec(PayloadCodec):
         return nonce + self._current.encrypt(nonce, data, None)
 
 
-def codec_for(settings: Settings) -> EncryptionCodec:
-    """The codec every client and worker of this deployment uses."""
+def codec_for(settings: Settings, *, for_display: bool = False) -> EncryptionCodec:
+    """The codec every client and worker of this deployment uses; ``for_display`` (the UI's
+    codec endpoint) also passes plaintext through, so operators can see what was sent."""
     if settings.codec_key:
         key = parse_key(settings.codec_key)
     elif settings.env == "prod":
@@ -137,7 +164,10 @@ def codec_for(settings: Settings) -> EncryptionCodec:
     else:
         key = ensure_dev_key(settings.data_dir)
     return EncryptionCodec(
-        settings.codec_key_id, key, parse_previous_keys(settings.codec_previous_keys)
+        settings.codec_key_id,
+        key,
+        parse_previous_keys(settings.codec_previous_keys),
+        accept_plaintext=for_display or settings.codec_accept_plaintext,
     )
 
 

@@ -72,6 +72,10 @@ class Settings(BaseSettings):
     codec_key: str = ""
     codec_key_id: str = "k1"
     codec_previous_keys: str = ""
+    # Workers and clients refuse payloads that are not sealed (anyone who reaches Temporal can
+    # write plaintext ones). True only for a migration window over histories written before
+    # encryption was on; never in normal operation (docs/security.md).
+    codec_accept_plaintext: bool = False
 
     # Telemetry, all off by default: the worker's SDK metrics for Prometheus ("host:port")
     # and OTLP/HTTP trace export (e.g. "http://127.0.0.1:4318/v1/traces").

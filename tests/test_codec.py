@@ -16,6 +16,7 @@ from sng.codec import (
     ENCODING,
     CodecKeyError,
     EncryptionCodec,
+    UnsealedPayloadError,
     codec_for,
     ensure_dev_key,
     new_key,
@@ -48,9 +49,13 @@ async def test_the_same_payload_seals_differently_each_time() -> None:
     assert a.data != b.data  # a fresh nonce per payload
 
 
-async def test_unencrypted_payloads_pass_through_decode() -> None:
-    codec = EncryptionCodec("k1", key())
-    assert await codec.decode([payload("old")]) == [payload("old")]
+async def test_unencrypted_payloads_are_refused_unless_migrating() -> None:
+    """Security review C2: sealing is the codec's authentication, so plaintext fails closed."""
+    plain = payload("carry: pay me")
+    with pytest.raises(UnsealedPayloadError, match="not sealed"):
+        await EncryptionCodec("k1", key()).decode([plain])
+    # The documented migration switch, and the UI's display codec, pass it through.
+    assert await EncryptionCodec("k1", key(), accept_plaintext=True).decode([plain]) == [plain]
 
 
 async def test_rotation_reads_old_payloads_and_writes_with_the_new_key() -> None:

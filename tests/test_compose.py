@@ -32,8 +32,8 @@ def test_every_process_of_the_design_is_a_service(compose: dict[str, Any]) -> No
     )
     assert services["temporal"]["environment"]["DB"].startswith("postgres")
     assert services["api"]["ports"] == ["8000:8000"]
-    assert services["temporal-ui"]["ports"] == ["8233:8080"]
-    assert services["temporal"]["ports"] == ["7233:7233"]
+    assert services["temporal-ui"]["ports"] == ["127.0.0.1:8233:8080"]
+    assert services["temporal"]["ports"] == ["127.0.0.1:7233:7233"]
     # The worker scales with --scale worker=N: no fixed name, no host port.
     assert "container_name" not in services["worker"] and "ports" not in services["worker"]
 
@@ -84,3 +84,15 @@ def test_the_ui_decrypts_through_the_api_codec(compose: dict[str, Any]) -> None:
 def test_optional_profiles(compose: dict[str, Any]) -> None:
     assert compose["services"]["anvil"]["profiles"] == ["chain"]
     assert compose["services"]["otel-collector"]["profiles"] == ["telemetry"]
+
+
+def test_only_the_api_is_published_beyond_loopback(compose: dict[str, Any]) -> None:
+    """Security review C2: Temporal's frontend and UI (and the dev chain, the collector) are
+    reachable from this host only; the UI cannot terminate, reset or signal."""
+    for name, service in compose["services"].items():
+        for port in service.get("ports", []):
+            if name == "api":
+                continue
+            assert str(port).startswith("127.0.0.1:"), (name, port)
+    ui = env_of(compose["services"]["temporal-ui"])
+    assert ui["TEMPORAL_DISABLE_WRITE_ACTIONS"] == "true"

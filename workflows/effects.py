@@ -17,7 +17,7 @@ with workflow.unsafe.imports_passed_through():
     from activities.money import VirtualMoneyActivities
     from activities.persistence import PersistenceActivities
     from activities.rooms import RoomActivities
-    from activities.table import new_deck_seed, wall_clock_ms
+    from activities.table import new_deck_seed, new_secret, wall_clock_ms
     from activities.telemetry import TelemetryActivities
     from domain.errors import ErrorCode
     from workflows.messages import (
@@ -60,6 +60,17 @@ async def read_clock_ms() -> int:
         start_to_close_timeout=timedelta(seconds=5),
         retry_policy=FOREVER,
         summary="read the clock",
+    )
+
+
+async def new_report_secret(table_id: str) -> str:
+    """The secret a table's reports carry, so the tournament takes reports only from it."""
+    return await workflow.execute_activity(
+        new_secret,
+        table_id,
+        start_to_close_timeout=timedelta(seconds=5),
+        retry_policy=FOREVER,
+        summary=f"report secret for {table_id}",
     )
 
 

@@ -120,6 +120,8 @@ class TournamentState(WireModel):
     play_start_ms: int | None = None
     level: int = 0
     table_workflow_id: str | None = None
+    table_secret: str = ""
+    """The secret the table's reports must carry (given to the table at its start)."""
     stacks: dict[str, int] = {}
     """Chips per player at the last hand boundary."""
     finishes: list[Finish] = []

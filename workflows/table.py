@@ -114,6 +114,7 @@ class TableWorkflow(RoomMixin):
             stacks={s.seat: s.stack for s in self.st.seats},
             aborted_hand=aborted,
             auto_folds=self.st.auto_folds,
+            secret=self.st.report_secret,
         )
         if self.st.parent_workflow_id:
             # By workflow id, not run: the tournament may have continued-as-new meanwhile.
@@ -372,6 +373,7 @@ class TableWorkflow(RoomMixin):
                 stacks_after={s.seat: s.stack for s in self.st.seats},
                 busted=record["busted"],
                 auto_folds=self.st.auto_folds,
+                secret=self.st.report_secret,
                 ended_at_ms=self._now_ms(),  # data for the tournament's ordering, not a decision
             )
             await workflow.get_external_workflow_handle(self.st.parent_workflow_id).signal(

@@ -64,6 +64,9 @@ class TableState(WireModel):
     auto_folds: int = 0
     hand_pause_ms: int = 2000
     stop_requested: bool = False
+    report_secret: str = ""
+    """Given by the tournament (sealed in history by the codec): every report to it carries
+    it, so the tournament takes reports only from its own table (security review C2)."""
     version: int = 0
     room: RoomSpec | None = None
     """Set for a cash room: fixed stakes, join/leave, no parent."""
@@ -100,6 +103,8 @@ class HandReport(WireModel):
     busted: list[dict[str, int]]
     """[{seat, stack_before}] for each seat this hand busted."""
     auto_folds: int
+    secret: str = ""
+    """The table's report secret (TableState.report_secret)."""
     ended_at_ms: int = 0
     """When the hand ended by the table's clock: the tournament orders a report against a level
     deadline that fired in the same task by it (workflows/tournament.py ``_level_first``)."""
@@ -118,6 +123,8 @@ class TableResult(WireModel):
     stacks: dict[int, int]
     aborted_hand: int | None = None
     auto_folds: int
+    secret: str = ""
+    """The table's report secret (TableState.report_secret)."""
 
 
 class TableView(WireModel):

@@ -14,9 +14,11 @@ settlement (workflows/tournament_settlement.py) and shared bookkeeping
 from __future__ import annotations
 
 import asyncio
+import hmac
 from datetime import timedelta
 
 from temporalio import workflow
+from temporalio.exceptions import ApplicationError
 from temporalio.workflow import ParentClosePolicy
 
 with workflow.unsafe.imports_passed_through():
@@ -52,6 +54,24 @@ HANDS_PER_RUN = 300
 class TournamentWorkflow(RegistrationMixin, SettlementMixin):
     @workflow.init
     def __init__(self, inp: CreateTournamentInput) -> None:
+        if inp.carry is not None and workflow.info().continued_run_id is None:
+            # A carried state is this workflow's own, handed over by its continue-as-new; one
+            # that comes with a fresh start (forged: it could be "settling" with payouts to
+            # anyone) is refused before anything runs (security review C2).
+            raise ApplicationError(
+                "a tournament's carried state is accepted only from its own continue-as-new",
+                type=ErrorCode.INVALID_STATE.value,
+                non_retryable=True,
+            )
+        if workflow.info().workflow_id != f"tournament-{inp.tournament_id}":
+            # Its money keys (escrow, entries, payouts) are the tournament id's: a workflow
+            # under another id must not move another tournament's escrow.
+            raise ApplicationError(
+                f"tournament {inp.tournament_id} runs only as workflow tournament-"
+                f"{inp.tournament_id}",
+                type=ErrorCode.INVALID_STATE.value,
+                non_retryable=True,
+            )
         self.settings: TournamentSettings = validate_settings(inp.settings)
         self.inp = inp
         self.raw_settings = inp.settings
@@ -107,6 +127,7 @@ class TournamentWorkflow(RegistrationMixin, SettlementMixin):
         self.s.play_start_ms = await effects.read_clock_ms()
         self.s.stacks = {e.player_id: self.settings.starting_stack for e in paid}
         self.s.table_workflow_id = f"table-{self.s.tournament_id}-1"
+        self.s.table_secret = await effects.new_report_secret(self.s.table_workflow_id)
         await workflow.start_child_workflow(
             TableWorkflow.run,
             TableState(
@@ -121,6 +142,7 @@ class TournamentWorkflow(RegistrationMixin, SettlementMixin):
                     for player, seat in sorted(seated.items(), key=lambda item: item[1])
                 ],
                 hand_pause_ms=self.inp.hand_pause_ms,
+                report_secret=self.s.table_secret,
             ),
             id=self.s.table_workflow_id,
             # The tournament manages its table's end itself (and survives continue-as-new).
@@ -314,11 +336,28 @@ class TournamentWorkflow(RegistrationMixin, SettlementMixin):
     # -- table signals -------------------------------------------------------------------
     @workflow.signal
     def hand_completed(self, report: HandReport) -> None:
-        self.s.pending_hands.append(report.model_dump())
+        if self._from_our_table(report.table_id, report.secret, "hand_completed"):
+            self.s.pending_hands.append(report.model_dump())
 
     @workflow.signal
     def table_finished(self, result: TableResult) -> None:
-        self.s.table_done = result.model_dump()
+        if self._from_our_table(result.table_id, result.secret, "table_finished"):
+            self.s.table_done = result.model_dump()
+
+    def _from_our_table(self, table_id: str, secret: str, what: str) -> bool:
+        """Reports count only from this tournament's own table, which alone knows the secret
+        the tournament gave it (security review C2: anyone who can reach Temporal can send a
+        signal; Temporal does not say who sent it)."""
+        ours = self.s.table_workflow_id
+        if (
+            ours is not None
+            and table_id == ours
+            and self.s.table_secret
+            and hmac.compare_digest(secret, self.s.table_secret)
+        ):
+            return True
+        workflow.logger.warning("ignored a %s signal that is not from table %s", what, ours)
+        return False
 
     # -- operator updates ----------------------------------------------------------------
     @workflow.update

@@ -22,10 +22,10 @@ from fastapi.responses import JSONResponse
 from google.protobuf import json_format
 from google.protobuf.message import DecodeError
 from temporalio.api.common.v1 import Payload, Payloads
-from temporalio.client import Client
 from temporalio.converter import PayloadCodec
 
 from domain.errors import ErrorCode
+from sng.codec import codec_for
 from sng.settings import Settings
 
 router = APIRouter(prefix="/codec", tags=["ops"])
@@ -91,16 +91,20 @@ async def apply(request: Request, encode: bool) -> Response:
         parsed = json_format.Parse(await request.body(), Payloads(), ignore_unknown_fields=True)
     except (json_format.ParseError, DecodeError, UnicodeDecodeError) as err:
         return refusal(request, 422, ErrorCode.VALIDATION_ERROR, f"not a payloads body: {err}")
-    client: Client = request.app.state.temporal
-    codec: PayloadCodec | None = client.data_converter.payload_codec
+    # The display codec: plaintext passes through, so an operator sees a forged input as it
+    # was sent (the workers refuse it).
+    codec: PayloadCodec | None = getattr(request.app.state, "display_codec", None)
+    if codec is None:
+        codec = request.app.state.display_codec = codec_for(
+            request.app.state.settings, for_display=True
+        )
     payloads: list[Payload] = list(parsed.payloads)
-    if codec is not None:
-        try:
-            payloads = await (codec.encode(payloads) if encode else codec.decode(payloads))
-        except Exception as err:  # a wrong key or a tampered payload: say so, never 500
-            return refusal(
-                request, 422, ErrorCode.VALIDATION_ERROR, f"cannot {request.url.path}: {err!r}"
-            )
+    try:
+        payloads = await (codec.encode(payloads) if encode else codec.decode(payloads))
+    except Exception as err:  # a wrong key or a tampered payload: say so, never 500
+        return refusal(
+            request, 422, ErrorCode.VALIDATION_ERROR, f"cannot {request.url.path}: {err!r}"
+        )
     body: dict[str, Any] = {"payloads": [json_format.MessageToDict(p) for p in payloads]}
     return JSONResponse(body, headers=cors_headers(request))
 
