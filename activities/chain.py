@@ -34,7 +34,7 @@ from hexbytes import HexBytes
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 from web3 import AsyncHTTPProvider, AsyncWeb3
-from web3.exceptions import TransactionNotFound
+from web3.exceptions import TransactionNotFound, Web3Exception
 
 from activities.chain_support import Revert, artifact, chain_id_of, revert_of
 from domain.errors import ErrorCode
@@ -140,10 +140,17 @@ class ChainMoneyActivities:
         async def already() -> bool:
             return await self._held(tournament, owner) >= move.amount
 
-        call = self.vault.functions.depositWithPermit(
-            tournament, owner, move.amount, permit.deadline, permit.v,
-            HexBytes(permit.r).rjust(32, b"\0"), HexBytes(permit.s).rjust(32, b"\0"),
-        )  # fmt: skip
+        try:
+            call = self.vault.functions.depositWithPermit(
+                tournament, owner, move.amount, permit.deadline, permit.v,
+                HexBytes(permit.r).rjust(32, b"\0"), HexBytes(permit.s).rjust(32, b"\0"),
+            )  # fmt: skip
+        except (ValueError, TypeError, OverflowError, Web3Exception) as err:
+            # web3 cannot encode it, and no retry will (security review H1).
+            raise _refusal(
+                ErrorCode.VALIDATION_ERROR.value,
+                f"the permit cannot be encoded for the vault: {type(err).__name__}",
+            ) from None
         tx_hash = await self._once(call, already, ChainError.DEPOSIT_REFUSED, "deposit refused")
         reference = f"tx:{tx_hash}" if tx_hash else f"vault-held:{move.tournament_id}:{owner}"
         return MoneyReceipt(key=move.key, applied=tx_hash is not None, reference=reference)

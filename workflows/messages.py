@@ -9,7 +9,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
 
 
@@ -265,16 +265,34 @@ class LeaveResult(WireModel):
     version: int
 
 
-class Permit(WireModel):
-    """An ERC-2612 permit signed by the entrant's wallet for the vault (on-chain backend)."""
+UINT256_MAX = 2**256 - 1
+ADDRESS = r"^0x[0-9a-fA-F]{40}$"
+WORD = r"^0x[0-9a-fA-F]{64}$"
 
-    owner: str
-    spender: str
-    value: int
-    deadline: int
-    v: int
-    r: str
-    s: str
+
+class Permit(WireModel):
+    """An ERC-2612 permit signed by the entrant's wallet for the vault (on-chain backend).
+
+    Every field is bounded to what the vault's ABI can encode (security review H1: an
+    out-of-range field made web3 raise while building the call, and the activity retried it
+    forever): addresses are 20 bytes of hex, ``value`` and ``deadline`` are uint256, ``v`` is
+    27/28 (or 0/1), ``r`` and ``s`` are 32 bytes of hex.
+    """
+
+    owner: str = Field(pattern=ADDRESS, max_length=42)
+    spender: str = Field(pattern=ADDRESS, max_length=42)
+    value: int = Field(ge=0, le=UINT256_MAX, strict=True)
+    deadline: int = Field(ge=0, le=UINT256_MAX, strict=True)
+    v: int = Field(strict=True)
+    r: str = Field(pattern=WORD, max_length=66)
+    s: str = Field(pattern=WORD, max_length=66)
+
+    @field_validator("v")
+    @classmethod
+    def _v_is_a_recovery_id(cls, v: int) -> int:
+        if v not in (0, 1, 27, 28):
+            raise ValueError("v must be 27 or 28 (or 0 or 1)")
+        return v
 
 
 class MoneyMove(WireModel):
