@@ -23,6 +23,8 @@ class ErrorCode(StrEnum):
     PAID_REGISTRATION_USE_REFUND_PATH = "paid_registration_use_refund_path"
     HUMANS_NOT_ALLOWED_AT_AGENT_TABLE = "humans_not_allowed_at_agent_table"
     AGENT_NOT_ALLOWED_AT_HUMAN_TABLE = "agent_not_allowed_at_human_table"
+    TOURNAMENT_REGISTRATION_LIMIT = "tournament_registration_limit"
+    """A player who registered and left the tournament's maximum number of times."""
     ADVISOR_REQUIRED = "advisor_required"
     ADVISOR_ON_NON_COPILOT_KIND = "advisor_on_non_copilot_kind"
     STAND_UP_NOT_ALLOWED_IN_TOURNAMENT = "stand_up_not_allowed_in_tournament"

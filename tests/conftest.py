@@ -46,6 +46,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="run the two-worker kill drill this many times, each with its own seed",
     )  # fmt: skip
     parser.addoption("--drill-seed", type=int, default=None, help="first seed (default: random)")
+    parser.addoption(
+        "--h2-cycles", type=int, default=150,
+        help="register/leave cycles of the H2 security test (the review's figure is 1500)",
+    )  # fmt: skip
 
 
 @pytest.fixture(scope="session")

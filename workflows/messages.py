@@ -42,6 +42,9 @@ class CreateTournamentInput(WireModel):
     """The table's pause between hands (players read the result); tests and demos shorten it."""
     money_backend: Literal["virtual", "chain"] = "virtual"
     """Fixed at creation from the deployment's settings: a tournament never changes backend."""
+    updates_per_run: int = Field(default=500, ge=20, le=1_500)
+    """Registration continues-as-new after this many accepted Updates (Temporal refuses every
+    Update past 2,000 in a run: security review H2)."""
     carry: TournamentState | None = None
     """Set only by continue-as-new: the state the previous run handed over."""
 

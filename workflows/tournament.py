@@ -77,6 +77,9 @@ class TournamentWorkflow(RegistrationMixin, SettlementMixin):
         self.raw_settings = inp.settings
         self.s = inp.carry or TournamentState(tournament_id=inp.tournament_id, name=inp.name)
         self.lock = asyncio.Lock()
+        # Updates accepted by this run, and whether it is handing over to a fresh one.
+        self.updates_this_run = 0
+        self.draining = False
         # Entrant rows reference the tournament row: handlers wait until it exists.
         self.row_saved = inp.carry is not None
 
@@ -364,6 +367,7 @@ class TournamentWorkflow(RegistrationMixin, SettlementMixin):
     async def force_end(self, req: ForceEndInput) -> TournamentView:
         """Stop a wedged tournament: the table stops, live seats are ranked by stack. The
         handler only records the request; the play loop tells the table."""
+        self.updates_this_run += 1
         self._recheck(self._verify_force_end, req)
         if not self.s.force_end_requested:
             self.s.force_end_requested = True

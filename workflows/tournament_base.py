@@ -43,6 +43,8 @@ class TournamentBase:
     s: TournamentState
     lock: asyncio.Lock
     row_saved: bool
+    updates_this_run: int
+    draining: bool
 
     _recheck = staticmethod(checked)
 

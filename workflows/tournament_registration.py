@@ -14,6 +14,7 @@ with workflow.unsafe.imports_passed_through():
     from domain.errors import DomainError, ErrorCode
     from workflows import effects
     from workflows.alarm import Alarm
+    from workflows.errors import refuse
     from workflows.messages import (
         CancelInput,
         EntrantStatus,
@@ -31,6 +32,11 @@ with workflow.unsafe.imports_passed_through():
     from workflows.tournament_base import TournamentBase
 
 RESERVE_TTL = timedelta(seconds=120)
+MAX_ENTRIES = 5
+"""Registrations one player may make in one tournament (each leave and come back is one)."""
+HISTORY_BUDGET = 8_000
+"""Events a registering run may hold before it continues-as-new (the Update budget is the
+tournament's ``updates_per_run``)."""
 NO_STAND_UP = (TournamentPhase.PLAYING, TournamentPhase.ENDED, TournamentPhase.SETTLING)
 
 
@@ -48,7 +54,9 @@ class RegistrationMixin(TournamentBase):
         """
         alarms: dict[tuple[str, int], Alarm] = {}
         while self.s.phase is TournamentPhase.REGISTERING:
-            for e in self.s.entrants.values():
+            # A snapshot: arming an alarm yields, and a register handler may add an entrant
+            # meanwhile (it gets its alarm on the next turn of the loop).
+            for e in list(self.s.entrants.values()):
                 key = (e.player_id, e.entry_no)
                 if e.status is EntrantStatus.RESERVED and key not in alarms:
                     assert e.reserved_until_ms is not None
@@ -73,11 +81,37 @@ class RegistrationMixin(TournamentBase):
                     and self._count(EntrantStatus.PAID) == self.settings.seats
                 ):
                     await self._seal()
+            if self.s.phase is TournamentPhase.REGISTERING and self._registration_budget_spent():
+                # New Updates are refused (503, retry) while the ones in flight finish, so
+                # the hand-over cannot be starved; the next run re-arms every reserve's alarm.
+                self.draining = True
+                await workflow.wait_condition(workflow.all_handlers_finished)
+                if self.s.phase is TournamentPhase.REGISTERING:
+                    for alarm in alarms.values():
+                        alarm.cancel()
+                    workflow.continue_as_new(self.inp.model_copy(update={"carry": self.s}))
+                self.draining = False
         for alarm in alarms.values():
             alarm.cancel()
 
+    def _registration_budget_spent(self) -> bool:
+        info = workflow.info()
+        return (
+            info.is_continue_as_new_suggested()
+            or self.updates_this_run >= self.inp.updates_per_run
+            or info.get_current_history_length() >= HISTORY_BUDGET
+        )
+
+    def _refuse_while_draining(self) -> None:
+        if self.draining:
+            raise refuse(
+                ErrorCode.TEMPORARILY_UNAVAILABLE,
+                "the tournament is moving to a fresh run; send this again in a moment",
+            )
+
     @workflow.update
     async def register(self, req: RegisterInput) -> RegisterResult:
+        self.updates_this_run += 1
         await workflow.wait_condition(lambda: self.row_saved)
         async with self.lock:
             self._recheck(self._verify_register, req)
@@ -105,6 +139,7 @@ class RegistrationMixin(TournamentBase):
 
     @register.validator
     def _validate_register(self, req: RegisterInput) -> None:
+        self._refuse_while_draining()
         self._recheck(self._verify_register, req)
 
     def _verify_register(self, req: RegisterInput) -> None:
@@ -113,6 +148,11 @@ class RegistrationMixin(TournamentBase):
         if current is not None and current.status is not EntrantStatus.RELEASED:
             raise DomainError(
                 ErrorCode.TOURNAMENT_ALREADY_REGISTERED, "already registered for this tournament"
+            )
+        if current is not None and current.entry_no >= MAX_ENTRIES:
+            raise DomainError(
+                ErrorCode.TOURNAMENT_REGISTRATION_LIMIT,
+                f"at most {MAX_ENTRIES} registrations per player in one tournament",
             )
         registration.verify_seat_allowed(self.settings.kind, is_agent=req.is_agent)
         if req.advisor_agent_id is not None or self.settings.kind == "copilot":
@@ -132,6 +172,7 @@ class RegistrationMixin(TournamentBase):
 
     @workflow.update
     async def pay_entry(self, req: PayEntryInput) -> RegisterResult:
+        self.updates_this_run += 1
         async with self.lock:
             if self._already_paid(req):
                 return self._paid_answer(self.s.entrants[req.player_id])
@@ -163,6 +204,7 @@ class RegistrationMixin(TournamentBase):
 
     @pay_entry.validator
     def _validate_pay(self, req: PayEntryInput) -> None:
+        self._refuse_while_draining()
         if not self._already_paid(req):
             self._recheck(self._verify_pay, req)
 
@@ -209,6 +251,7 @@ class RegistrationMixin(TournamentBase):
 
     @workflow.update
     async def unregister(self, req: UnregisterInput) -> LeaveResult:
+        self.updates_this_run += 1
         async with self.lock:
             self._recheck(self._verify_unregister, req)
             entrant = self.s.entrants[req.player_id]
@@ -226,6 +269,7 @@ class RegistrationMixin(TournamentBase):
 
     @unregister.validator
     def _validate_unregister(self, req: UnregisterInput) -> None:
+        self._refuse_while_draining()
         self._recheck(self._verify_unregister, req)
 
     def _verify_unregister(self, req: UnregisterInput) -> None:
@@ -246,6 +290,7 @@ class RegistrationMixin(TournamentBase):
     @workflow.update
     async def cancel(self, req: CancelInput) -> TournamentView:
         """Operator cancel during registration: refund every paid entry, then `cancelled`."""
+        self.updates_this_run += 1
         async with self.lock:
             self._recheck(self._verify_cancel, req)
             for entrant in self.s.entrants.values():
@@ -267,6 +312,7 @@ class RegistrationMixin(TournamentBase):
 
     @cancel.validator
     def _validate_cancel(self, req: CancelInput) -> None:
+        self._refuse_while_draining()
         self._recheck(self._verify_cancel, req)
 
     def _verify_cancel(self, _req: CancelInput) -> None:
