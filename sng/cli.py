@@ -10,7 +10,7 @@ import typer
 from sng.bench import bench
 from sng.cli_hand import hand_app
 from sng.cli_structure import structure_app
-from sng.settings import get_settings
+from sng.settings import get_settings, refuse_implicit_dev
 
 app = typer.Typer(
     help="Durable Sit-and-Go tournaments: operator and developer commands.", no_args_is_help=True
@@ -41,6 +41,7 @@ def worker() -> None:
     """Run a worker against the configured Temporal and PostgreSQL (production shape)."""
     import worker as worker_module
 
+    refuse_implicit_dev(get_settings(), "sng worker")
     worker_module.main()
 
 
@@ -52,6 +53,7 @@ def api() -> None:
     from api.app import create_app
 
     settings = get_settings()
+    refuse_implicit_dev(settings, "sng api")
     uvicorn.run(
         create_app(settings), host=settings.api_host, port=settings.api_port, log_level="info"
     )

@@ -157,3 +157,16 @@ class Settings(BaseSettings):
 @lru_cache
 def get_settings() -> Settings:
     return Settings()
+
+
+def refuse_implicit_dev(settings: Settings, command: str) -> None:
+    """``sng api`` and ``sng worker`` are production commands: they run with the public dev
+    secrets only when asked to (``SNG_ENV=dev`` or ``test`` set explicitly, as ``sng dev`` and
+    the tests do), never because nobody set ``SNG_ENV`` (security review M1)."""
+    if settings.env == "prod" or "env" in settings.model_fields_set:
+        return
+    raise SystemExit(
+        f"{command} is a production command and SNG_ENV is not set: set SNG_ENV=prod with real"
+        " secrets (SNG_SERVICE_KEY, SNG_JWT_SECRET, SNG_CODEC_KEY), or SNG_ENV=dev to run it"
+        " locally with the public dev secrets (sng dev does that for you)"
+    )
