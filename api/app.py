@@ -9,6 +9,7 @@ from fastapi import FastAPI
 
 from api import errors
 from api.gamestate import GameStateCache
+from api.guards import RefuseNul
 from api.routes import (
     admin,
     agents,
@@ -52,6 +53,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         lifespan=lifespan,
     )
     errors.install(app)
+    app.add_middleware(RefuseNul)
     app.include_router(tournaments.router)
     app.include_router(play.router)
     app.include_router(hands.router)

@@ -13,6 +13,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
+from starlette.exceptions import HTTPException as StarletteHTTPException
 from temporalio.client import (
     WorkflowQueryFailedError,
     WorkflowUpdateFailedError,
@@ -25,6 +26,7 @@ from domain.errors import DomainError, ErrorCode
 
 STATUS: dict[ErrorCode, int] = {
     ErrorCode.INVALID_SETTINGS: 422,
+    ErrorCode.INVALID_FIELD_SIZE: 422,
     ErrorCode.VALIDATION_ERROR: 422,
     ErrorCode.TOURNAMENT_FULL: 409,
     ErrorCode.TOURNAMENT_ALREADY_REGISTERED: 409,
@@ -45,6 +47,13 @@ STATUS: dict[ErrorCode, int] = {
     ErrorCode.STALE_TURN: 409,
     ErrorCode.UNKNOWN_SEAT: 409,
     ErrorCode.INSUFFICIENT_FUNDS: 409,
+    # The chain refused the money move (a definite answer): the caller's permit or funds.
+    ErrorCode.CHAIN_REVERTED: 409,
+    ErrorCode.CHAIN_DEPOSIT_REFUSED: 409,
+    ErrorCode.CHAIN_REFUND_EXCEEDS_DEPOSIT: 409,
+    ErrorCode.CHAIN_PAYOUT_CONFLICT: 409,
+    ErrorCode.CHAIN_UNAVAILABLE: 503,
+    ErrorCode.CHAIN_NOT_MINED: 503,
     ErrorCode.ROOM_FULL: 409,
     ErrorCode.ROOM_CLOSED: 409,
     ErrorCode.SEAT_TAKEN: 409,
@@ -53,6 +62,7 @@ STATUS: dict[ErrorCode, int] = {
     ErrorCode.TABLE_NOT_FOUND: 404,
     ErrorCode.AGENT_NOT_FOUND: 404,
     ErrorCode.NOT_FOUND: 404,
+    ErrorCode.METHOD_NOT_ALLOWED: 405,
     ErrorCode.NOT_A_TOURNAMENT: 400,
     ErrorCode.UNAUTHORIZED: 401,
     ErrorCode.FORBIDDEN: 403,
@@ -112,6 +122,23 @@ def install(app: FastAPI) -> None:
     async def _api(_: Request, err: ApiError) -> JSONResponse:
         return error_response(err.code.value, err.message, err.field)
 
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(_: Request, err: StarletteHTTPException) -> JSONResponse:
+        # Unknown routes and methods answer in the catalogue's shape too, not {"detail"}.
+        code = {
+            401: ErrorCode.UNAUTHORIZED,
+            403: ErrorCode.FORBIDDEN,
+            404: ErrorCode.NOT_FOUND,
+            405: ErrorCode.METHOD_NOT_ALLOWED,
+        }.get(err.status_code, ErrorCode.VALIDATION_ERROR)
+        message = "no such route" if err.status_code == 404 else str(err.detail)
+        body = ErrorBody(code=code.value, message=message)
+        return JSONResponse(
+            body.model_dump(exclude_none=True),
+            status_code=err.status_code,
+            headers=getattr(err, "headers", None),
+        )
+
     @app.exception_handler(RequestValidationError)
     async def _validation(_: Request, err: RequestValidationError) -> JSONResponse:
         first = err.errors()[0] if err.errors() else {"loc": (), "msg": "invalid request"}
@@ -150,6 +177,11 @@ def install(app: FastAPI) -> None:
     async def _rpc(_: Request, err: RPCError) -> JSONResponse:
         if err.status == RPCStatusCode.NOT_FOUND:
             return error_response(ErrorCode.NOT_FOUND.value, "no such tournament")
+        if err.status == RPCStatusCode.INVALID_ARGUMENT:
+            # Temporal refused what the request named (an id too long, say): nothing was done.
+            return error_response(
+                ErrorCode.VALIDATION_ERROR.value, f"Temporal refused the request: {err.message}"
+            )
         # Anything else Temporal answered (unavailable, a timeout, a full query buffer, a
         # refused Update) is the service's trouble, not the caller's: a 503 to retry.
         return _unavailable(f"Temporal did not answer: {err.message}")

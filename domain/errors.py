@@ -49,6 +49,13 @@ class ErrorCode(StrEnum):
     """A leave by a player already leaving at the hand's end: the API answers 202 ``pending``."""
     # money
     INSUFFICIENT_FUNDS = "insufficient_funds"
+    # on-chain money (activities/chain.py ChainError: the same values)
+    CHAIN_REVERTED = "chain_reverted"
+    CHAIN_DEPOSIT_REFUSED = "chain_deposit_refused"
+    CHAIN_REFUND_EXCEEDS_DEPOSIT = "chain_refund_exceeds_deposit"
+    CHAIN_PAYOUT_CONFLICT = "chain_payout_conflict"
+    CHAIN_UNAVAILABLE = "chain_unavailable"
+    CHAIN_NOT_MINED = "chain_not_mined"
     # service
     TEMPORARILY_UNAVAILABLE = "temporarily_unavailable"
     WORKFLOW_UNREADABLE = "workflow_unreadable"
@@ -58,6 +65,7 @@ class ErrorCode(StrEnum):
     UNAUTHORIZED = "unauthorized"
     FORBIDDEN = "forbidden"
     NOT_FOUND = "not_found"
+    METHOD_NOT_ALLOWED = "method_not_allowed"
     VALIDATION_ERROR = "validation_error"
 
 

@@ -125,7 +125,7 @@ async def cancel_tournament(
 
 class CreditBody(WireModel):
     user_id: str = Field(min_length=1, max_length=100)
-    amount: int = Field(gt=0, le=10**15)
+    amount: int = Field(gt=0, le=10**15, strict=True)
     idempotency_key: str = Field(min_length=1, max_length=150)
     """Sending the same key again credits nothing more."""
 

@@ -70,7 +70,9 @@ def authorized(request: Request) -> bool:
     bearer = request.headers.get("authorization", "")
     if bearer.lower().startswith("bearer "):
         presented = presented or bearer.split(" ", 1)[1].strip()
-    return bool(presented) and hmac.compare_digest(presented, settings.service_key)
+    # Bytes, not str: compare_digest raises on a non-ASCII str, and a header can carry one.
+    expected = settings.service_key.encode()
+    return bool(presented) and hmac.compare_digest(presented.encode(), expected)
 
 
 def refusal(request: Request, status: int, code: ErrorCode, message: str) -> JSONResponse:

@@ -15,7 +15,7 @@ from sqlmodel import col, select
 
 from api.deps import DbDep
 from api.errors import ApiError
-from db.models import Hand
+from db.models import Hand, Tournament
 from domain.errors import ErrorCode
 from domain.phh import to_phh
 from workflows.messages import WireModel
@@ -72,6 +72,8 @@ async def list_hands(
     limit: Annotated[int, Query(ge=1, le=500)] = 100,
 ) -> list[HandSummary]:
     async with db.session() as session:
+        if await session.get(Tournament, tournament_id) is None:
+            raise ApiError(ErrorCode.NOT_FOUND, f"no such tournament: {tournament_id}")
         hands = await session.exec(
             select(Hand)
             .where(Hand.tournament_id == tournament_id, col(Hand.hand_no) > after)

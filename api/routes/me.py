@@ -21,7 +21,7 @@ FAUCET_MAX = 100_000
 
 
 class FaucetBody(WireModel):
-    amount: int = Field(gt=0, le=FAUCET_MAX)
+    amount: int = Field(gt=0, le=FAUCET_MAX, strict=True)
 
 
 @router.get("/balance", response_model=Balance, response_model_by_alias=True)

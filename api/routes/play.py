@@ -107,7 +107,7 @@ class ActBody(WireModel):
     turn: int = Field(ge=0, le=2**31 - 1)
     """The turn id from the state you answer (a stale one is refused with stale_turn)."""
     action: Literal["fold", "check", "call", "raise", "all_in"]
-    amount: int | None = Field(default=None, ge=1, le=10**15)
+    amount: int | None = Field(default=None, ge=1, le=10**15, strict=True)
     """For raise: the total to raise to."""
 
 

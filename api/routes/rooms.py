@@ -63,7 +63,7 @@ def room_workflow_id(room_id: str) -> str:
 
 # -- records ---------------------------------------------------------------------------------
 class Entry(WireModel):
-    amount: int = Field(ge=1, le=10**12)
+    amount: int = Field(ge=1, le=10**12, strict=True)
     currency: Literal["virtual_chips"] = "virtual_chips"
 
 

@@ -54,7 +54,7 @@ class PayEntryBody(WireModel):
     """The entry fee: exactly the tournament's entryFee. On-chain deployments also take the
     ERC-2612 permit the entrant's wallet signed for the vault (its value must be the fee)."""
 
-    amount: int = Field(ge=0, le=10**15)
+    amount: int = Field(ge=0, le=10**15, strict=True)
     permit: Permit | None = None
 
 
