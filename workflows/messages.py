@@ -45,6 +45,8 @@ class CreateTournamentInput(WireModel):
     updates_per_run: int = Field(default=500, ge=20, le=1_500)
     """Registration continues-as-new after this many accepted Updates (Temporal refuses every
     Update past 2,000 in a run: security review H2)."""
+    payout_retry_seconds: int = Field(default=30, ge=1, le=3_600)
+    """The reconciler's first wait after a refused payout (doubling, up to 30 minutes)."""
     carry: TournamentState | None = None
     """Set only by continue-as-new: the state the previous run handed over."""
 
@@ -138,6 +140,12 @@ class TournamentState(WireModel):
     """The play loop has told the table to stop (force-end); handlers only set the request."""
     ended_at_ms: int | None = None
     payouts: list[PayoutView] = []
+    payout_attempts: int = 0
+    """Rounds of payouts that ended with a refusal (the reconciler backs off by them)."""
+    payout_retry_at_ms: int | None = None
+    """When the reconciler tries the refused payouts again (None when none is refused)."""
+    payout_redrive: bool = False
+    """An operator asked to try the refused payouts now (``retry_payouts``)."""
     rake_total: int = 0
     closed_at_ms: int | None = None
     transitions: list[Transition] = []
@@ -160,6 +168,10 @@ class PayoutView(WireModel):
     status: PayoutStatus = PayoutStatus.PENDING
     tx_hash: str | None = None
     failure_reason: str | None = None
+
+
+class RetryPayoutsInput(WireModel):
+    reason: str = "retried by an operator"
 
 
 class ForceEndInput(WireModel):
@@ -186,6 +198,8 @@ class TournamentView(WireModel):
     stacks: dict[str, int] = {}
     standings: list[Finish] = []
     payouts: list[PayoutView] = []
+    payout_retry_at_ms: int | None = None
+    """A payout was refused: when the reconciler tries again (an operator can retry now)."""
     entry_fees_total: int = 0
     rake_total: int = 0
     settings: dict[str, Any] = {}

@@ -94,6 +94,7 @@ class TournamentBase:
             stacks=dict(self.s.stacks),
             standings=self._standings(),
             payouts=list(self.s.payouts),
+            payout_retry_at_ms=self.s.payout_retry_at_ms,
             entry_fees_total=self.settings.entry_fee * (self.s.field_size or 0),
             rake_total=self.s.rake_total,
             settings=self.raw_settings,

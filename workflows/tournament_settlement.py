@@ -4,15 +4,19 @@ Part of TournamentWorkflow (workflows/tournament.py)."""
 from __future__ import annotations
 
 import asyncio
+from datetime import timedelta
 
 from temporalio import workflow
 from temporalio.exceptions import ActivityError, FailureError
 
 with workflow.unsafe.imports_passed_through():
+    from domain.errors import ErrorCode
     from domain.payouts import resolve_payout_amounts
     from domain.standings import Finish as Place
     from domain.standings import split_prizes
     from workflows import effects
+    from workflows.alarm import Alarm
+    from workflows.errors import refuse
     from workflows.messages import (
         MoneyMove,
         PayoutConfirmation,
@@ -20,9 +24,14 @@ with workflow.unsafe.imports_passed_through():
         PayoutStatus,
         PayoutView,
         PrizePayment,
+        RetryPayoutsInput,
         TournamentPhase,
+        TournamentView,
     )
     from workflows.tournament_base import TournamentBase
+
+MAX_RETRY_SECONDS = 30 * 60
+SETTLING_HISTORY_BUDGET = 8_000
 
 
 class SettlementMixin(TournamentBase):
@@ -66,8 +75,12 @@ class SettlementMixin(TournamentBase):
                     amount=self.s.rake_total,
                 )
             )
-        pending = [p for p in self.s.payouts if p.status is not PayoutStatus.CONFIRMED]
-        await asyncio.gather(*(self._pay(p) for p in pending))
+        while True:
+            pending = [p for p in self.s.payouts if p.status is not PayoutStatus.CONFIRMED]
+            await asyncio.gather(*(self._pay(p) for p in pending))
+            if all(p.status is PayoutStatus.CONFIRMED for p in self.s.payouts):
+                break
+            await self._wait_for_a_retry()
         if all(p.status is PayoutStatus.CONFIRMED for p in self.s.payouts):
             self.s.phase = TournamentPhase.CLOSED
             self.s.closed_at_ms = self._now_ms()
@@ -78,6 +91,49 @@ class SettlementMixin(TournamentBase):
                 {"state": "closed", "closedAt": self.s.closed_at_ms},
             )  # fmt: skip
             await self._record_lifecycle()
+
+    async def _wait_for_a_retry(self) -> None:
+        """A payout was refused (a definite answer): stay in ``settling``, the reason on the
+        intent, until the reconciler's next try (30 s, doubling up to 30 minutes) or an
+        operator's re-drive (``retry_payouts``), then try the failed ones again. Each intent
+        is keyed, so a retry pays at most once whatever happened before."""
+        self.s.payout_attempts += 1
+        delay = min(
+            self.inp.payout_retry_seconds * 2 ** (self.s.payout_attempts - 1), MAX_RETRY_SECONDS
+        )
+        self.s.payout_retry_at_ms = self._now_ms() + delay * 1000
+        self._bump()
+        await self._save_tournament()
+        alarm = await Alarm.start(timedelta(seconds=delay), "payout reconciler")
+        await workflow.wait_condition(lambda: alarm.fired or self.s.payout_redrive)
+        alarm.cancel()
+        self.s.payout_redrive = False
+        self.s.payout_retry_at_ms = None
+        for payout in self.s.payouts:
+            if payout.status is PayoutStatus.FAILED:
+                payout.status = PayoutStatus.PENDING
+        self._bump()
+        if workflow.info().get_current_history_length() >= SETTLING_HISTORY_BUDGET:
+            await workflow.wait_condition(workflow.all_handlers_finished)
+            workflow.continue_as_new(self.inp.model_copy(update={"carry": self.s}))
+
+    @workflow.update
+    async def retry_payouts(self, _req: RetryPayoutsInput) -> TournamentView:
+        """Operators: try the refused payouts again now (the loop does it; this records it)."""
+        self.updates_this_run += 1
+        self.s.payout_redrive = True
+        self._bump()
+        await workflow.wait_condition(lambda: not self.s.payout_redrive)
+        return self._view()
+
+    @retry_payouts.validator
+    def _validate_retry_payouts(self, _req: RetryPayoutsInput) -> None:
+        failed = any(p.status is PayoutStatus.FAILED for p in self.s.payouts)
+        if self.s.phase is not TournamentPhase.SETTLING or not failed or self.s.payout_redrive:
+            raise refuse(
+                ErrorCode.INVALID_STATE,
+                "only a settling tournament with a refused payout can retry its payouts",
+            )
 
     async def _pay(self, payout: PayoutView) -> None:
         try:

@@ -29,6 +29,7 @@ from workflows.messages import (
     CancelInput,
     CreateTournamentInput,
     ForceEndInput,
+    RetryPayoutsInput,
     TournamentView,
     WireModel,
 )
@@ -121,6 +122,23 @@ async def cancel_tournament(
         CancelInput(reason=body.reason),
         closed_code=ErrorCode.INVALID_STATE,
     )
+
+
+@router.post(
+    "/tournaments/{tournament_id}/payouts/retry",
+    response_model=TournamentView,
+    response_model_by_alias=True,
+)
+async def retry_payouts(tournament_id: str, temporal: TemporalDep) -> TournamentView:
+    """Try a settling tournament's refused payouts again now (each intent pays at most once);
+    the reconciler does the same on its own schedule (docs/operations.md)."""
+    handle: WorkflowHandle[Any, Any] = temporal.get_workflow_handle_for(
+        TournamentWorkflow.run, tournament_workflow_id(tournament_id)
+    )
+    return await execute_update(
+        handle, TournamentWorkflow.retry_payouts, RetryPayoutsInput(),
+        closed_code=ErrorCode.INVALID_STATE,
+    )  # fmt: skip
 
 
 class CreditBody(WireModel):

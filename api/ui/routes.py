@@ -29,6 +29,7 @@ from api.routes.admin import (
     ForceEndBody,
     current_level_started_at_ms,
     force_end_tournament,
+    retry_payouts,
     start_tournament,
 )
 from api.ui import forms
@@ -363,3 +364,17 @@ async def force_end(
         return _see_other(f"{COOKIE_PATH}/tournaments/{tournament_id}")
     query = urlencode({"error": f"Force-end refused: {refusal}"})
     return _see_other(f"{COOKIE_PATH}/tournaments/{tournament_id}?{query}")
+
+
+@router.post("/tournaments/{tournament_id}/retry-payouts")
+async def retry_refused_payouts(
+    request: Request, tournament_id: str, session: Operator, temporal: TemporalDep
+) -> Response:
+    form = await read_form(request)
+    check_csrf(request, session, form)
+    try:
+        await retry_payouts(tournament_id, temporal)  # the JSON route: the same rule
+    except (DomainError, ApiError, WorkflowUpdateFailedError) as err:
+        query = urlencode({"error": f"Retry refused: {_refusal(err)}"})
+        return _see_other(f"{COOKIE_PATH}/tournaments/{tournament_id}?{query}")
+    return _see_other(f"{COOKIE_PATH}/tournaments/{tournament_id}")

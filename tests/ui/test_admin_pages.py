@@ -6,6 +6,7 @@ Each test saves screenshots (see the ``screenshots`` fixture) for a human to loo
 from __future__ import annotations
 
 import re
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,10 @@ import httpx
 from playwright.async_api import Page, expect
 from temporalio.client import Client
 
+from db import ledger
+from db.engine import Database
 from sng.settings import Settings
+from tests.integration.bots import play, shove
 from tests.integration.helpers import admin, create, eventually
 from tests.integration.test_tournament import create_fast, fill, until_state
 
@@ -189,3 +193,39 @@ async def test_api_refuses_force_end_while_the_level_is_young(
         assert (r.status_code, r.json()["code"]) == (409, "invalid_state"), r.text
         assert "force-end needs 300s" in r.json()["message"]
         assert (await http.get(f"/tournaments/{tid}")).json()["state"] == "playing"
+
+
+async def test_retry_refused_payouts_from_the_page(
+    page: Page, ui_url: str, ui_settings: Settings, client: Client, db: Database,
+    screenshots: Path,
+) -> None:  # fmt: skip
+    """A refused payout is shown with its reason and a retry button (security review: failed
+    payouts had no way back)."""
+    users = [f"ui-po-{uuid.uuid4().hex[:4]}-{i}" for i in range(2)]
+    async with httpx.AsyncClient(base_url=ui_url, timeout=30) as http:
+        tid = await create_fast(http, ui_settings, 2)
+        await fill(http, ui_settings, tid, users)
+        hold = f"test:ui-hold-{tid}"
+        await ledger.transfer(db, key=f"drain-{tid}", source=ledger.escrow_account(tid),
+                              destination=hold, amount=200)  # fmt: skip
+        await play(client, f"table-{tid}-1", users, shove, limit=240)
+        await until_state(http, tid, "settling", limit=60)
+
+        await login(page, ui_url, ui_settings.service_key)
+
+        async def offered() -> bool:
+            await page.goto(f"{ui_url}/ui/tournaments/{tid}")
+            return await page.locator("#retry-payouts-button").count() == 1
+
+        await eventually(offered, limit=20)
+        await expect(page.locator("#payout-refused")).to_be_visible()
+        await expect(page.locator("#payouts")).to_contain_text("failed")
+        await page.screenshot(path=screenshots / "payout-refused.png", full_page=True)
+        await ledger.transfer(db, key=f"restore-{tid}", source=hold,
+                              destination=ledger.escrow_account(tid), amount=200)  # fmt: skip
+        await page.click("#retry-payouts-button")
+        await expect(page).to_have_url(f"{ui_url}/ui/tournaments/{tid}")
+        await until_state(http, tid, "closed", limit=30)
+        await page.reload()
+        await expect(page.locator("#state")).to_have_text("closed")
+        await expect(page.locator("#retry-payouts-button")).to_have_count(0)
