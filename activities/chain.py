@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Awaitable, Callable
 from enum import StrEnum
 from typing import Any
 
@@ -36,10 +37,26 @@ from temporalio.exceptions import ApplicationError
 from web3 import AsyncHTTPProvider, AsyncWeb3
 from web3.exceptions import TransactionNotFound, Web3Exception
 
-from activities.chain_support import Revert, artifact, chain_id_of, revert_of
+from activities.chain_support import (
+    Revert,
+    artifact,
+    chain_id_of,
+    permit_signer,
+    permit_typed_data,
+    revert_of,
+)
 from domain.errors import ErrorCode
 from sng.settings import Settings
 from workflows.messages import MoneyMove, MoneyReceipt, PayoutReceipt, PrizePayment
+
+NONCES_ABI = [
+    {
+        "type": "function", "name": "nonces", "stateMutability": "view",
+        "inputs": [{"name": "owner", "type": "address"}],
+        "outputs": [{"name": "", "type": "uint256"}],
+    }
+]  # fmt: skip
+"""The one token function the worker reads: ERC-2612's permit nonce."""
 
 
 class ChainError(StrEnum):
@@ -101,6 +118,7 @@ class ChainMoneyActivities:
             address=to_checksum_address(vault_address), abi=artifact("TournamentVault")["abi"]
         )
         self.token_address = to_checksum_address(token_address)
+        self.token = self.w3.eth.contract(address=self.token_address, abi=NONCES_ABI)
         self.start_block = start_block
         self.confirmations = max(1, confirmations)
         self.receipt_timeout = receipt_timeout
@@ -151,7 +169,38 @@ class ChainMoneyActivities:
                 ErrorCode.VALIDATION_ERROR.value,
                 f"the permit cannot be encoded for the vault: {type(err).__name__}",
             ) from None
-        tx_hash = await self._once(call, already, ChainError.DEPOSIT_REFUSED, "deposit refused")
+
+        async def signed_by_owner() -> None:
+            # Before anything is sent: the operator relays only a permit the owner really
+            # signed, for now, with the token's current nonce (security review C1: the vault
+            # ignores a failing permit, so a garbage one spent any standing allowance).
+            nonce, block = await self._guarded(
+                asyncio.gather(
+                    self.token.functions.nonces(owner).call(),
+                    self.w3.eth.get_block("latest"),
+                )
+            )
+            typed = permit_typed_data(
+                owner=owner, token=self.token_address, spender=self.vault.address,
+                value=permit.value, nonce=int(nonce), deadline=permit.deadline,
+                chain_id=await self._guarded(self._get_chain_id()),
+            )  # fmt: skip
+            if not _same(permit_signer(typed, permit.v, permit.r, permit.s) or "", owner):
+                raise _refusal(
+                    ErrorCode.VALIDATION_ERROR.value,
+                    f"the permit is not signed by {owner} for the vault (or not with its"
+                    " current nonce): nothing was sent",
+                )
+            if permit.deadline <= int(block["timestamp"]):
+                raise _refusal(ErrorCode.VALIDATION_ERROR.value, "the permit has expired")
+
+        tx_hash = await self._once(
+            call,
+            already,
+            ChainError.DEPOSIT_REFUSED,
+            "deposit refused",
+            before_send=signed_by_owner,
+        )
         reference = f"tx:{tx_hash}" if tx_hash else f"vault-held:{move.tournament_id}:{owner}"
         return MoneyReceipt(key=move.key, applied=tx_hash is not None, reference=reference)
 
@@ -202,14 +251,25 @@ class ChainMoneyActivities:
 
     # -- exactly once -------------------------------------------------------------------------
 
-    async def _once(self, call: Any, already: Any, refused: ChainError, what: str) -> str | None:
-        """Send ``call`` unless done; the tx hash when this run moved money, else None."""
+    async def _once(
+        self,
+        call: Any,
+        already: Any,
+        refused: ChainError,
+        what: str,
+        *,
+        before_send: Callable[[], Awaitable[None]] | None = None,
+    ) -> str | None:
+        """Send ``call`` unless done; the tx hash when this run moved money, else None.
+        ``before_send`` may refuse (it runs only when something is about to be sent)."""
         try:
             receipt = await self._guarded(self._resume_previous())
             if receipt is not None and receipt["status"] == 1:
                 return "0x" + bytes(receipt["transactionHash"]).hex()
             if await already():
                 return None
+            if before_send is not None:
+                await before_send()
             receipt = await self._transact(call)
         except _Reverted as reverted:
             if await already():  # someone (an earlier attempt, another worker) got there first

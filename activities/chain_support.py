@@ -159,9 +159,9 @@ def revert_of(exc: BaseException) -> Revert | None:
     return None
 
 
-def sign_permit(
-    owner_key: str,
+def permit_typed_data(
     *,
+    owner: str,
     token: str,
     spender: str,
     value: int,
@@ -170,9 +170,8 @@ def sign_permit(
     chain_id: int,
     name: str = TOKEN_NAME,
 ) -> dict[str, Any]:
-    """An ERC-2612 permit signed by ``owner_key``: the fields of ``workflows.messages.Permit``."""
-    account = Account.from_key(owner_key)
-    typed = {
+    """The EIP-712 message an ERC-2612 permit signs (the token's domain, version 1)."""
+    return {
         "types": {
             "EIP712Domain": [
                 {"name": "name", "type": "string"},
@@ -194,10 +193,42 @@ def sign_permit(
             "verifyingContract": to_checksum_address(token),
         },
         "message": {
-            "owner": account.address, "spender": to_checksum_address(spender),
+            "owner": to_checksum_address(owner), "spender": to_checksum_address(spender),
             "value": value, "nonce": nonce, "deadline": deadline,
         },
     }  # fmt: skip
+
+
+def permit_signer(typed: dict[str, Any], v: int, r: str, s: str) -> str | None:
+    """Who signed this permit message (None when the signature is not a valid one)."""
+    try:
+        return str(
+            Account.recover_message(
+                encode_typed_data(full_message=typed),
+                vrs=(v, int(r, 16), int(s, 16)),
+            )
+        )
+    except Exception:  # malformed or out-of-range signature values: nobody signed it
+        return None
+
+
+def sign_permit(
+    owner_key: str,
+    *,
+    token: str,
+    spender: str,
+    value: int,
+    nonce: int,
+    deadline: int,
+    chain_id: int,
+    name: str = TOKEN_NAME,
+) -> dict[str, Any]:
+    """An ERC-2612 permit signed by ``owner_key``: the fields of ``workflows.messages.Permit``."""
+    account = Account.from_key(owner_key)
+    typed = permit_typed_data(
+        owner=account.address, token=token, spender=spender, value=value, nonce=nonce,
+        deadline=deadline, chain_id=chain_id, name=name,
+    )  # fmt: skip
     signed = Account.sign_message(encode_typed_data(full_message=typed), owner_key)
     return {
         "owner": account.address,

@@ -248,6 +248,22 @@ class RegistrationMixin(TournamentBase):
                     f"{self.settings.entry_fee}",
                     field="permit.value",
                 )
+            owner = req.permit.owner.lower()
+            if any(
+                e.wallet is not None
+                and e.wallet.lower() == owner
+                and e.player_id != req.player_id
+                and e.status is not EntrantStatus.RELEASED
+                for e in self.s.entrants.values()
+            ):
+                # One wallet per active entrant: the vault holds deposits per (tournament,
+                # wallet), so a second entrant naming a paid wallet would look paid for free
+                # (security review C1).
+                raise DomainError(
+                    ErrorCode.VALIDATION_ERROR,
+                    "this wallet already pays for another entrant of this tournament",
+                    field="permit.owner",
+                )
 
     @workflow.update
     async def unregister(self, req: UnregisterInput) -> LeaveResult:

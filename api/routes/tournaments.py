@@ -19,9 +19,11 @@ from domain.errors import ErrorCode
 from domain.game_state import tournament_fields
 from domain.settings import validate_settings
 from workflows.messages import (
+    EntrantStatus,
     LeaveResult,
     LeaveVia,
     PayEntryInput,
+    PayoutStatus,
     Permit,
     RegisterInput,
     RegisterResult,
@@ -88,7 +90,33 @@ async def lobby(db: DbDep) -> list[LobbyEntry]:
         ]
 
 
+class PublicEntrant(WireModel):
+    """An entrant as anyone may see it: no account, wallet or advisor (security review C1, L3:
+    a listed wallet was the key to a free on-chain seat, and linked accounts to wallets)."""
+
+    player_id: str
+    is_agent: bool
+    status: EntrantStatus
+    seat: int | None = None
+    reserved_until_ms: int | None = None
+    entry_no: int = 1
+
+
+class PublicPayout(WireModel):
+    """A payout as anyone may see it (the destination wallet is not public)."""
+
+    intent_id: str
+    position: int
+    player_id: str
+    amount: int
+    status: PayoutStatus
+    tx_hash: str | None = None
+    failure_reason: str | None = None
+
+
 class TournamentDetail(TournamentView):
+    entrants: list[PublicEntrant]  # type: ignore[assignment]
+    payouts: list[PublicPayout] = Field(default_factory=list)  # type: ignore[assignment]
     tournament_schedule: dict[str, Any]
     """The resolved blind preview from the current level (open-ended: ``continues``) and the
     resolved prize structure as ``{position, percent}`` for the sealed field (or the seats)."""

@@ -11,6 +11,7 @@ from temporalio.client import Client
 from sng.settings import Settings
 from tests.api.support import new_agent
 from tests.integration.helpers import admin, create, credit, player
+from workflows.tournament import TournamentWorkflow
 
 
 async def internal(
@@ -156,7 +157,7 @@ async def test_audience_and_closed_registration(api_url: str, settings: Settings
 
 
 async def test_copilot_advisors_are_resolved_from_the_registry(
-    api_url: str, settings: Settings
+    api_url: str, settings: Settings, client: Client
 ) -> None:
     async with httpx.AsyncClient(base_url=api_url) as http:
         tid = await create(http, settings, kind="copilot")
@@ -177,8 +178,10 @@ async def test_copilot_advisors_are_resolved_from_the_registry(
         assert coded(await register("cp-alice", "agent-nope")) == (409, "advisor_required")
         ok = await register("cp-alice", mine["agentId"])
         assert (ok.status_code, ok.json()["status"]) == (200, "reserved"), ok.text
-        [entrant] = await entrants(http, tid)
-        assert entrant["advisorAgentId"] == mine["agentId"]
+        # The binding is the workflow's (the public view does not show advisors).
+        view = await client.get_workflow_handle(f"tournament-{tid}").query(TournamentWorkflow.state)
+        [entrant] = view.entrants
+        assert entrant.advisor_agent_id == mine["agentId"]
 
         # An advisor on a tournament that is not copilot is refused by the workflow.
         open_tid = await create(http, settings)

@@ -122,7 +122,7 @@ async def test_a_permit_for_another_amount_or_spender_moves_nothing(
     assert chips.balance(player.address) == 1_000
 
 
-async def test_a_permit_the_token_rejects_is_a_definite_refusal_with_a_reason(
+async def test_an_expired_permit_is_refused_before_anything_is_sent(
     client: Client, task_queue: str, chips: Chips, chain: ChainInfo
 ) -> None:
     acts = chain_activities(chain)
@@ -131,8 +131,8 @@ async def test_a_permit_the_token_rejects_is_a_definite_refusal_with_a_reason(
     with pytest.raises(WorkflowFailureError) as info:
         await _run(client, task_queue, acts, MoneyMoveWorkflow.run, "collect_entry", move)
     refusal = _refusal(info.value)
-    assert refusal.type == "chain_deposit_refused" and refusal.non_retryable
-    assert "ERC20InsufficientAllowance" in refusal.message
+    assert refusal.type == "validation_error" and refusal.non_retryable
+    assert "expired" in refusal.message
     assert chips.balance(player.address) == 1_000
 
 
