@@ -81,6 +81,8 @@ class EntrantView(WireModel):
     """How many times this player has registered here: keys each entry's money legs apart."""
     wallet: str | None = None
     """On-chain: the wallet that deposited the entry (refunds and prizes go back to it)."""
+    paying: bool = False
+    """Its fee is being collected (the registration lock is not held meanwhile)."""
 
 
 class Finish(WireModel):

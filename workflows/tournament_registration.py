@@ -58,7 +58,7 @@ class RegistrationMixin(TournamentBase):
             # meanwhile (it gets its alarm on the next turn of the loop).
             for e in list(self.s.entrants.values()):
                 key = (e.player_id, e.entry_no)
-                if e.status is EntrantStatus.RESERVED and key not in alarms:
+                if e.status is EntrantStatus.RESERVED and not e.paying and key not in alarms:
                     assert e.reserved_until_ms is not None
                     alarms[key] = await Alarm.until(
                         e.reserved_until_ms, f"reserve of {e.player_id}"
@@ -172,6 +172,10 @@ class RegistrationMixin(TournamentBase):
 
     @workflow.update
     async def pay_entry(self, req: PayEntryInput) -> RegisterResult:
+        """Collect the fee. The lock is held to check and mark the entry ``paying`` and to
+        record the result, never across the money move itself: a chain round trip that takes
+        minutes (an RPC outage) must not stop others registering, leaving or being released
+        (security review H1)."""
         self.updates_this_run += 1
         async with self.lock:
             if self._already_paid(req):
@@ -185,18 +189,26 @@ class RegistrationMixin(TournamentBase):
                 amount=self.settings.entry_fee,
                 permit=req.permit,
             )
-            try:
-                await effects.collect_entry(move)
-            except ActivityError as err:
+            entrant.paying = True
+            entrant.wallet = req.permit.owner if req.permit else None  # one entrant per wallet
+            self._bump()
+        try:
+            await effects.collect_entry(move)
+        except ActivityError as err:
+            async with self.lock:
                 # A definite refusal (insufficient funds): nothing moved, the reserve stands.
-                if isinstance(err.cause, ApplicationError) and err.cause.type:
-                    raise ApplicationError(
-                        err.cause.message, type=err.cause.type, non_retryable=True
-                    ) from None
-                raise
+                entrant.paying = False
+                entrant.wallet = None
+                self._bump()
+            if isinstance(err.cause, ApplicationError) and err.cause.type:
+                raise ApplicationError(
+                    err.cause.message, type=err.cause.type, non_retryable=True
+                ) from None
+            raise
+        async with self.lock:
+            entrant.paying = False
             entrant.status = EntrantStatus.PAID
             entrant.reserved_until_ms = None
-            entrant.wallet = req.permit.owner if req.permit else None
             self._bump()
             await self._save_entrant(entrant)
             await self._save_tournament()
@@ -228,6 +240,8 @@ class RegistrationMixin(TournamentBase):
         entrant = self._active_entrant(req.player_id)
         if entrant.status is EntrantStatus.PAID:
             raise DomainError(ErrorCode.TOURNAMENT_ALREADY_REGISTERED, "the entry is already paid")
+        if entrant.paying:
+            raise DomainError(ErrorCode.INVALID_STATE, "a payment for this entry is in progress")
         if req.amount != self.settings.entry_fee:
             raise DomainError(
                 ErrorCode.TOURNAMENT_ENTRY_FEE_MISMATCH,
@@ -297,6 +311,10 @@ class RegistrationMixin(TournamentBase):
             )
         self._verify_registering()
         entrant = self._active_entrant(req.player_id)
+        if entrant.paying:
+            raise DomainError(
+                ErrorCode.INVALID_STATE, "your payment is in progress: leave once it is done"
+            )
         if req.via is LeaveVia.INTERNAL and entrant.status is EntrantStatus.PAID:
             raise DomainError(
                 ErrorCode.PAID_REGISTRATION_USE_REFUND_PATH,
@@ -307,7 +325,17 @@ class RegistrationMixin(TournamentBase):
     async def cancel(self, req: CancelInput) -> TournamentView:
         """Operator cancel during registration: refund every paid entry, then `cancelled`."""
         self.updates_this_run += 1
-        async with self.lock:
+        while True:
+            # A payment in flight finishes first (it releases the lock while the money moves),
+            # so its fee is refunded with the others.
+            await workflow.wait_condition(
+                lambda: not any(e.paying for e in self.s.entrants.values())
+            )
+            await self.lock.acquire()
+            if not any(e.paying for e in self.s.entrants.values()):
+                break
+            self.lock.release()
+        try:
             self._recheck(self._verify_cancel, req)
             for entrant in self.s.entrants.values():
                 if entrant.status is EntrantStatus.PAID:
@@ -325,6 +353,8 @@ class RegistrationMixin(TournamentBase):
             )  # fmt: skip
             await self._record_lifecycle()
             return self._view()
+        finally:
+            self.lock.release()
 
     @cancel.validator
     def _validate_cancel(self, req: CancelInput) -> None:
@@ -367,7 +397,9 @@ class RegistrationMixin(TournamentBase):
         expired = [
             e
             for e in self.s.entrants.values()
-            if e.status is EntrantStatus.RESERVED and (e.player_id, e.entry_no) in due
+            if e.status is EntrantStatus.RESERVED
+            and not e.paying  # its fee is moving: the payment's outcome decides
+            and (e.player_id, e.entry_no) in due
         ]
         for entrant in expired:
             entrant.status = EntrantStatus.RELEASED

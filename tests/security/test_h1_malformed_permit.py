@@ -9,20 +9,40 @@ chain activity turns any encoding error into a non-retryable ``validation_error`
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from typing import Any
 
 import httpx
 import pytest
+from temporalio.client import Client, WorkflowUpdateFailedError
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 from temporalio.worker import Worker
 
+from db.engine import Database
 from sng.chain import ChainInfo
 from sng.settings import Settings
-from tests.chain.conftest import Chips, chain, chain_activities, chips, dev_chain, w3  # noqa: F401
+from tests.chain.conftest import (  # noqa: F401
+    Chips,
+    chain,
+    chain_activities,
+    chips,
+    dev_chain,
+    rpc_proxy,
+    w3,
+)
+from tests.chain.proxy import RpcProxy
 from tests.integration.helpers import create, credit, player
-from workflows.messages import MoneyMove, Permit
+from workflows.messages import (
+    CreateTournamentInput,
+    MoneyMove,
+    PayEntryInput,
+    Permit,
+    RegisterInput,
+    UnregisterInput,
+)
+from workflows.tournament import TournamentWorkflow
 
 GOOD = {
     "owner": "0x" + "ab" * 20, "spender": "0x" + "cd" * 20, "value": 100, "deadline": 2**40,
@@ -92,3 +112,79 @@ async def test_the_chain_activity_refuses_what_it_cannot_encode_for_good(
         await ActivityEnvironment().run(acts.collect_entry, move)
     assert info.value.type == "validation_error" and info.value.non_retryable
     assert chips.balance(wallet.address) == 1_000
+
+
+async def test_a_payment_stuck_on_the_chain_does_not_hold_registration(
+    client: Client,
+    db: Database,
+    task_queue: str,
+    chips: Chips,  # noqa: F811
+    chain: ChainInfo,  # noqa: F811
+    rpc_proxy: RpcProxy,  # noqa: F811
+) -> None:
+    """The lock is not held across the chain round trip: with the RPC down, one entrant's
+    payment waits (and retries) while others register and leave; it lands when the RPC is back,
+    and the payer cannot leave or pay twice meanwhile."""
+    from worker import build_worker
+
+    tid = f"h1l-{uuid.uuid4().hex[:8]}"
+    settings = {
+        "seats": 3, "entryFee": 100, "startingStack": 300, "actionTimeoutSeconds": 60,
+        "blindStructure": {"startingSmallBlind": 10, "increaseFactor": 1.5, "levelDurationSeconds": 600},
+    }  # fmt: skip
+    wallet = chips.new_wallet(1_000)
+    money = chain_activities(chain, rpc_proxy.url)
+    async with build_worker(client, db, task_queue, chain=money):
+        handle = await client.start_workflow(
+            TournamentWorkflow.run,
+            CreateTournamentInput(tournament_id=tid, name=tid, settings=settings,
+                                  hand_pause_ms=0, money_backend="chain"),
+            id=f"tournament-{tid}",
+            task_queue=task_queue,
+        )  # fmt: skip
+        await handle.execute_update(
+            TournamentWorkflow.register, RegisterInput(player_id="payer", owner_user_id="payer")
+        )
+        permit = Permit.model_validate(chips.permit(wallet, 100))
+        await rpc_proxy.down()
+        paying = asyncio.create_task(
+            handle.execute_update(
+                TournamentWorkflow.pay_entry,
+                PayEntryInput(player_id="payer", amount=100, permit=permit),
+            )
+        )
+        await asyncio.sleep(1)
+        # Others go on while the payment waits for the chain (on the reviewed main these
+        # waited for the lock, that is, for the RPC to come back).
+        for user in ("other", "third"):
+            await asyncio.wait_for(
+                handle.execute_update(
+                    TournamentWorkflow.register, RegisterInput(player_id=user, owner_user_id=user)
+                ),
+                20,
+            )
+        await asyncio.wait_for(
+            handle.execute_update(
+                TournamentWorkflow.unregister, UnregisterInput(player_id="third")
+            ),
+            20,
+        )
+        for refused in (
+            handle.execute_update(
+                TournamentWorkflow.unregister, UnregisterInput(player_id="payer")
+            ),
+            handle.execute_update(
+                TournamentWorkflow.pay_entry,
+                PayEntryInput(player_id="payer", amount=100, permit=permit),
+            ),
+        ):
+            with pytest.raises(WorkflowUpdateFailedError) as info:
+                await asyncio.wait_for(refused, 20)
+            assert isinstance(info.value.cause, ApplicationError)
+            assert info.value.cause.type == "invalid_state"
+        assert not paying.done()
+        await rpc_proxy.up()
+        result = await asyncio.wait_for(paying, 120)
+        assert result.status.value == "paid"
+        assert chips.balance(wallet.address) == 900
+        await handle.terminate("test done")

@@ -18,6 +18,7 @@ from temporalio.client import Client
 from temporalio.worker import Worker
 
 from sng.settings import Settings
+from tests.integration.bots import passive
 from tests.integration.helpers import credit, eventually, player
 from tests.integration.test_rooms import open_room, workflow_id
 from workflows.table import TableWorkflow
@@ -83,6 +84,8 @@ async def test_no_op_requests_spend_no_update_budget_and_opponents_still_act(
 
         # The opponent's action goes through.
         assert view.hand is not None
-        body = {"handNumber": view.hand_no, "turn": view.hand["turn"], "action": "fold"}
+        action, amount = passive(view.hand["legal"])
+        body = {"handNumber": view.hand_no, "turn": view.hand["turn"], "action": action,
+                "amount": amount}  # fmt: skip
         r = await http.post(f"/rooms/{room_id}/action", json=body, headers=player(settings, victim))
         assert r.status_code == 200, r.text
