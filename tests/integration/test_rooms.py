@@ -302,9 +302,14 @@ async def test_requests_that_race_are_served_one_at_a_time(
         )
         players = (await record(http, room_id))["players"]
         assert len([p for p in players if p["handle"] == hopper]) <= 1
+        # Both leave (a hand in progress then ends at once: the table checks or folds for a
+        # leaving player), and the room closes.
+        for u in winners:
+            r = await http.post(f"{path}/leave", headers=player(settings, u))
+            assert r.status_code in (200, 202, 409), r.text  # 409: not seated (hopper left)
         r = await http.post(f"{path}/close", headers=admin(settings))
         assert r.status_code in (200, 202), r.text
-        await eventually(lambda: status_is(http, room_id, "closed"))
+        await eventually(lambda: status_is(http, room_id, "closed"), limit=30)
 
         async def all_home() -> bool:  # no rake: the two players' 10,000 chips, all home
             if await chips_in_room(db, room_id, winners):
