@@ -34,6 +34,7 @@ with workflow.unsafe.imports_passed_through():
     from domain.settings import TournamentSettings, validate_settings
     from workflows import effects
     from workflows.alarm import Alarm
+    from workflows.budget import run_budget_spent
     from workflows.errors import refusal
     from workflows.inbox import Inbox, wait_or_serve
     from workflows.room import HANDS_PER_RUN, RoomMixin
@@ -48,14 +49,7 @@ with workflow.unsafe.imports_passed_through():
         TableView,
     )
 
-__all__ = ["HANDS_PER_RUN", "HISTORY_BUDGET", "UPDATE_BUDGET", "TableWorkflow"]
-
-UPDATE_BUDGET = 500
-"""Updates one run accepts before it continues-as-new at the next hand boundary. No-ops are
-refused by the validators (no history), so one hand accepts at most an action per turn plus
-a join, a leave and a sit-in per seat: the run stays far below Temporal's 2,000."""
-HISTORY_BUDGET = 8_000
-"""Events one run may hold before it continues-as-new at the next hand boundary."""
+__all__ = ["HANDS_PER_RUN", "TableWorkflow"]
 
 
 @workflow.defn
@@ -229,16 +223,10 @@ class TableWorkflow(RoomMixin):
             pass
 
     def run_budget_spent(self) -> bool:
-        """Time for a fresh run (between hands): Temporal suggests it, or this run accepted
-        UPDATE_BUDGET Updates or holds HISTORY_BUDGET events, far below the caps (2,000
-        Updates, 51,200 events) past which every Update, an operator's close included, is
-        refused."""
-        info = workflow.info()
-        return (
-            info.is_continue_as_new_suggested()
-            or self.updates_this_run >= UPDATE_BUDGET
-            or info.get_current_history_length() >= HISTORY_BUDGET
-        )
+        """Time for a fresh run at this hand boundary (workflows/budget.py). No-ops are
+        refused by the validators, so one hand accepts at most an action per turn plus a
+        join, a leave and a sit-in per seat."""
+        return run_budget_spent(self.updates_this_run)
 
     async def serve(self, number: int, request: object) -> None:
         """Answer one request the loop took from the inbox (a coded refusal is an answer)."""

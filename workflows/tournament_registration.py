@@ -14,6 +14,7 @@ with workflow.unsafe.imports_passed_through():
     from domain.errors import DomainError, ErrorCode
     from workflows import effects
     from workflows.alarm import Alarm
+    from workflows.budget import run_budget_spent
     from workflows.errors import refuse
     from workflows.messages import (
         CancelInput,
@@ -34,9 +35,6 @@ with workflow.unsafe.imports_passed_through():
 RESERVE_TTL = timedelta(seconds=120)
 MAX_ENTRIES = 5
 """Registrations one player may make in one tournament (each leave and come back is one)."""
-HISTORY_BUDGET = 8_000
-"""Events a registering run may hold before it continues-as-new (the Update budget is the
-tournament's ``updates_per_run``)."""
 NO_STAND_UP = (TournamentPhase.PLAYING, TournamentPhase.ENDED, TournamentPhase.SETTLING)
 
 
@@ -81,7 +79,9 @@ class RegistrationMixin(TournamentBase):
                     and self._count(EntrantStatus.PAID) == self.settings.seats
                 ):
                     await self._seal()
-            if self.s.phase is TournamentPhase.REGISTERING and self._registration_budget_spent():
+            if self.s.phase is TournamentPhase.REGISTERING and run_budget_spent(
+                self.updates_this_run, self.inp.updates_per_run
+            ):
                 # New Updates are refused (503, retry) while the ones in flight finish, so
                 # the hand-over cannot be starved; the next run re-arms every reserve's alarm.
                 self.draining = True
@@ -93,14 +93,6 @@ class RegistrationMixin(TournamentBase):
                 self.draining = False
         for alarm in alarms.values():
             alarm.cancel()
-
-    def _registration_budget_spent(self) -> bool:
-        info = workflow.info()
-        return (
-            info.is_continue_as_new_suggested()
-            or self.updates_this_run >= self.inp.updates_per_run
-            or info.get_current_history_length() >= HISTORY_BUDGET
-        )
 
     def _refuse_while_draining(self) -> None:
         if self.draining:

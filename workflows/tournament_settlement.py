@@ -16,6 +16,7 @@ with workflow.unsafe.imports_passed_through():
     from domain.standings import split_prizes
     from workflows import effects
     from workflows.alarm import Alarm
+    from workflows.budget import run_budget_spent
     from workflows.errors import refuse
     from workflows.messages import (
         MoneyMove,
@@ -31,7 +32,6 @@ with workflow.unsafe.imports_passed_through():
     from workflows.tournament_base import TournamentBase
 
 MAX_RETRY_SECONDS = 30 * 60
-SETTLING_HISTORY_BUDGET = 8_000
 
 
 class SettlementMixin(TournamentBase):
@@ -113,7 +113,7 @@ class SettlementMixin(TournamentBase):
             if payout.status is PayoutStatus.FAILED:
                 payout.status = PayoutStatus.PENDING
         self._bump()
-        if workflow.info().get_current_history_length() >= SETTLING_HISTORY_BUDGET:
+        if run_budget_spent(self.updates_this_run):
             await workflow.wait_condition(workflow.all_handlers_finished)
             workflow.continue_as_new(self.inp.model_copy(update={"carry": self.s}))
 

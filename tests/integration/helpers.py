@@ -81,13 +81,19 @@ async def start_paid_tournament(
     settings: dict[str, Any],
     *,
     hand_pause_ms: int,
+    **options: Any,
 ) -> WorkflowHandle[TournamentWorkflow, TournamentView]:
     """A tournament whose every seat is registered and paid from a freshly credited ledger
-    account, straight through the workflow's Updates (so it seals and plays)."""
+    account, straight through the workflow's Updates (so it seals and plays). ``options``
+    are further CreateTournamentInput fields."""
     handle = await client.start_workflow(
         TournamentWorkflow.run,
         CreateTournamentInput(
-            tournament_id=tid, name=tid, settings=settings, hand_pause_ms=hand_pause_ms
+            tournament_id=tid,
+            name=tid,
+            settings=settings,
+            hand_pause_ms=hand_pause_ms,
+            **options,
         ),
         id=f"tournament-{tid}",
         task_queue=task_queue,

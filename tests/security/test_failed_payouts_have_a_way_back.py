@@ -21,12 +21,9 @@ from db import ledger
 from db.engine import Database
 from sng.settings import Settings
 from tests.integration.bots import play, shove
-from tests.integration.helpers import SETTINGS, admin, eventually
+from tests.integration.helpers import SETTINGS, admin, eventually, start_paid_tournament
 from workflows.messages import (
-    CreateTournamentInput,
-    PayEntryInput,
     PayoutStatus,
-    RegisterInput,
     TournamentPhase,
     TournamentView,
 )
@@ -40,28 +37,10 @@ async def _paid_then_escrow_drained(
     client: Client, db: Database, task_queue: str, retry_seconds: int
 ) -> tuple[str, WorkflowHandle[Any, TournamentView]]:
     tid = f"po-{uuid.uuid4().hex[:12]}"
-    handle = await client.start_workflow(
-        TournamentWorkflow.run,
-        CreateTournamentInput(
-            tournament_id=tid,
-            name=tid,
-            settings=SETTINGS,
-            hand_pause_ms=0,
-            payout_retry_seconds=retry_seconds,
-        ),
-        id=f"tournament-{tid}",
-        task_queue=task_queue,
+    handle = await start_paid_tournament(
+        client, db, task_queue, tid, SETTINGS, hand_pause_ms=0, payout_retry_seconds=retry_seconds
     )
     players = [f"{tid}-{i}" for i in range(int(SETTINGS["seats"]))]
-    for user in players:
-        await ledger.transfer(db, key=f"seed-{user}", source=ledger.MINT,
-                              destination=ledger.user_account(user), amount=FEE)  # fmt: skip
-        await handle.execute_update(
-            TournamentWorkflow.register, RegisterInput(player_id=user, owner_user_id=user)
-        )
-        await handle.execute_update(
-            TournamentWorkflow.pay_entry, PayEntryInput(player_id=user, amount=FEE)
-        )
     # The escrow goes short before the payouts run (a bug elsewhere, a manual fix gone wrong).
     await ledger.transfer(db, key=f"drain-{tid}", source=ledger.escrow_account(tid),
                           destination=HOLD, amount=3 * FEE)  # fmt: skip
