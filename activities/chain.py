@@ -11,10 +11,11 @@ Exactly once across retries, in two layers:
    still free is re-broadcast byte for byte (same hash, so it can be mined at most once); a
    nonce taken by something else means it never will be.
 2. Whatever the heartbeat says, the chain is asked before anything is sent, and again after
-   any revert: ``executed(keccak(intent_id))`` for a payout, ``held(tournament, wallet)`` (and
-   ``refunded``) for an entry or a refund. A step already reflected on-chain returns
-   ``applied=False`` and sends nothing. This relies on the workflow holding at most one entry
-   per tournament and wallet at a time (one seat per entrant), which it does.
+   any revert: ``executed(keccak(intent_id))`` for a payout, ``entries(keccak(entry key))``
+   for an entry or its refund. The vault records each deposit under the entry's own key
+   (the money move's idempotency key), so the probe answers for exactly this entry, never
+   "some fee of this wallet is here" (security review C1). A step already reflected on-chain
+   returns ``applied=False`` and sends nothing.
 
 Errors: a revert the node reproduces (bad permit, over-refund, ...) is a definite refusal,
 non-retryable, with the decoded custom error as the operator-visible reason; anything else
@@ -26,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
@@ -68,6 +70,16 @@ class ChainError(StrEnum):
     PAYOUT_CONFLICT = "chain_payout_conflict"
     UNAVAILABLE = "chain_unavailable"
     NOT_MINED = "chain_not_mined"
+
+
+@dataclass(frozen=True)
+class _Entry:
+    """The vault's record of one entry's deposit (``owner`` None: never deposited)."""
+
+    tournament: bytes
+    owner: str | None
+    amount: int
+    refunded: int
 
 
 class _Reverted(Exception):
@@ -154,13 +166,22 @@ class ChainMoneyActivities:
             )
         owner = _address(permit.owner, "the permit owner")
         tournament = chain_id_of(move.tournament_id)
+        entry_id = chain_id_of(move.key)
 
         async def already() -> bool:
-            return await self._held(tournament, owner) >= move.amount
+            entry = await self._entry(entry_id)
+            if entry.owner is None:
+                return False
+            if entry.tournament != tournament or not _same(entry.owner, owner):
+                raise _refusal(
+                    ChainError.DEPOSIT_REFUSED.value,
+                    f"entry {move.key} was deposited by {entry.owner} for another move",
+                )
+            return entry.amount >= move.amount
 
         try:
             call = self.vault.functions.depositWithPermit(
-                tournament, owner, move.amount, permit.deadline, permit.v,
+                tournament, entry_id, owner, move.amount, permit.deadline, permit.v,
                 HexBytes(permit.r).rjust(32, b"\0"), HexBytes(permit.s).rjust(32, b"\0"),
             )  # fmt: skip
         except (ValueError, TypeError, OverflowError, Web3Exception) as err:
@@ -201,34 +222,36 @@ class ChainMoneyActivities:
             "deposit refused",
             before_send=signed_by_owner,
         )
-        reference = f"tx:{tx_hash}" if tx_hash else f"vault-held:{move.tournament_id}:{owner}"
+        reference = f"tx:{tx_hash}" if tx_hash else f"vault-entry:0x{entry_id.hex()}"
         return MoneyReceipt(key=move.key, applied=tx_hash is not None, reference=reference)
 
     @activity.defn
     async def refund_entry(self, move: MoneyMove) -> MoneyReceipt:
         wallet = _address(move.wallet, "the refund wallet")
-        tournament = chain_id_of(move.tournament_id)
+        if not move.entry_key:
+            raise _refusal(ErrorCode.VALIDATION_ERROR.value, "a refund names the entry it refunds")
+        entry_id = chain_id_of(move.entry_key)
 
         async def already() -> bool:
-            held, refunded = await self._guarded(
-                asyncio.gather(
-                    self.vault.functions.held(tournament, wallet).call(),
-                    self.vault.functions.refunded(tournament, wallet).call(),
+            entry = await self._entry(entry_id)
+            if entry.owner is not None and not _same(entry.owner, wallet):
+                raise _refusal(
+                    ChainError.REVERTED.value,
+                    f"entry {move.entry_key} was paid by {entry.owner}, not {wallet}",
                 )
-            )
-            if held >= move.amount:
+            if entry.amount - entry.refunded >= move.amount:
                 return False
-            if refunded >= move.amount:
+            if entry.refunded >= move.amount:
                 return True  # this refund (or an equal one) is already back in the wallet
             raise _refusal(
                 ChainError.REFUND_EXCEEDS_DEPOSIT.value,
-                f"refund of {move.amount} exceeds what {wallet} holds for"
-                f" {move.tournament_id} ({held})",
+                f"refund of {move.amount} exceeds what entry {move.entry_key} holds"
+                f" ({entry.amount - entry.refunded})",
             )
 
-        call = self.vault.functions.refund(tournament, wallet, move.amount)
+        call = self.vault.functions.refund(entry_id, move.amount)
         tx_hash = await self._once(call, already, ChainError.REVERTED, "refund refused")
-        reference = f"tx:{tx_hash}" if tx_hash else f"vault-refunded:{move.tournament_id}:{wallet}"
+        reference = f"tx:{tx_hash}" if tx_hash else f"vault-refunded:0x{entry_id.hex()}"
         return MoneyReceipt(key=move.key, applied=tx_hash is not None, reference=reference)
 
     @activity.defn
@@ -395,8 +418,12 @@ class ChainMoneyActivities:
 
     # -- reads and error mapping ----------------------------------------------------------------
 
-    async def _held(self, tournament: bytes, wallet: str) -> int:
-        return int(await self._guarded(self.vault.functions.held(tournament, wallet).call()))
+    async def _entry(self, entry_id: bytes) -> _Entry:
+        tournament, owner, amount, refunded = await self._guarded(
+            self.vault.functions.entries(entry_id).call()
+        )
+        unset = int(owner, 16) == 0
+        return _Entry(bytes(tournament), None if unset else owner, int(amount), int(refunded))
 
     async def _get_chain_id(self) -> int:
         if self._chain_id is None:

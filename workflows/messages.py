@@ -325,6 +325,8 @@ class MoneyMove(WireModel):
     """On-chain entry only: the signed permit the deposit uses."""
     wallet: str | None = None
     """On-chain refund only: the wallet that deposited (refunds go back to it)."""
+    entry_key: str | None = None
+    """Refund only: the key of the entry move it refunds (the vault keys deposits by it)."""
 
 
 class PrizePayment(WireModel):

@@ -175,7 +175,7 @@ class RegistrationMixin(TournamentBase):
             self._recheck(self._verify_pay, req)
             entrant = self.s.entrants[req.player_id]
             move = MoneyMove(
-                key=f"{self.s.tournament_id}:entry:{req.player_id}:{entrant.entry_no}",
+                key=self._entry_key(entrant),
                 tournament_id=self.s.tournament_id,
                 player_id=req.player_id,
                 amount=self.settings.entry_fee,
@@ -373,6 +373,10 @@ class RegistrationMixin(TournamentBase):
             raise DomainError(ErrorCode.TOURNAMENT_NOT_REGISTERED, "not registered here")
         return entrant
 
+    def _entry_key(self, entrant: EntrantView) -> str:
+        """The idempotency key of this entry's fee: the vault records the deposit under it."""
+        return f"{self.s.tournament_id}:entry:{entrant.player_id}:{entrant.entry_no}"
+
     async def _refund(self, entrant: EntrantView) -> int:
         move = MoneyMove(
             key=f"{self.s.tournament_id}:refund:{entrant.player_id}:{entrant.entry_no}",
@@ -380,6 +384,7 @@ class RegistrationMixin(TournamentBase):
             player_id=entrant.player_id,
             amount=self.settings.entry_fee,
             wallet=entrant.wallet,
+            entry_key=self._entry_key(entrant),
         )
         await effects.refund_entry(move)
         return move.amount

@@ -57,7 +57,8 @@ def _fund_vault(chips: Chips, chain: ChainInfo, amount: int) -> None:
     chips.send(
         chain.operator_key,
         chips.vault.functions.depositWithPermit(
-            chain_id_of(f"pool-{uuid.uuid4().hex}"), player.address, amount, permit["deadline"],
+            chain_id_of("pool"), chain_id_of(f"pool:entry:{uuid.uuid4().hex}"), player.address,
+            amount, permit["deadline"],
             permit["v"], bytes.fromhex(permit["r"][2:]), bytes.fromhex(permit["s"][2:]),
         ),
     )  # fmt: skip
@@ -83,7 +84,9 @@ async def test_entry_and_refund_move_exactly_once_per_key(
     assert not again.applied
     assert chips.balance(player.address) == 900
 
-    refund = move.model_copy(update={"key": "t-entry:refund:1", "permit": None})
+    refund = move.model_copy(
+        update={"key": "t-entry:refund:1", "permit": None, "entry_key": move.key}
+    )
     assert (
         await _run(client, task_queue, acts, MoneyMoveWorkflow.run, "refund_entry", refund)
     ).applied
@@ -99,13 +102,15 @@ async def test_a_refund_never_exceeds_the_deposit(
     player = chips.new_wallet(1_000)
     move = _entry(chips, player, "t-over", 100)
     await _run(client, task_queue, acts, MoneyMoveWorkflow.run, "collect_entry", move)
-    greedy = move.model_copy(update={"key": "t-over:refund:1", "amount": 101, "permit": None})
+    greedy = move.model_copy(
+        update={"key": "t-over:refund:1", "amount": 101, "permit": None, "entry_key": move.key}
+    )
     with pytest.raises(WorkflowFailureError) as info:
         await _run(client, task_queue, acts, MoneyMoveWorkflow.run, "refund_entry", greedy)
     refusal = _refusal(info.value)
     assert refusal.type == "chain_refund_exceeds_deposit" and refusal.non_retryable
     assert chips.balance(player.address) == 900
-    assert chips.vault.functions.held(chain_id_of("t-over"), player.address).call() == 100
+    assert chips.vault.functions.held(chain_id_of(move.key)).call() == 100
 
 
 @pytest.mark.parametrize("change", [{"value": 99}, {"spender": "0x" + "11" * 20}])

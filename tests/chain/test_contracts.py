@@ -1,4 +1,5 @@
-"""The vault's rules on a real anvil: exact pulls, front-run permits, bounded refunds, once-only payouts."""
+"""The vault's rules on a real anvil: exact pulls, front-run permits, one deposit per entry,
+refunds bounded by the entry and paid to its wallet, once-only payouts."""
 
 from __future__ import annotations
 
@@ -12,11 +13,15 @@ from sng.chain import ChainInfo
 from tests.chain.conftest import Chips
 
 
-def _deposit_call(chips: Chips, tournament: str, permit: dict, amount: int):  # type: ignore[no-untyped-def]
+def _deposit_call(chips: Chips, tournament: str, permit: dict, amount: int, entry: str = "1"):  # type: ignore[no-untyped-def]
     return chips.vault.functions.depositWithPermit(
-        chain_id_of(tournament), permit["owner"], amount, permit["deadline"], permit["v"],
+        chain_id_of(tournament), _entry_id(tournament, entry), permit["owner"], amount, permit["deadline"], permit["v"],
         bytes.fromhex(permit["r"][2:]), bytes.fromhex(permit["s"][2:]),
     )  # fmt: skip
+
+
+def _entry_id(tournament: str, entry: str = "1") -> bytes:
+    return chain_id_of(f"{tournament}:entry:{entry}")
 
 
 def _revert_name(chips: Chips, sender: str, call) -> str:  # type: ignore[no-untyped-def]
@@ -33,7 +38,8 @@ def test_deposit_pulls_exactly_the_permitted_amount(chips: Chips, chain: ChainIn
     chips.send(chain.operator_key, _deposit_call(chips, "t-exact", chips.permit(player, 100), 100))
     assert chips.balance(player.address) == 900
     assert chips.balance(chain.vault_address) == vault_before + 100
-    assert chips.vault.functions.deposits(chain_id_of("t-exact"), player.address).call() == 100
+    stored = chips.vault.functions.entries(_entry_id("t-exact")).call()
+    assert tuple(stored) == (chain_id_of("t-exact"), player.address, 100, 0)
     assert chips.token.functions.allowance(player.address, chain.vault_address).call() == 0
 
 
@@ -45,7 +51,7 @@ def test_a_larger_standing_allowance_still_pulls_exactly_the_amount(
     stale = chips.permit(player, 999)  # does not match the amount: the permit fails, caught
     chips.send(player.key, _deposit_call(chips, "t-standing", stale, 100))
     assert chips.balance(player.address) == 900
-    assert chips.vault.functions.held(chain_id_of("t-standing"), player.address).call() == 100
+    assert chips.vault.functions.held(_entry_id("t-standing")).call() == 100
     assert chips.token.functions.allowance(player.address, chain.vault_address).call() == 200
 
 
@@ -62,7 +68,7 @@ def test_a_front_run_permit_does_not_block_the_deposit(chips: Chips, chain: Chai
         ),
     )  # fmt: skip
     chips.send(chain.operator_key, _deposit_call(chips, "t-front", permit, 100))
-    assert chips.vault.functions.held(chain_id_of("t-front"), player.address).call() == 100
+    assert chips.vault.functions.held(_entry_id("t-front")).call() == 100
     assert chips.balance(player.address) == 900
 
 
@@ -87,31 +93,35 @@ def test_only_the_entrant_or_the_operator_may_deposit(chips: Chips, chain: Chain
     assert _revert_name(chips, other.address, call) == "NotEntrantOrOperator"
 
 
-def test_refunds_are_bounded_by_what_the_entrant_still_holds(
-    chips: Chips, chain: ChainInfo
-) -> None:
+def test_an_entry_is_deposited_once(chips: Chips, chain: ChainInfo) -> None:
     player = chips.new_wallet(1_000)
-    tid = chain_id_of("t-refund")
+    chips.send(chain.operator_key, _deposit_call(chips, "t-once", chips.permit(player, 100), 100))
+    again = _deposit_call(chips, "t-once", chips.permit(player, 100), 100)
+    assert _revert_name(chips, chain.operator_address, again) == "EntryAlreadyDeposited"
+    # Another entry of the same wallet in the same tournament is its own deposit.
+    chips.send(
+        chain.operator_key, _deposit_call(chips, "t-once", chips.permit(player, 100), 100, "2")
+    )
+    assert chips.balance(player.address) == 800
+    assert chips.vault.functions.held(_entry_id("t-once", "2")).call() == 100
+
+
+def test_refunds_are_bounded_by_what_the_entry_still_holds(chips: Chips, chain: ChainInfo) -> None:
+    player = chips.new_wallet(1_000)
+    entry = _entry_id("t-refund")
     chips.send(chain.operator_key, _deposit_call(chips, "t-refund", chips.permit(player, 100), 100))
     refund = chips.vault.functions.refund
-    assert _revert_name(chips, chain.operator_address, refund(tid, player.address, 101)) == (
+    assert _revert_name(chips, chain.operator_address, refund(entry, 101)) == (
         "RefundExceedsDeposit"
     )
-    chips.send(chain.operator_key, refund(tid, player.address, 60))
-    chips.send(chain.operator_key, refund(tid, player.address, 40))
-    assert _revert_name(chips, chain.operator_address, refund(tid, player.address, 1)) == (
-        "RefundExceedsDeposit"
+    chips.send(chain.operator_key, refund(entry, 60))
+    chips.send(chain.operator_key, refund(entry, 40))
+    assert _revert_name(chips, chain.operator_address, refund(entry, 1)) == "RefundExceedsDeposit"
+    # An entry never deposited (another seat, another tournament) refunds nothing.
+    assert _revert_name(chips, chain.operator_address, refund(_entry_id("t-refund", "2"), 1)) == (
+        "UnknownEntry"
     )
-    # Another tournament's deposit does not cover this one.
-    assert (
-        _revert_name(
-            chips, chain.operator_address, refund(chain_id_of("t-other"), player.address, 1)
-        )
-        == "RefundExceedsDeposit"
-    )
-    assert _revert_name(chips, player.address, refund(tid, player.address, 1)) == (
-        "OwnableUnauthorizedAccount"
-    )
+    assert _revert_name(chips, player.address, refund(entry, 1)) == "OwnableUnauthorizedAccount"
     assert chips.balance(player.address) == 1_000
 
 

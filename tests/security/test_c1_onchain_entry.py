@@ -8,10 +8,14 @@ listed every entrant's wallet and account:
   from the victim's wallet. Now the worker checks the EIP-712 signature against the token's
   current nonce (and the deadline) before anything is sent.
 - a second entrant naming a wallet that already paid: the vault's "held" probe made it look
-  paid with nothing sent. Now a tournament takes each wallet for one active entrant only.
+  paid with nothing sent. Now a tournament takes each wallet for one active entrant only, and
+  the vault records each deposit under its entry's own key: the "already done" probe asks
+  for exactly this entry, so another entry's deposit proves nothing.
+- pay, then leave with the other seat: the vault refunded by (tournament, wallet), so the
+  free second seat's refund returned the first seat's fee. Now a refund names its entry and
+  returns at most what that entry deposited.
 
-Still open (docs/security.md): deposits keyed per entry in the vault, and wallets bound to
-accounts by a signed challenge.
+Wallets bound to accounts by a signed challenge: tests/security/test_c1_wallet_binding.py.
 """
 
 from __future__ import annotations
@@ -63,6 +67,61 @@ async def test_a_garbage_permit_cannot_spend_a_victims_standing_allowance(
     assert info.value.type == "validation_error" and info.value.non_retryable
     assert "not signed by" in info.value.message
     assert chips.balance(victim.address) == 1_000
+
+
+def _entry_move(tid: str, seat: str, permit: Permit) -> MoneyMove:
+    return MoneyMove(
+        key=f"{tid}:entry:{seat}:1", tournament_id=tid, player_id=seat, amount=ENTRY,
+        permit=permit, wallet=permit.owner,
+    )  # fmt: skip
+
+
+async def test_another_entrys_deposit_does_not_pay_this_entry(
+    chips: Chips,  # noqa: F811
+    chain: ChainInfo,  # noqa: F811
+) -> None:
+    """The activity alone, as a workflow bug or a forged call would drive it."""
+    wallet = chips.new_wallet(1_000)
+    acts = chain_activities(chain)
+    tid = f"c1e-{uuid.uuid4().hex[:8]}"
+    first = _entry_move(tid, "first", Permit.model_validate(chips.permit(wallet, ENTRY)))
+    assert (await ActivityEnvironment().run(acts.collect_entry, first)).applied
+    # The same key again: done already, nothing moves (the exact key is what the probe asks).
+    assert not (await ActivityEnvironment().run(acts.collect_entry, first)).applied
+    assert chips.balance(wallet.address) == 1_000 - ENTRY
+    # A second entry naming the paid wallet with a garbage signature: not "already paid".
+    garbage = first.permit.model_copy(update={"r": "0x" + "02" * 32})  # type: ignore[union-attr]
+    with pytest.raises(ApplicationError) as info:
+        await ActivityEnvironment().run(acts.collect_entry, _entry_move(tid, "second", garbage))
+    assert info.value.type == "validation_error" and info.value.non_retryable
+    # With a real permit it is a deposit of its own.
+    second = _entry_move(tid, "second", Permit.model_validate(chips.permit(wallet, ENTRY)))
+    assert (await ActivityEnvironment().run(acts.collect_entry, second)).applied
+    assert chips.balance(wallet.address) == 1_000 - 2 * ENTRY
+
+
+async def test_a_seat_that_never_paid_cannot_refund_another_seats_fee(
+    chips: Chips,  # noqa: F811
+    chain: ChainInfo,  # noqa: F811
+) -> None:
+    wallet = chips.new_wallet(1_000)
+    acts = chain_activities(chain)
+    tid = f"c1r-{uuid.uuid4().hex[:8]}"
+    paid = _entry_move(tid, "paid", Permit.model_validate(chips.permit(wallet, ENTRY)))
+    await ActivityEnvironment().run(acts.collect_entry, paid)
+    free = MoneyMove(
+        key=f"{tid}:refund:free:1", tournament_id=tid, player_id="free", amount=ENTRY,
+        wallet=wallet.address, entry_key=f"{tid}:entry:free:1",
+    )  # fmt: skip
+    with pytest.raises(ApplicationError) as info:
+        await ActivityEnvironment().run(acts.refund_entry, free)
+    assert info.value.non_retryable
+    assert chips.balance(wallet.address) == 1_000 - ENTRY  # the paid seat's fee stays in escrow
+    refund = free.model_copy(
+        update={"key": f"{tid}:refund:paid:1", "player_id": "paid", "entry_key": paid.key}
+    )
+    assert (await ActivityEnvironment().run(acts.refund_entry, refund)).applied
+    assert chips.balance(wallet.address) == 1_000
 
 
 async def test_a_second_entrant_cannot_name_a_wallet_that_already_paid(
