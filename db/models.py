@@ -210,3 +210,28 @@ class RoomPresence(SQLModel, table=True):
     viewer: str = Field(primary_key=True, max_length=120)
     seated: bool = False
     last_seen: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))
+
+
+class WalletChallenge(SQLModel, table=True):
+    """A sign-in-with-Ethereum message issued to one caller for one wallet: used once, and
+    only before it expires. The exact text is kept, so verifying parses nothing."""
+
+    __tablename__ = "wallet_challenges"
+
+    nonce: str = Field(primary_key=True, max_length=32)
+    user_id: str = Field(index=True, max_length=100)
+    address: str = Field(max_length=42)
+    message: str = Field(max_length=2000)
+    expires_at: datetime = Field(sa_type=DateTime(timezone=True))
+    used_at: datetime | None = _ts()
+
+
+class WalletBinding(SQLModel, table=True):
+    """A wallet proven to belong to an account (a player or an agent): the service relays an
+    on-chain permit only for a wallet bound to the caller. A wallet binds to one account."""
+
+    __tablename__ = "wallet_bindings"
+
+    address: str = Field(primary_key=True, max_length=42)
+    user_id: str = Field(index=True, max_length=100)
+    bound_at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))

@@ -56,6 +56,11 @@ class ErrorCode(StrEnum):
     CHAIN_PAYOUT_CONFLICT = "chain_payout_conflict"
     CHAIN_UNAVAILABLE = "chain_unavailable"
     CHAIN_NOT_MINED = "chain_not_mined"
+    # wallets (binding a wallet to an account: db/wallets.py)
+    WALLET_NOT_BOUND = "wallet_not_bound"
+    WALLET_BOUND_ELSEWHERE = "wallet_bound_elsewhere"
+    WALLET_CHALLENGE_INVALID = "wallet_challenge_invalid"
+    WALLET_LIMIT_REACHED = "wallet_limit_reached"
     # service
     TEMPORARILY_UNAVAILABLE = "temporarily_unavailable"
     WORKFLOW_UNREADABLE = "workflow_unreadable"

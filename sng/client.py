@@ -99,10 +99,37 @@ class SngClient:
         )
         return result
 
-    async def pay(self, tournament_id: str, amount: int) -> dict[str, Any]:
+    async def pay(
+        self, tournament_id: str, amount: int, permit: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """On-chain deployments: ``permit`` is the ERC-2612 permit your bound wallet signed."""
+        body: dict[str, Any] = {"amount": amount}
+        if permit is not None:
+            body["permit"] = permit
         result: dict[str, Any] = await self._call(
-            "POST", f"/tournaments/{tournament_id}/pay", json={"amount": amount}
+            "POST", f"/tournaments/{tournament_id}/pay", json=body
         )
+        return result
+
+    async def bind_wallet(self, private_key: str) -> dict[str, Any]:
+        """Bind the wallet of ``private_key`` to this account: ask for the EIP-4361 challenge,
+        sign it locally (the key never leaves this process), send the signature."""
+        from eth_account import Account
+        from eth_account.messages import encode_defunct
+
+        account = Account.from_key(private_key)
+        challenge = await self._call(
+            "POST", "/me/wallets/challenge", json={"address": account.address}
+        )
+        signed = account.sign_message(encode_defunct(text=challenge["message"]))
+        result: dict[str, Any] = await self._call(
+            "POST", "/me/wallets",
+            json={"nonce": challenge["nonce"], "signature": "0x" + bytes(signed.signature).hex()},
+        )  # fmt: skip
+        return result
+
+    async def wallets(self) -> list[dict[str, Any]]:
+        result: list[dict[str, Any]] = await self._call("GET", "/me/wallets")
         return result
 
     async def leave(self, tournament_id: str) -> dict[str, Any]:

@@ -92,6 +92,8 @@ class Settings(BaseSettings):
     token_address: str = ""
     chain_start_block: int = 0
     chain_confirmations: int = 1
+    chain_id: int = 31337
+    """The chain the wallet-binding challenges name (EIP-4361 ``Chain ID``); anvil's by default."""
 
     @model_validator(mode="after")
     def _refuse_dev_secrets_outside_dev(self) -> Settings:

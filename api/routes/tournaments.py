@@ -11,9 +11,9 @@ from temporalio.client import WorkflowHandle
 
 from api.auth import CurrentPlayer
 from api.deps import DbDep, TemporalDep, tournament_workflow_id
-from api.errors import QUERY_TIMEOUT
+from api.errors import QUERY_TIMEOUT, ApiError
 from api.updates import execute_update
-from db import agents
+from db import agents, wallets
 from db.models import Tournament
 from domain.errors import ErrorCode
 from domain.game_state import tournament_fields
@@ -169,8 +169,19 @@ async def register_for_tournament(
 
 @router.post("/{tournament_id}/pay", response_model=RegisterResult, response_model_by_alias=True)
 async def pay_entry(
-    tournament_id: str, body: PayEntryBody, caller: CurrentPlayer, temporal: TemporalDep
-) -> RegisterResult:
+    tournament_id: str, body: PayEntryBody, caller: CurrentPlayer, temporal: TemporalDep,
+    db: DbDep,
+) -> RegisterResult:  # fmt: skip
+    if body.permit is not None and not await wallets.is_bound_to(
+        db, body.permit.owner, caller.user_id
+    ):
+        # Never relay a permit for a wallet the caller has not proven is theirs (security
+        # review C1): the vault would spend any standing allowance of the named owner.
+        raise ApiError(
+            ErrorCode.WALLET_NOT_BOUND,
+            f"{body.permit.owner} is not bound to you: bind it first (POST /me/wallets)",
+            field="permit.owner",
+        )
     return await execute_update(
         _handle(temporal, tournament_id),
         TournamentWorkflow.pay_entry,

@@ -98,6 +98,11 @@ ROWS = [
     Row("GET", "/me/balance", (401, 200, 200, 200, 401)),
     # The faucet exists only in dev mode; the tests run as env=test.
     Row("POST", "/me/faucet", (401, 403, 403, 403, 401), {"amount": 10}),
+    Row("POST", "/me/wallets/challenge", (401, 200, 200, 200, 401), {"address": "0x" + "ab" * 20}),
+    # Nobody holds this challenge: a coded refusal for the signed-in, 401 for the rest.
+    Row("POST", "/me/wallets", (401, 422, 422, 422, 401), {"nonce": "0" * 32, "signature": "0x" + "11" * 65}),
+    Row("GET", "/me/wallets", (401, 200, 200, 200, 401)),
+    Row("DELETE", "/me/wallets/0x" + "ab" * 20, (401, 404, 404, 404, 401)),
     Row("POST", "/admin/tournaments", (*SERVICE, 201), {"name": "mx", "settings": {"seats": 2, "entryFee": 10, "startingStack": 100, "blindStructure": {"startingSmallBlind": 1, "increaseFactor": 2, "levelDurationSeconds": 60}, "actionTimeoutSeconds": 10}}),
     Row("POST", "/admin/tournaments/{tid}/cancel", (*SERVICE, 200), {}, fresh),
     Row("POST", "/admin/ledger/credit", (*SERVICE, 200), {"userId": "mx-x", "amount": 1, "idempotencyKey": "mx"}),
