@@ -56,7 +56,7 @@ def mint_player_token(settings: Settings, user_id: str, *, ttl_seconds: int = 86
     }
     if settings.jwt_audience:
         claims["aud"] = settings.jwt_audience
-    return jwt.encode(claims, settings.jwt_secret, algorithm="HS256")
+    return jwt.encode(claims, settings.jwt_secret.get_secret_value(), algorithm="HS256")
 
 
 @lru_cache(maxsize=4)
@@ -71,7 +71,7 @@ async def verify_player_token(settings: Settings, token: str) -> Caller:
         alg = jwt.get_unverified_header(token).get("alg")
         key: Any
         if alg in HMAC_ALGORITHMS:
-            key, algorithms = settings.jwt_secret, HMAC_ALGORITHMS
+            key, algorithms = settings.jwt_secret.get_secret_value(), HMAC_ALGORITHMS
         elif alg in JWKS_ALGORITHMS and settings.jwt_jwks_url:
             client = _jwks_client(settings.jwt_jwks_url)
             # PyJWKClient fetches with blocking urllib: keep it off the event loop.
@@ -136,11 +136,26 @@ async def current_player(
     return await verify_player_token(_settings(request), bearer)
 
 
-def service_key(request: Request, x_service_key: Annotated[str | None, Header()] = None) -> None:
-    expected = _settings(request).service_key
+def key_matches(presented: str | None, expected: str) -> bool:
+    """An operator key check; an empty expected key (a door without a key) opens nothing."""
+    if not presented or not expected:
+        return False
     # Bytes, not str: compare_digest raises on a non-ASCII str, and a header can carry one.
-    if not x_service_key or not hmac.compare_digest(x_service_key.encode(), expected.encode()):
+    return hmac.compare_digest(presented.encode(), expected.encode())
+
+
+def admin_key(request: Request, x_service_key: Annotated[str | None, Header()] = None) -> None:
+    """Operators: ``X-Service-Key`` must be the admin key (security review M6)."""
+    if not key_matches(x_service_key, _settings(request).key("admin")):
         raise ApiError(ErrorCode.UNAUTHORIZED, "a valid X-Service-Key header is required")
+
+
+def internal_key(request: Request, x_service_key: Annotated[str | None, Header()] = None) -> None:
+    """Internal services (the agent-hosting platform): the internal key, not the admin one."""
+    if not key_matches(x_service_key, _settings(request).key("internal")):
+        raise ApiError(
+            ErrorCode.UNAUTHORIZED, "a valid X-Service-Key header (the internal key) is required"
+        )
 
 
 async def optional_player(
@@ -157,4 +172,5 @@ async def optional_player(
 
 CurrentPlayer = Annotated[Caller, Depends(current_player)]
 MaybePlayer = Annotated[Caller | None, Depends(optional_player)]
-ServiceKey = Depends(service_key)
+ServiceKey = Depends(admin_key)
+InternalKey = Depends(internal_key)

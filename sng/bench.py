@@ -86,7 +86,7 @@ def own_stack(console: Console) -> Iterator[Settings]:
     settings = settings.model_copy(
         update={"temporal_address": f"127.0.0.1:{settings.temporal_port}"}
     )
-    if not settings.codec_key:
+    if not settings.codec_key.get_secret_value():
         ensure_dev_key(root)  # before the worker and the API race to create it
     stack = DevStack(settings)
     try:
@@ -133,7 +133,7 @@ async def run_bench(
     curve: list[dict[str, Any]] = []
     finished: list[dict[str, Any]] = []
     main: dict[str, Any] = {}
-    async with SngClient(api_url, service_key=settings.service_key) as operator:
+    async with SngClient(api_url, service_key=settings.key("admin")) as operator:
         for level in cfg.all_levels:
             is_main = level == cfg.concurrency
             console.print(f"2–3. {level} concurrent tournament(s) for {cfg.window_s:.0f} s…")

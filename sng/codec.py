@@ -157,8 +157,8 @@ class EncryptionCodec(PayloadCodec):
 def codec_for(settings: Settings, *, for_display: bool = False) -> EncryptionCodec:
     """The codec every client and worker of this deployment uses; ``for_display`` (the UI's
     codec endpoint) also passes plaintext through, so operators can see what was sent."""
-    if settings.codec_key:
-        key = parse_key(settings.codec_key)
+    if settings.codec_key.get_secret_value():
+        key = parse_key(settings.codec_key.get_secret_value())
     elif settings.env == "prod":
         raise CodecKeyError("SNG_CODEC_KEY is required in prod")  # settings refuse it earlier
     else:
@@ -166,7 +166,7 @@ def codec_for(settings: Settings, *, for_display: bool = False) -> EncryptionCod
     return EncryptionCodec(
         settings.codec_key_id,
         key,
-        parse_previous_keys(settings.codec_previous_keys),
+        parse_previous_keys(settings.codec_previous_keys.get_secret_value()),
         accept_plaintext=for_display or settings.codec_accept_plaintext,
     )
 

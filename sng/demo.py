@@ -49,7 +49,7 @@ async def run_demo(
     run = secrets.token_hex(3)
     kinds = bots or [list(POLICIES)[i % len(POLICIES)] for i in range(seats)]
     names = [f"bot-{kind}-{i}-{run}" for i, kind in enumerate(kinds)]
-    async with SngClient(api_url, service_key=settings.service_key) as operator:
+    async with SngClient(api_url, service_key=settings.key("admin")) as operator:
         tid = await operator.create_tournament(
             f"demo {run}", demo_settings(seats, entry_fee=entry_fee, stack=stack,
                                          level_seconds=level_seconds),

@@ -23,7 +23,11 @@ ANVIL_DEV_OPERATOR_KEY = "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae78
 
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
-        env_prefix="SNG_", env_file=".env", extra="ignore", populate_by_name=True
+        env_prefix="SNG_",
+        env_file=".env",
+        extra="ignore",
+        populate_by_name=True,
+        hide_input_in_errors=True,  # a refusal must not print the secrets it was given
     )
 
     env: Literal["dev", "test", "prod"] = "dev"
@@ -53,9 +57,17 @@ class Settings(BaseSettings):
     chain_port: int = 8545
     """`sng dev --chain anvil`'s RPC port."""
 
-    # Secrets. The development defaults are public; prod refuses them.
-    service_key: str = DEV_SERVICE_KEY
-    jwt_secret: str = DEV_JWT_SECRET
+    # Secrets (SecretStr: never in a repr, a log or a validation message). The development
+    # defaults are public; prod refuses them. Three operator keys, each opening one door
+    # (security review M6): admin (the /admin API, room create/close, the admin pages),
+    # internal (/internal, the agent-hosting platform) and codec (the /codec endpoint the
+    # Temporal UI calls). In dev and test an unset one falls back to service_key; prod needs
+    # all three set and different, and ignores service_key.
+    service_key: SecretStr = SecretStr(DEV_SERVICE_KEY)
+    admin_key: SecretStr = SecretStr("")
+    internal_key: SecretStr = SecretStr("")
+    codec_endpoint_key: SecretStr = SecretStr("")
+    jwt_secret: SecretStr = SecretStr(DEV_JWT_SECRET)
     jwt_issuer: str = "sng"
     # Players' tokens from an identity provider: its JWKS URL (RS/ES/EdDSA tokens are checked
     # against it; HS256 ones against jwt_secret) and, when its tokens carry one, the audience.
@@ -69,9 +81,9 @@ class Settings(BaseSettings):
 
     # Payload encryption (sng/codec.py). Empty key: dev and test use <data_dir>/codec.key,
     # created once; prod refuses to start. Retired keys stay listed for decryption only.
-    codec_key: str = ""
+    codec_key: SecretStr = SecretStr("")
     codec_key_id: str = "k1"
-    codec_previous_keys: str = ""
+    codec_previous_keys: SecretStr = SecretStr("")
     # Workers and clients refuse payloads that are not sealed (anyone who reaches Temporal can
     # write plaintext ones). True only for a migration window over histories written before
     # encryption was on; never in normal operation (docs/security.md).
@@ -95,28 +107,51 @@ class Settings(BaseSettings):
     chain_id: int = 31337
     """The chain the wallet-binding challenges name (EIP-4361 ``Chain ID``); anvil's by default."""
 
+    def key(self, door: Literal["admin", "internal", "codec"]) -> str:
+        """The operator key that opens ``door`` (see the secrets above)."""
+        own = {
+            "admin": self.admin_key, "internal": self.internal_key,
+            "codec": self.codec_endpoint_key,
+        }[door].get_secret_value()  # fmt: skip
+        if own or self.env == "prod":
+            return own
+        return self.service_key.get_secret_value()
+
     @model_validator(mode="after")
     def _refuse_dev_secrets_outside_dev(self) -> Settings:
         if self.env == "prod":
+            keys = {
+                "SNG_ADMIN_KEY": self.key("admin"),
+                "SNG_INTERNAL_KEY": self.key("internal"),
+                "SNG_CODEC_ENDPOINT_KEY": self.key("codec"),
+            }
             weak = [
                 name
                 for name, value, default in (
-                    ("SNG_SERVICE_KEY", self.service_key, DEV_SERVICE_KEY),
-                    ("SNG_JWT_SECRET", self.jwt_secret, DEV_JWT_SECRET),
+                    *((name, value, DEV_SERVICE_KEY) for name, value in keys.items()),
+                    ("SNG_JWT_SECRET", self.jwt_secret.get_secret_value(), DEV_JWT_SECRET),
                 )
                 if value == default or len(value) < 16
             ]
             if weak:
                 raise ValueError(
-                    "refusing to start in prod with default or short secrets: " + ", ".join(weak)
+                    "refusing to start in prod with missing, default or short secrets: "
+                    + ", ".join(weak)
+                )
+            if len(set(keys.values())) < len(keys):
+                raise ValueError(
+                    "refusing to start in prod with one key for several doors: "
+                    + ", ".join(keys)
+                    + " must all differ (docs/security.md)"
                 )
         return self
 
     @model_validator(mode="after")
     def _refuse_missing_codec_key_outside_dev(self) -> Settings:
-        if self.codec_key:
+        codec_key = self.codec_key.get_secret_value()
+        if codec_key:
             try:
-                size = len(base64.b64decode(self.codec_key.strip(), validate=True))
+                size = len(base64.b64decode(codec_key.strip(), validate=True))
             except ValueError:
                 size = -1
             if size != 32:
@@ -169,6 +204,7 @@ def refuse_implicit_dev(settings: Settings, command: str) -> None:
         return
     raise SystemExit(
         f"{command} is a production command and SNG_ENV is not set: set SNG_ENV=prod with real"
-        " secrets (SNG_SERVICE_KEY, SNG_JWT_SECRET, SNG_CODEC_KEY), or SNG_ENV=dev to run it"
+        " secrets (SNG_ADMIN_KEY, SNG_INTERNAL_KEY, SNG_CODEC_ENDPOINT_KEY, SNG_JWT_SECRET,"
+        " SNG_CODEC_KEY), or SNG_ENV=dev to run it"
         " locally with the public dev secrets (sng dev does that for you)"
     )

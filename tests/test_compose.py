@@ -47,7 +47,8 @@ def test_required_secrets_fail_fast(compose: dict[str, Any]) -> None:
     for name in ("api", "worker", "migrate"):
         env = env_of(compose["services"][name])
         assert env["SNG_ENV"] == "prod"  # prod refuses default secrets at start-up too
-        for secret in ("SNG_SERVICE_KEY", "SNG_JWT_SECRET"):
+        secrets = ("SNG_ADMIN_KEY", "SNG_INTERNAL_KEY", "SNG_CODEC_ENDPOINT_KEY", "SNG_JWT_SECRET")
+        for secret in secrets:
             assert re.fullmatch(rf"\$\{{{secret}:\?.+\}}", env[secret]), (name, secret)
         assert "${POSTGRES_PASSWORD:?" in env["DATABASE_URL"]
 

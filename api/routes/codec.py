@@ -13,7 +13,6 @@ loopback, and the key it protects is a file in the same data directory anyway.
 
 from __future__ import annotations
 
-import hmac
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -24,6 +23,7 @@ from google.protobuf.message import DecodeError
 from temporalio.api.common.v1 import Payload, Payloads
 from temporalio.converter import PayloadCodec
 
+from api.auth import key_matches
 from domain.errors import ErrorCode
 from sng.codec import codec_for
 from sng.settings import Settings
@@ -70,9 +70,7 @@ def authorized(request: Request) -> bool:
     bearer = request.headers.get("authorization", "")
     if bearer.lower().startswith("bearer "):
         presented = presented or bearer.split(" ", 1)[1].strip()
-    # Bytes, not str: compare_digest raises on a non-ASCII str, and a header can carry one.
-    expected = settings.service_key.encode()
-    return bool(presented) and hmac.compare_digest(presented.encode(), expected)
+    return key_matches(presented, settings.key("codec"))
 
 
 def refusal(request: Request, status: int, code: ErrorCode, message: str) -> JSONResponse:

@@ -16,7 +16,7 @@ from pydantic import Field
 from temporalio.client import WorkflowHandle
 from temporalio.service import RPCError, RPCStatusCode
 
-from api.auth import ServiceKey
+from api.auth import InternalKey
 from api.deps import DbDep, TemporalDep, tournament_workflow_id
 from api.errors import ApiError
 from api.updates import execute_update
@@ -33,7 +33,7 @@ from workflows.messages import (
 )
 from workflows.tournament import TournamentWorkflow
 
-router = APIRouter(prefix="/internal", tags=["internal"], dependencies=[ServiceKey])
+router = APIRouter(prefix="/internal", tags=["internal"], dependencies=[InternalKey])
 
 ID_PATTERN = r"^[A-Za-z0-9_.:-]+$"
 

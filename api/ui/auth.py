@@ -22,6 +22,7 @@ from urllib.parse import parse_qsl
 
 from fastapi import Depends, HTTPException, Request, Response
 
+from api.auth import key_matches
 from sng.settings import Settings
 
 COOKIE = "sng_admin"
@@ -41,12 +42,12 @@ class OperatorSession:
 
 def _sign(settings: Settings, message: str) -> str:
     # A purpose-bound key: the same service key also guards the JSON API's X-Service-Key.
-    key = hmac.new(settings.service_key.encode(), b"sng-admin-session-v1", hashlib.sha256)
+    key = hmac.new(settings.key("admin").encode(), b"sng-admin-session-v1", hashlib.sha256)
     return hmac.new(key.digest(), message.encode(), hashlib.sha256).hexdigest()
 
 
-def service_key_matches(settings: Settings, typed: str) -> bool:
-    return hmac.compare_digest(typed.encode(), settings.service_key.encode())
+def admin_key_matches(settings: Settings, typed: str) -> bool:
+    return key_matches(typed, settings.key("admin"))
 
 
 def new_session_cookie(settings: Settings, *, now: float | None = None) -> str:

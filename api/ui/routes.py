@@ -37,10 +37,10 @@ from api.ui.auth import (
     COOKIE_PATH,
     Operator,
     OperatorSession,
+    admin_key_matches,
     check_csrf,
     clear_session_cookie,
     read_form,
-    service_key_matches,
     set_session_cookie,
 )
 from db.models import PayoutIntent, Tournament
@@ -156,7 +156,7 @@ async def login_page(request: Request) -> HTMLResponse:
 @router.post("/login")
 async def login(request: Request, settings: SettingsDep) -> Response:
     form = await read_form(request)
-    if not service_key_matches(settings, form.get("serviceKey", "")):
+    if not admin_key_matches(settings, form.get("serviceKey", "")):
         return _render(
             request, "login.html", {"error": "That is not the service key."}, status_code=401
         )

@@ -47,13 +47,23 @@ async def test_player_tokens_are_checked(api_url: str, settings: Settings) -> No
         assert (ok.status_code, ok.json()["userId"]) == (200, "jwt-alice")
 
         expired = jwt.encode(
-            claims(settings, exp=int(time.time()) - 120), settings.jwt_secret, algorithm="HS256"
+            claims(settings, exp=int(time.time()) - 120),
+            settings.jwt_secret.get_secret_value(),
+            algorithm="HS256",
         )
         forged = jwt.encode(claims(settings), "not-the-secret-0123456789abcdef", algorithm="HS256")
-        other_issuer = jwt.encode(claims(settings, iss="elsewhere"), settings.jwt_secret, "HS256")
-        no_exp = jwt.encode({"sub": "x", "iss": settings.jwt_issuer}, settings.jwt_secret, "HS256")
+        other_issuer = jwt.encode(
+            claims(settings, iss="elsewhere"), settings.jwt_secret.get_secret_value(), "HS256"
+        )
+        no_exp = jwt.encode(
+            {"sub": "x", "iss": settings.jwt_issuer},
+            settings.jwt_secret.get_secret_value(),
+            "HS256",
+        )
         unsigned = jwt.encode(claims(settings), None, algorithm="none")
-        hs512 = jwt.encode(claims(settings), settings.jwt_secret, algorithm="HS512")
+        hs512 = jwt.encode(
+            claims(settings), settings.jwt_secret.get_secret_value(), algorithm="HS512"
+        )
         rsa_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
         rs256_without_jwks = jwt.encode(claims(settings), rsa_key, algorithm="RS256")
         for token in (expired, forged, other_issuer, no_exp, unsigned, hs512, rs256_without_jwks):
@@ -65,7 +75,7 @@ async def test_player_tokens_are_checked(api_url: str, settings: Settings) -> No
             {"Authorization": "Basic dXNlcjpwYXNz"},
             {"Authorization": "Bearer"},
             {"Authorization": "Bearer not.a.jwt"},
-            {"X-Service-Key": settings.service_key},
+            {"X-Service-Key": settings.key("admin")},
         ):
             r = await me(http, headers)
             assert (r.status_code, r.json()["code"]) == (401, "unauthorized"), headers

@@ -56,7 +56,7 @@ async def test_no_server_errors_and_schema_conformance(
     header = (
         f"Authorization: Bearer {mint_player_token(settings, 'fuzz-player')}"
         if who == "player"
-        else f"X-Service-Key: {settings.service_key}"
+        else f"X-Service-Key: {settings.key('admin')}"
     )
     proc = await asyncio.create_subprocess_exec(
         st_binary(), "run", f"{api_url}/openapi.json",

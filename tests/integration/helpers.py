@@ -33,7 +33,7 @@ SETTINGS: dict[str, Any] = {
 
 
 def admin(settings: Settings) -> dict[str, str]:
-    return {"X-Service-Key": settings.service_key}
+    return {"X-Service-Key": settings.key("admin")}
 
 
 def player(settings: Settings, user: str) -> dict[str, str]:

@@ -42,7 +42,7 @@ async def test_encode_then_decode_round_trips_with_a_query_string(
         assert sealed["metadata"]["encoding"] == ENCRYPTED
         assert b"hello" not in base64.b64decode(sealed["data"])
 
-        bearer = {"Authorization": f"Bearer {settings.service_key}"}
+        bearer = {"Authorization": f"Bearer {settings.key('codec')}"}
         r = await http.post(
             "/codec/decode?namespace=default&x=1", json={"payloads": [sealed]}, headers=bearer
         )

@@ -31,7 +31,7 @@ async def test_demo_plays_a_tournament_of_bots_to_closed(
 
 
 async def test_game_state_and_actions_through_http(api_url: str, settings: Settings) -> None:
-    async with SngClient(api_url, service_key=settings.service_key) as op:
+    async with SngClient(api_url, service_key=settings.key("admin")) as op:
         tid = await op.create_tournament(
             "play", {"seats": 2, "entryFee": 10, "startingStack": 1000, "actionTimeoutSeconds": 30,
                      "blindStructure": {"startingSmallBlind": 10, "increaseFactor": 1.5,
@@ -77,14 +77,14 @@ async def test_game_state_and_actions_through_http(api_url: str, settings: Setti
             await http.post(
                 "/admin/force-end-tournament",
                 json={"tableId": tid},
-                headers={"X-Service-Key": settings.service_key},
+                headers={"X-Service-Key": settings.key("admin")},
             )
 
 
 async def test_many_pollers_cost_the_workflow_a_bounded_number_of_queries(
     api_url: str, settings: Settings
 ) -> None:
-    async with SngClient(api_url, service_key=settings.service_key) as op:
+    async with SngClient(api_url, service_key=settings.key("admin")) as op:
         tid = await op.create_tournament(
             "poll", {"seats": 2, "entryFee": 10, "startingStack": 1000, "actionTimeoutSeconds": 300,
                      "blindStructure": {"startingSmallBlind": 10, "increaseFactor": 1.5,

@@ -433,7 +433,7 @@ async def test_bots_play_a_room_over_http_only_and_leave_with_their_stacks(
     from sng.client import SngClient
 
     users = [f"hb-{n}-{uuid.uuid4().hex[:4]}" for n in "abc"]
-    async with SngClient(api_url, service_key=settings.service_key) as op:
+    async with SngClient(api_url, service_key=settings.key("admin")) as op:
         for u in users:
             await op.credit(u, 3000, f"hb-{u}")
         room = await op.create_room("http bots", entry=1000, small_blind=5, big_blind=10,

@@ -71,7 +71,7 @@ async def test_a_wedged_tournament_is_flagged_and_a_reset_brings_it_back(
                 return desc.raw_description.pending_workflow_task.attempt >= 2
 
             await eventually(failing, limit=60)
-            login = await http.post("/ui/login", data={"serviceKey": settings.service_key})
+            login = await http.post("/ui/login", data={"serviceKey": settings.key("admin")})
             assert login.status_code == 303, login.text
             page = await http.get(f"/ui/tournaments/{tid}")
             assert page.status_code == 503

@@ -41,12 +41,12 @@ async def test_login_guards_every_page(
     await expect(page.get_by_role("alert")).to_have_text("That is not the service key.")
     await page.screenshot(path=screenshots / "login-refused.png", full_page=True)
 
-    await page.fill("#serviceKey", ui_settings.service_key)
+    await page.fill("#serviceKey", ui_settings.key("admin"))
     await page.click("button[type=submit]")
     await expect(page.get_by_role("heading", name="Tournaments")).to_be_visible()
     (cookie,) = await page.context.cookies()
     assert (cookie["name"], cookie["httpOnly"], cookie["sameSite"]) == ("sng_admin", True, "Strict")
-    assert ui_settings.service_key not in cookie["value"]
+    assert ui_settings.key("admin") not in cookie["value"]
 
     # A POST without the page's form token is refused even with the session cookie.
     forged = await page.request.post(f"{ui_url}/ui/logout", form={"csrf": "x"})
@@ -70,7 +70,7 @@ async def test_list_renders_and_refreshes_to_show_a_state_change(
 ) -> None:
     async with httpx.AsyncClient(base_url=ui_url, timeout=30) as http:
         tid = await create(http, ui_settings)
-        await login(page, ui_url, ui_settings.service_key)
+        await login(page, ui_url, ui_settings.key("admin"))
         row = page.locator(f"tr[data-tournament-id='{tid}']")
         await expect(row.locator(".state")).to_have_text("registering")
         await expect(row).to_contain_text("open")
@@ -92,7 +92,7 @@ async def test_list_renders_and_refreshes_to_show_a_state_change(
 async def test_create_through_the_form_with_messages_beside_fields(
     page: Page, ui_url: str, ui_settings: Settings, screenshots: Path
 ) -> None:
-    await login(page, ui_url, ui_settings.service_key)
+    await login(page, ui_url, ui_settings.key("admin"))
     await page.get_by_role("link", name="New tournament").first.click()
     await expect(page.locator("#blind-preview tbody tr")).to_have_count(10)
 
@@ -149,7 +149,7 @@ async def test_force_end_from_the_page(
         await fill(http, ui_settings, tid, users)
         await until_state(http, tid, "playing")
 
-        await login(page, ui_url, ui_settings.service_key)
+        await login(page, ui_url, ui_settings.key("admin"))
         await page.goto(f"{ui_url}/ui/tournaments/{tid}")
         await expect(page.locator("#ladder tr.current")).to_contain_text("◀ current")
         await expect(page.locator("#entrants tbody tr")).to_have_count(3)
@@ -211,7 +211,7 @@ async def test_retry_refused_payouts_from_the_page(
         await play(client, f"table-{tid}-1", users, shove, limit=240)
         await until_state(http, tid, "settling", limit=60)
 
-        await login(page, ui_url, ui_settings.service_key)
+        await login(page, ui_url, ui_settings.key("admin"))
 
         async def offered() -> bool:
             await page.goto(f"{ui_url}/ui/tournaments/{tid}")

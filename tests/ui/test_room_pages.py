@@ -40,7 +40,7 @@ async def test_room_pages_need_the_session(page: Page, ui_url: str, ui_settings:
         assert (r.status_code, r.headers["location"]) == (303, "/ui/login")
 
         # With one, a POST still needs the page's form token.
-        await login(page, ui_url, ui_settings.service_key)
+        await login(page, ui_url, ui_settings.key("admin"))
         forged = await page.request.post(
             f"{ui_url}/ui/rooms/{room_id}/close", form={"csrf": "x", "confirm": "on"}
         )
@@ -74,7 +74,7 @@ async def test_create_list_see_and_close_a_room_through_the_pages(
     page: Page, ui_url: str, ui_settings: Settings, screenshots: Path
 ) -> None:
     name = f"UI room {uuid.uuid4().hex[:6]}"
-    await login(page, ui_url, ui_settings.service_key)
+    await login(page, ui_url, ui_settings.key("admin"))
     await page.get_by_role("link", name="Rooms", exact=True).click()
     await expect(page).to_have_url(f"{ui_url}/ui/rooms")
     await expect(page.get_by_role("heading", name="Cash rooms")).to_be_visible()
@@ -212,7 +212,7 @@ async def test_a_played_room_shows_players_and_hands_then_closes_after_its_hand(
         await eventually(lambda: status_is(http, room_id, "playing"))
         await play(client, workflow_id(room_id), users, until=lambda v: v.hand_no >= 3)
 
-        await login(page, ui_url, ui_settings.service_key)
+        await login(page, ui_url, ui_settings.key("admin"))
         await page.goto(f"{ui_url}/ui/rooms/{room_id}")
         await expect(page.locator("#state")).to_have_text("playing")
         players = page.locator("#players tbody tr")
