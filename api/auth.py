@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import hmac
+import re
 import time
 from dataclasses import dataclass
 from functools import lru_cache
@@ -65,6 +66,20 @@ def _jwks_client(url: str) -> jwt.PyJWKClient:
     return jwt.PyJWKClient(url, cache_keys=True, lifespan=300, timeout=5)
 
 
+USER_ID_PATTERN = r"^[!-~]{1,100}$"
+"""A user id (a JWT's ``sub``): 1-100 printable ASCII characters, no spaces or controls, and
+never starting with the agents' prefix (``agent-``)."""
+
+
+def valid_user_id(user_id: object) -> str | None:
+    """The user id if it is one (bounded, printable, not in the agents' id space), else None."""
+    if not isinstance(user_id, str) or not re.fullmatch(USER_ID_PATTERN, user_id):
+        return None
+    if user_id.startswith(agents.AGENT_ID_PREFIX):
+        return None
+    return user_id
+
+
 async def verify_player_token(settings: Settings, token: str) -> Caller:
     """The player a bearer JWT names, or an ``unauthorized`` refusal."""
     try:
@@ -89,7 +104,15 @@ async def verify_player_token(settings: Settings, token: str) -> Caller:
         )
     except jwt.PyJWTError as err:
         raise ApiError(ErrorCode.UNAUTHORIZED, f"invalid token: {err}") from None
-    return Caller(user_id=str(claims["sub"]), owner_user_id=str(claims["sub"]))
+    user_id = valid_user_id(claims["sub"])
+    if user_id is None:
+        # Bounded (security review L2) and never an agent's id (M2: a token whose sub was an
+        # agent id acted as that agent).
+        raise ApiError(
+            ErrorCode.UNAUTHORIZED,
+            "the token's sub is not a user id (1-100 printable characters, not agent-...)",
+        )
+    return Caller(user_id=user_id, owner_user_id=user_id)
 
 
 async def verify_agent_key(db: Database, key: str) -> Caller:

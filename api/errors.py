@@ -54,6 +54,7 @@ STATUS: dict[ErrorCode, int] = {
     ErrorCode.CHAIN_PAYOUT_CONFLICT: 409,
     ErrorCode.CHAIN_UNAVAILABLE: 503,
     ErrorCode.CHAIN_NOT_MINED: 503,
+    ErrorCode.TOURNAMENT_REGISTRATION_COOLDOWN: 429,
     ErrorCode.WALLET_NOT_BOUND: 403,
     ErrorCode.WALLET_BOUND_ELSEWHERE: 409,
     ErrorCode.WALLET_CHALLENGE_INVALID: 422,
@@ -107,8 +108,14 @@ def _from_application_error(err: ApplicationError) -> JSONResponse | None:
     if err.type is None:
         return None
     details: list[Any] = list(err.details or [])
-    field = details[0].get("field") if details and isinstance(details[0], dict) else None
-    return error_response(err.type, err.message, field)
+    first = details[0] if details and isinstance(details[0], dict) else {}
+    response = error_response(err.type, err.message, first.get("field"))
+    retry_after = first.get("retryAfterSeconds")
+    if isinstance(retry_after, int):
+        response.headers["Retry-After"] = str(max(1, retry_after))
+    elif response.status_code in (429, 503):
+        response.headers["Retry-After"] = "1"
+    return response
 
 
 def _unavailable(message: str) -> JSONResponse:
@@ -120,7 +127,10 @@ def _unavailable(message: str) -> JSONResponse:
 def install(app: FastAPI) -> None:
     @app.exception_handler(DomainError)
     async def _domain(_: Request, err: DomainError) -> JSONResponse:
-        return error_response(err.code.value, err.message, err.field)
+        response = error_response(err.code.value, err.message, err.field)
+        if err.retry_after_seconds is not None:
+            response.headers["Retry-After"] = str(max(1, err.retry_after_seconds))
+        return response
 
     @app.exception_handler(ApiError)
     async def _api(_: Request, err: ApiError) -> JSONResponse:

@@ -19,6 +19,9 @@ from db.models import Agent, utcnow
 from domain.errors import DomainError, ErrorCode
 
 KEY_PREFIX = "sk_"
+AGENT_ID_PREFIX = "agent-"
+"""Every agent id starts with it, and no user id may (api/auth.py): one id space each, so a
+player token can never name an agent (security review M2)."""
 PREFIX_LENGTH = 11
 
 
@@ -43,7 +46,7 @@ async def create_agent(
 ) -> NewAgent:
     key = KEY_PREFIX + secrets.token_urlsafe(32)
     agent = Agent(
-        agent_id=f"agent-{secrets.token_hex(6)}",
+        agent_id=f"{AGENT_ID_PREFIX}{secrets.token_hex(6)}",
         owner_user_id=owner_user_id,
         name=name,
         skills=sorted(set(skills)),

@@ -24,6 +24,7 @@ class ErrorCode(StrEnum):
     HUMANS_NOT_ALLOWED_AT_AGENT_TABLE = "humans_not_allowed_at_agent_table"
     AGENT_NOT_ALLOWED_AT_HUMAN_TABLE = "agent_not_allowed_at_human_table"
     TOURNAMENT_REGISTRATION_LIMIT = "tournament_registration_limit"
+    TOURNAMENT_REGISTRATION_COOLDOWN = "tournament_registration_cooldown"
     """A player who registered and left the tournament's maximum number of times."""
     ADVISOR_REQUIRED = "advisor_required"
     ADVISOR_ON_NON_COPILOT_KIND = "advisor_on_non_copilot_kind"
@@ -82,8 +83,13 @@ class DomainError(Exception):
     (<ErrorCode.INVALID_SETTINGS: 'invalid_settings'>, 'seats', 'seats must be 2-10')
     """
 
-    def __init__(self, code: ErrorCode, message: str, *, field: str | None = None) -> None:
+    def __init__(
+        self, code: ErrorCode, message: str, *, field: str | None = None,
+        retry_after_seconds: int | None = None,
+    ) -> None:  # fmt: skip
         super().__init__(message)
         self.code = code
         self.message = message
         self.field = field
+        self.retry_after_seconds = retry_after_seconds
+        """When the same call may succeed: the API sends it as ``Retry-After``."""

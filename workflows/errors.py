@@ -12,9 +12,10 @@ from domain.errors import DomainError, ErrorCode
 
 def refusal(err: DomainError) -> ApplicationError:
     """A non-retryable ApplicationError whose ``type`` is the code (the API maps it once)."""
-    return ApplicationError(
-        err.message, {"field": err.field}, type=err.code.value, non_retryable=True
-    )
+    details: dict[str, object] = {"field": err.field}
+    if err.retry_after_seconds is not None:
+        details["retryAfterSeconds"] = err.retry_after_seconds
+    return ApplicationError(err.message, details, type=err.code.value, non_retryable=True)
 
 
 T = TypeVar("T")

@@ -45,6 +45,10 @@ class CreateTournamentInput(WireModel):
     updates_per_run: int = Field(default=500, ge=20, le=1_500)
     """Registration continues-as-new after this many accepted Updates (Temporal refuses every
     Update past 2,000 in a run: security review H2)."""
+    reregister_cooldown_seconds: int = Field(default=10, ge=0, le=3_600)
+    """A player who left may come straight back once; after each later leave they wait this
+    long, doubling each time (security review H2), and register at most ``MAX_ENTRIES``
+    times per tournament either way."""
     payout_retry_seconds: int = Field(default=30, ge=1, le=3_600)
     """The reconciler's first wait after a refused payout (doubling, up to 30 minutes)."""
     carry: TournamentState | None = None
@@ -83,6 +87,9 @@ class EntrantView(WireModel):
     """On-chain: the wallet that deposited the entry (refunds and prizes go back to it)."""
     paying: bool = False
     """Its fee is being collected (the registration lock is not held meanwhile)."""
+    released_at_ms: int | None = None
+    """When it last left: the re-registration cooldown counts from here (an expired reserve
+    took its whole reserve time, so it may register again at once)."""
 
 
 class Finish(WireModel):

@@ -146,6 +146,18 @@ class RegistrationMixin(TournamentBase):
                 ErrorCode.TOURNAMENT_REGISTRATION_LIMIT,
                 f"at most {MAX_ENTRIES} registrations per player in one tournament",
             )
+        if current is not None and current.released_at_ms is not None and current.entry_no >= 2:
+            # The first come-back is immediate (the seed's promise after an explicit
+            # unregister); each later one waits the cooldown, doubling: 10 s, 20 s, 40 s.
+            cooldown_ms = self.inp.reregister_cooldown_seconds * 1000 * 2 ** (current.entry_no - 2)
+            wait_ms = current.released_at_ms + cooldown_ms - self._now_ms()
+            if wait_ms > 0:
+                seconds = -(-wait_ms // 1000)
+                raise DomainError(
+                    ErrorCode.TOURNAMENT_REGISTRATION_COOLDOWN,
+                    f"you left this tournament just now: register again in {seconds} s",
+                    retry_after_seconds=seconds,
+                )
         registration.verify_seat_allowed(self.settings.kind, is_agent=req.is_agent)
         if req.advisor_agent_id is not None or self.settings.kind == "copilot":
             registration.verify_advisor(
@@ -282,6 +294,7 @@ class RegistrationMixin(TournamentBase):
                 refunded = await self._refund(entrant)
             entrant.status = EntrantStatus.RELEASED
             entrant.reserved_until_ms = None
+            entrant.released_at_ms = self._now_ms()
             self._bump()
             await self._save_entrant(entrant)
             await self._save_tournament()

@@ -6,10 +6,10 @@ from datetime import datetime
 from typing import Annotated
 
 from fastapi import APIRouter, Query, status
-from pydantic import Field, StringConstraints
+from pydantic import Field, StringConstraints, field_validator
 from sqlmodel import col, select
 
-from api.auth import ServiceKey
+from api.auth import USER_ID_PATTERN, ServiceKey, valid_user_id
 from api.deps import NAME_PATTERN, DbDep
 from api.errors import ApiError
 from db import agents
@@ -23,7 +23,15 @@ Skill = Annotated[str, StringConstraints(min_length=1, max_length=50, pattern=r"
 
 
 class CreateAgentBody(WireModel):
-    owner_user_id: str = Field(min_length=1, max_length=100)
+    owner_user_id: str = Field(min_length=1, max_length=100, pattern=USER_ID_PATTERN)
+
+    @field_validator("owner_user_id")
+    @classmethod
+    def _a_user_not_an_agent(cls, value: str) -> str:
+        if valid_user_id(value) is None:
+            raise ValueError("an agent's owner is a user id, not an agent's (agent-...)")
+        return value
+
     name: str = Field(min_length=1, max_length=200, pattern=NAME_PATTERN)
     skills: list[Skill] = Field(default_factory=lambda: ["poker:sng"], max_length=20)
 

@@ -3,7 +3,8 @@
 The attack: free accounts register and leave over and over. Registration never continued-as-
 new, so after Temporal's 2,000 Updates in one run every Update was refused, the operator's
 cancel included, and the paid entrants' fees were stranded in escrow. Now a player may
-register at most five times per tournament, registration continues-as-new every
+register at most five times per tournament and waits a cooldown (10 s by default) after
+leaving before registering again, registration continues-as-new every
 ``updates_per_run`` Updates (500 by default; refusing new ones with a retryable "try again"
 for the moment it hands over), and after the cycles a cancel still refunds everyone.
 
@@ -18,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 
+import httpx
 import pytest
 from temporalio.client import Client, WorkflowUpdateFailedError
 from temporalio.exceptions import ApplicationError
@@ -25,7 +27,8 @@ from temporalio.worker import Worker
 
 from db import ledger
 from db.engine import Database
-from tests.integration.helpers import SETTINGS
+from sng.settings import Settings
+from tests.integration.helpers import SETTINGS, create, player
 from workflows.messages import (
     CancelInput,
     CreateTournamentInput,
@@ -68,6 +71,7 @@ async def test_register_leave_cycles_cannot_freeze_registration_or_its_refunds(
             name=tid,
             settings={**SETTINGS, "seats": SEATS},
             updates_per_run=budget,
+            reregister_cooldown_seconds=0,  # the cycles test the budget; the cooldown below
         ),
         id=f"tournament-{tid}",
         task_queue=task_queue,
@@ -139,3 +143,48 @@ async def test_register_leave_cycles_cannot_freeze_registration_or_its_refunds(
         ].workflow_execution_started_event_attributes.continued_execution_run_id
     assert earliest == first_run
     assert runs >= 2 * cycles // budget, f"{runs} runs for {2 * cycles} Updates"
+
+
+async def test_a_player_who_just_left_waits_before_registering_again(
+    api_url: str, settings: Settings, client: Client, task_queue: str
+) -> None:
+    async with httpx.AsyncClient(base_url=api_url, timeout=30) as http:
+        tid = await create(http, settings)
+        user = player(settings, f"h2c-{uuid.uuid4().hex[:6]}")
+        # Leave and come straight back once (the seed's promise), then leave again.
+        for path in ("register", "leave", "register", "leave"):
+            r = await http.post(f"/tournaments/{tid}/{path}", json={}, headers=user)
+            assert r.status_code == 200, r.text
+        r = await http.post(f"/tournaments/{tid}/register", json={}, headers=user)
+        assert r.status_code == 429, r.text
+        assert r.json()["code"] == "tournament_registration_cooldown", r.text
+        assert 1 <= int(r.headers["retry-after"]) <= 10
+    # And once the cooldown has passed, the same call is taken (a 1 s cooldown here).
+    tid = f"h2c-{uuid.uuid4().hex[:12]}"
+    handle = await client.start_workflow(
+        TournamentWorkflow.run,
+        CreateTournamentInput(
+            tournament_id=tid, name=tid, settings=SETTINGS, reregister_cooldown_seconds=1
+        ),
+        id=f"tournament-{tid}",
+        task_queue=task_queue,
+    )
+    join = RegisterInput(player_id="p", owner_user_id="p")
+    for _ in range(2):
+        await handle.execute_update(TournamentWorkflow.register, join)
+        await handle.execute_update(TournamentWorkflow.unregister, UnregisterInput(player_id="p"))
+    with pytest.raises(WorkflowUpdateFailedError) as info:
+        await handle.execute_update(TournamentWorkflow.register, join)
+    assert isinstance(info.value.cause, ApplicationError)
+    assert info.value.cause.type == "tournament_registration_cooldown"
+    await asyncio.sleep(1.2)
+    result = await handle.execute_update(TournamentWorkflow.register, join)
+    assert result.status.value == "reserved"
+    # The next wait is twice as long.
+    await handle.execute_update(TournamentWorkflow.unregister, UnregisterInput(player_id="p"))
+    await asyncio.sleep(1.2)
+    with pytest.raises(WorkflowUpdateFailedError):
+        await handle.execute_update(TournamentWorkflow.register, join)
+    await asyncio.sleep(1.0)
+    await handle.execute_update(TournamentWorkflow.register, join)
+    await handle.terminate("test done")
