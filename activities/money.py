@@ -47,14 +47,16 @@ class VirtualMoneyActivities:
     @activity.defn
     async def collect_entry(self, move: MoneyMove) -> MoneyReceipt:
         return await self._move(
-            move, ledger.user_account(move.player_id), ledger.escrow_account(move.tournament_id),
+            move, ledger.user_account(move.owner_user_id or move.player_id),
+            ledger.escrow_account(move.tournament_id),
             f"entry fee {move.tournament_id}",
         )  # fmt: skip
 
     @activity.defn
     async def refund_entry(self, move: MoneyMove) -> MoneyReceipt:
         return await self._move(
-            move, ledger.escrow_account(move.tournament_id), ledger.user_account(move.player_id),
+            move, ledger.escrow_account(move.tournament_id),
+            ledger.user_account(move.owner_user_id or move.player_id),
             f"refund {move.tournament_id}",
         )  # fmt: skip
 

@@ -63,6 +63,7 @@ STATUS: dict[ErrorCode, int] = {
     ErrorCode.ROOM_CLOSED: 409,
     ErrorCode.SEAT_TAKEN: 409,
     ErrorCode.ALREADY_SEATED: 409,
+    ErrorCode.OWNER_ALREADY_SEATED: 409,
     ErrorCode.LEAVE_PENDING: 409,
     ErrorCode.TABLE_NOT_FOUND: 404,
     ErrorCode.AGENT_NOT_FOUND: 404,

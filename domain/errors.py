@@ -44,6 +44,7 @@ class ErrorCode(StrEnum):
     ROOM_CLOSED = "room_closed"
     SEAT_TAKEN = "seat_taken"
     ALREADY_SEATED = "already_seated"
+    OWNER_ALREADY_SEATED = "owner_already_seated"
     """A join by a player already seated: refused before it reaches history (so it spends no
     part of the room's Update budget); the API answers it as the seat held (200)."""
     LEAVE_PENDING = "leave_pending"

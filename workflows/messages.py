@@ -328,6 +328,9 @@ class MoneyMove(WireModel):
     tournament_id: str
     player_id: str
     amount: int
+    owner_user_id: str | None = None
+    """Whose ledger account pays and is refunded: the entrant's owner (an agent's owner, a
+    player themselves). None in moves recorded before it existed: the player's own."""
     permit: Permit | None = None
     """On-chain entry only: the signed permit the deposit uses."""
     wallet: str | None = None

@@ -290,6 +290,20 @@ class RoomMixin(RoomHandMixin):
                 raise DomainError(ErrorCode.SEAT_TAKEN, f"seat {inp.seat} is taken", field="seat")
         if len(self.st.seats) >= self.st.seat_count:
             raise DomainError(ErrorCode.ROOM_FULL, "every seat is taken")
+        holder = next(
+            (
+                s for s in self.st.seats
+                if (s.owner_user_id or s.player_id) == inp.owner_user_id
+                and s.player_id != inp.player_id
+            ),
+            None,
+        )  # fmt: skip
+        if holder is not None:
+            # One seat per owner, whichever identity sits in it (security review M2).
+            raise DomainError(
+                ErrorCode.OWNER_ALREADY_SEATED,
+                f"your account already sits at seat {holder.seat} (as {holder.player_id})",
+            )
 
     def _free_seat(self, wanted: int | None) -> int:
         if wanted is not None:

@@ -141,6 +141,21 @@ class RegistrationMixin(TournamentBase):
             raise DomainError(
                 ErrorCode.TOURNAMENT_ALREADY_REGISTERED, "already registered for this tournament"
             )
+        holder = next(
+            (
+                e for e in self.s.entrants.values()
+                if e.owner_user_id == req.owner_user_id and e.player_id != req.player_id
+                and e.status is not EntrantStatus.RELEASED
+            ),
+            None,
+        )  # fmt: skip
+        if holder is not None:
+            # One entry per owner, whichever identity holds it (security review M2: an owner
+            # with several agents held several seats at one table).
+            raise DomainError(
+                ErrorCode.TOURNAMENT_ALREADY_REGISTERED,
+                f"your account already holds an entry here (as {holder.player_id})",
+            )
         if current is not None and current.entry_no >= MAX_ENTRIES:
             raise DomainError(
                 ErrorCode.TOURNAMENT_REGISTRATION_LIMIT,
@@ -190,6 +205,7 @@ class RegistrationMixin(TournamentBase):
                 key=self._entry_key(entrant),
                 tournament_id=self.s.tournament_id,
                 player_id=req.player_id,
+                owner_user_id=entrant.owner_user_id,
                 amount=self.settings.entry_fee,
                 permit=req.permit,
             )
@@ -395,6 +411,7 @@ class RegistrationMixin(TournamentBase):
             key=f"{self.s.tournament_id}:refund:{entrant.player_id}:{entrant.entry_no}",
             tournament_id=self.s.tournament_id,
             player_id=entrant.player_id,
+            owner_user_id=entrant.owner_user_id,
             amount=self.settings.entry_fee,
             wallet=entrant.wallet,
             entry_key=self._entry_key(entrant),

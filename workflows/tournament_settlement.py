@@ -166,7 +166,8 @@ class SettlementMixin(TournamentBase):
             wallet = self.s.entrants[player_id].wallet
             assert wallet, "an on-chain entrant paid from a wallet"
             return wallet
-        return f"user:{player_id}"
+        # The owner's account, which paid the entry (an agent's prize goes to its owner).
+        return f"user:{self.s.entrants[player_id].owner_user_id}"
 
     def _payment(self, payout: PayoutView) -> PrizePayment:
         return PrizePayment(

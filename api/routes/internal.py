@@ -81,15 +81,14 @@ async def tournament_handle(
 async def tournament_register(
     body: AgentTableBody, db: DbDep, temporal: TemporalDep
 ) -> RegisterResult:
-    """Reserve a seat for a hosted agent, keyed by its owner; the reserve lapses after 120 s."""
+    """Reserve a seat for a hosted agent: seated as itself (it acts and pays with its own key),
+    one entry per owner (security review M2); the reserve lapses after 120 s."""
     handle = await tournament_handle(db, temporal, body.table_id)
     agent = await agents.require_live(db, body.agent_id)
     return await execute_update(
         handle,
         TournamentWorkflow.register,
-        RegisterInput(
-            player_id=agent.owner_user_id, owner_user_id=agent.owner_user_id, is_agent=True
-        ),
+        RegisterInput(player_id=agent.agent_id, owner_user_id=agent.owner_user_id, is_agent=True),
         closed_code=ErrorCode.TOURNAMENT_NOT_IN_REGISTRATION,
     )
 
@@ -104,6 +103,6 @@ async def tournament_unregister(
     return await execute_update(
         handle,
         TournamentWorkflow.unregister,
-        UnregisterInput(player_id=agent.owner_user_id, via=LeaveVia.INTERNAL),
+        UnregisterInput(player_id=agent.agent_id, via=LeaveVia.INTERNAL),
         closed_code=ErrorCode.TOURNAMENT_NOT_IN_REGISTRATION,
     )

@@ -85,7 +85,7 @@ async def wallet_challenge(
 ) -> ChallengeView:
     """Step 1 of binding a wallet: a message for the wallet to sign, valid 10 minutes, once."""
     challenge = await wallets.issue_challenge(
-        db, user_id=caller.user_id, address=body.address, domain=request.url.netloc,
+        db, user_id=caller.owner, address=body.address, domain=request.url.netloc,
         uri=str(request.base_url).rstrip("/"), chain_id=settings.chain_id,
     )  # fmt: skip
     return ChallengeView(
@@ -95,10 +95,10 @@ async def wallet_challenge(
 
 @router.post("/wallets", response_model=WalletView, response_model_by_alias=True, status_code=201)
 async def bind_wallet(body: BindBody, caller: CurrentPlayer, db: DbDep) -> WalletView:
-    """Step 2: the wallet's signature over the challenge's message binds it to the caller.
-    On-chain entries then accept permits from this wallet only when this caller pays."""
+    """Step 2: the wallet's signature over the challenge's message binds it to the caller's
+    account (an agent binds to its owner's: the owner pays its agents' entries)."""
     binding = await wallets.bind(
-        db, user_id=caller.user_id, nonce=body.nonce, signature=body.signature
+        db, user_id=caller.owner, nonce=body.nonce, signature=body.signature
     )
     return WalletView(address=binding.address, bound_at=binding.bound_at)
 
@@ -107,7 +107,7 @@ async def bind_wallet(body: BindBody, caller: CurrentPlayer, db: DbDep) -> Walle
 async def my_wallets(caller: CurrentPlayer, db: DbDep) -> list[WalletView]:
     return [
         WalletView(address=b.address, bound_at=b.bound_at)
-        for b in await wallets.wallets_of(db, caller.user_id)
+        for b in await wallets.wallets_of(db, caller.owner)
     ]
 
 
@@ -116,5 +116,5 @@ async def unbind_wallet(
     caller: CurrentPlayer, db: DbDep, address: str = Path(pattern=ADDRESS, max_length=42)
 ) -> None:
     """Entries already paid keep their wallet (refunds and prizes still go to it)."""
-    if not await wallets.unbind(db, address, caller.user_id):
+    if not await wallets.unbind(db, address, caller.owner):
         raise ApiError(ErrorCode.NOT_FOUND, "no such wallet bound to you")

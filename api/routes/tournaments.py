@@ -173,7 +173,7 @@ async def pay_entry(
     db: DbDep,
 ) -> RegisterResult:  # fmt: skip
     if body.permit is not None and not await wallets.is_bound_to(
-        db, body.permit.owner, caller.user_id
+        db, body.permit.owner, caller.owner
     ):
         # Never relay a permit for a wallet the caller has not proven is theirs (security
         # review C1): the vault would spend any standing allowance of the named owner.

@@ -9,7 +9,7 @@ import httpx
 from temporalio.client import Client
 
 from sng.settings import Settings
-from tests.api.support import new_agent
+from tests.api.support import agent_headers, new_agent
 from tests.integration.helpers import admin, create, credit, player
 from workflows.tournament import TournamentWorkflow
 
@@ -44,7 +44,8 @@ async def test_agent_reserve_is_keyed_by_its_owner(api_url: str, settings: Setti
             "ok": True, "status": "reserved", "ownerUserId": "int-owner",
         }  # fmt: skip
         [entrant] = await entrants(http, tid)
-        assert (entrant["playerId"], entrant["isAgent"]) == ("int-owner", True)
+        # Seated as itself (it pays and acts with its own key); one entry per owner.
+        assert (entrant["playerId"], entrant["isAgent"]) == (bot["agentId"], True)
 
         # A second agent of the same owner is the same reserve: refused.
         twin = await new_agent(http, settings, "int-owner")
@@ -77,8 +78,8 @@ async def test_a_paid_entry_is_refused_the_internal_unregister(
         bot = await new_agent(http, settings, "int-payer")
         assert (await internal(http, settings, "register", tid, bot["agentId"])).status_code == 200
         await credit(http, settings, "int-payer", 500)
-        paid = await http.post(
-            f"/tournaments/{tid}/pay", json={"amount": 100}, headers=player(settings, "int-payer")
+        paid = await http.post(  # the agent's own key; its owner's account pays
+            f"/tournaments/{tid}/pay", json={"amount": 100}, headers=agent_headers(bot["key"])
         )
         assert (paid.status_code, paid.json()["status"]) == (200, "paid"), paid.text
         assert coded(await internal(http, settings, "unregister", tid, bot["agentId"])) == (

@@ -169,29 +169,34 @@ async def test_a_challenge_is_spent_once_and_a_wallet_binds_to_one_account(
         assert (await _bind(http, bob, wallet)).status_code == 201
 
 
-async def test_an_agent_binds_and_pays_with_its_own_key(
+async def test_an_agent_pays_with_a_wallet_bound_to_its_owner(
     chain_api: tuple[str, Settings],
     chips: Chips,  # noqa: F811
 ) -> None:
+    """An agent's entry is its owner's money on every path: the wallet is bound to the owner's
+    account, by the owner or by the agent holding the wallet's key."""
     url, settings = chain_api
-    wallet = chips.new_wallet(1_000)
-    owner = f"c1a-{uuid.uuid4().hex[:6]}"
+    wallet, foreign = chips.new_wallet(1_000), chips.new_wallet(1_000)
+    owner, stranger = (f"c1a-{n}-{uuid.uuid4().hex[:6]}" for n in ("owner", "stranger"))
     async with httpx.AsyncClient(base_url=url, timeout=60) as http:
         agent = await new_agent(http, settings, owner)
         as_agent = agent_headers(str(agent["key"]))
         tid = await _tournament(http, settings, as_agent)
-        # Bound to the agent's owner is not bound to the agent: each identity binds its own.
-        assert (await _bind(http, player(settings, owner), wallet)).status_code == 201
-        permit = chips.permit(wallet, ENTRY)
+        # A wallet bound to someone else's account does not pay for this agent.
+        assert (await _bind(http, player(settings, stranger), foreign)).status_code == 201
         r = await http.post(
-            f"/tournaments/{tid}/pay", json={"amount": ENTRY, "permit": permit}, headers=as_agent
-        )
+            f"/tournaments/{tid}/pay", json={"amount": ENTRY, "permit": chips.permit(foreign, ENTRY)},
+            headers=as_agent,
+        )  # fmt: skip
         assert r.status_code == 403 and r.json()["code"] == "wallet_not_bound", r.text
-        r = await http.delete(f"/me/wallets/{wallet.address}", headers=player(settings, owner))
-        assert r.status_code == 204
+        # The agent proves it holds the wallet: bound to its owner's account.
         assert (await _bind(http, as_agent, wallet)).status_code == 201
+        listed = (await http.get("/me/wallets", headers=player(settings, owner))).json()
+        assert [w["address"] for w in listed] == [wallet.address]
         r = await http.post(
-            f"/tournaments/{tid}/pay", json={"amount": ENTRY, "permit": permit}, headers=as_agent
-        )
+            f"/tournaments/{tid}/pay", json={"amount": ENTRY, "permit": chips.permit(wallet, ENTRY)},
+            headers=as_agent,
+        )  # fmt: skip
         assert r.status_code == 200, r.text
         assert chips.balance(wallet.address) == 1_000 - ENTRY
+        assert chips.balance(foreign.address) == 1_000
