@@ -12,8 +12,10 @@ from rich.console import Console
 from sng.bench import BenchConfig, draw, render, run_bench
 from sng.settings import Settings
 
+# drain_s only bounds the wait (it ends when the tournaments do): on a loaded machine a tiny
+# tournament can take over 30 s, and then history had nothing to count.
 TINY = BenchConfig(
-    baseline_updates=20, concurrency=1, levels=(1,), warmup_s=15.0, window_s=6.0, drain_s=30.0,
+    baseline_updates=20, concurrency=1, levels=(1,), warmup_s=15.0, window_s=6.0, drain_s=90.0,
     pollers=10, poll_s=1.0, engine_hands=20, settle_s=10.0, quiesce_s=2.0,
 )  # fmt: skip
 
