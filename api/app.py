@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 from fastapi import FastAPI
 
 from api import errors
 from api.gamestate import GameStateCache
 from api.guards import RefuseNul
+from api.ratelimit import RateLimit
+from api.readcache import SingleFlight
 from api.routes import (
     admin,
     agents,
@@ -24,11 +27,17 @@ from api.routes import (
     rooms,
     tournaments,
 )
+from api.streams import StreamSlots
 from api.ui import rooms as room_pages
 from api.ui import routes as admin_pages
 from db.engine import Database
 from sng.settings import Settings, get_settings
 from sng.temporal import connect
+
+TOURNAMENT_VIEW_TTL = 1.0
+"""``GET /tournaments/{id}`` is at most this stale (a write through this replica refreshes it)."""
+METRICS_TTL = 15.0
+"""``/metrics`` reads PostgreSQL at most this often per replica (Prometheus scrapes every 15 s+)."""
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -40,6 +49,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.temporal = await connect(settings)
         app.state.db = Database(settings.database_url)
         app.state.game_states = GameStateCache(app.state.temporal)
+        app.state.tournament_views = SingleFlight[str, Any](ttl=TOURNAMENT_VIEW_TTL)
+        app.state.metrics_snapshots = SingleFlight[str, Any](ttl=METRICS_TTL, size=1)
+        app.state.stream_slots = StreamSlots(settings.max_streams, settings.max_streams_per_client)
         try:
             yield
         finally:
@@ -54,6 +66,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     errors.install(app)
     app.add_middleware(RefuseNul)
+    # Outermost: a request past its rate is refused before anything reads its body.
+    app.add_middleware(
+        RateLimit, per_ip=settings.rate_limit_ip, per_credential=settings.rate_limit_credential
+    )
     app.include_router(tournaments.router)
     app.include_router(play.router)
     app.include_router(hands.router)

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
-from fastapi import Depends, Request
+from fastapi import Depends, Path, Request
 from temporalio.client import Client
 
+from api.readcache import SingleFlight
 from db.engine import Database
 from sng.settings import Settings
 
@@ -26,7 +27,14 @@ def _settings(request: Request) -> Settings:
     return settings
 
 
+def _tournament_views(request: Request) -> SingleFlight[str, Any]:
+    views: SingleFlight[str, Any] = request.app.state.tournament_views
+    return views
+
+
 TemporalDep = Annotated[Client, Depends(_client)]
+TournamentViewsDep = Annotated[SingleFlight[str, Any], Depends(_tournament_views)]
+"""``GET /tournaments/{id}``'s shared view per tournament (api/readcache.py)."""
 DbDep = Annotated[Database, Depends(_db)]
 SettingsDep = Annotated[Settings, Depends(_settings)]
 
@@ -34,6 +42,13 @@ SettingsDep = Annotated[Settings, Depends(_settings)]
 def tournament_workflow_id(tournament_id: str) -> str:
     return f"tournament-{tournament_id}"
 
+
+ID_PATTERN = r"^[A-Za-z0-9_.:-]{1,64}$"
+"""Tournament, room and table ids in paths and bodies (what the service mints, and room
+``room_...`` ids): anything else is a coded 422 before a lookup (security review L)."""
+
+TournamentId = Annotated[str, Path(pattern=ID_PATTERN, max_length=64)]
+"""A tournament id in a path: a coded 422 when it cannot be one."""
 
 NAME_PATTERN = r"^[^\x00-\x1f\x7f]+$"
 """Display names: no control characters (PostgreSQL text cannot even store NUL)."""

@@ -69,6 +69,9 @@ STATUS: dict[ErrorCode, int] = {
     ErrorCode.AGENT_NOT_FOUND: 404,
     ErrorCode.NOT_FOUND: 404,
     ErrorCode.METHOD_NOT_ALLOWED: 405,
+    ErrorCode.PAYLOAD_TOO_LARGE: 413,
+    ErrorCode.RATE_LIMITED: 429,
+    ErrorCode.TOO_MANY_STREAMS: 429,
     ErrorCode.NOT_A_TOURNAMENT: 400,
     ErrorCode.UNAUTHORIZED: 401,
     ErrorCode.FORBIDDEN: 403,
@@ -100,9 +103,13 @@ def error_response(code: str, message: str, field: str | None = None) -> JSONRes
 
 
 class ApiError(Exception):
-    def __init__(self, code: ErrorCode, message: str, *, field: str | None = None) -> None:
+    def __init__(
+        self, code: ErrorCode, message: str, *, field: str | None = None,
+        retry_after_seconds: int | None = None,
+    ) -> None:  # fmt: skip
         super().__init__(message)
         self.code, self.message, self.field = code, message, field
+        self.retry_after_seconds = retry_after_seconds
 
 
 def _from_application_error(err: ApplicationError) -> JSONResponse | None:
@@ -135,7 +142,10 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(ApiError)
     async def _api(_: Request, err: ApiError) -> JSONResponse:
-        return error_response(err.code.value, err.message, err.field)
+        response = error_response(err.code.value, err.message, err.field)
+        if err.retry_after_seconds is not None:
+            response.headers["Retry-After"] = str(max(1, err.retry_after_seconds))
+        return response
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(_: Request, err: StarletteHTTPException) -> JSONResponse:

@@ -1,9 +1,14 @@
-"""Refuse what no route can store before any route sees it: NUL characters.
+"""Refuse what no route can store before any route sees it: NUL characters, oversized bodies.
 
 PostgreSQL text cannot hold NUL, so a NUL in a path, a query or a body string used to reach
 the database and come back as a 500 (security review L1). This ASGI middleware answers such a
 request ``422 validation_error`` and changes nothing: a NUL byte or ``%00`` in the path or the
 query string, and in a body a JSON ``\\u0000`` escape, a raw NUL byte, or ``%00`` in a form.
+
+A body is read at most ``max_body`` bytes far (64 KiB; the codec endpoint, which the Temporal
+UI sends whole histories' payloads, 4 MiB): a larger ``Content-Length``, or a chunked body
+that grows past it, is ``413 payload_too_large`` before anything is buffered beyond the limit
+(security review M4: the body was read whole into memory).
 """
 
 from __future__ import annotations
@@ -16,11 +21,25 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from domain.errors import ErrorCode
 
 MESSAGE = "NUL characters are not accepted in paths, queries or bodies"
+MAX_BODY = 64 * 1024
+LARGER_BODIES = {"/codec/": 4 * 1024 * 1024}
+"""Path prefixes allowed a larger body than ``MAX_BODY``."""
+
+
+class _TooLarge(Exception):
+    pass
 
 
 class RefuseNul:
-    def __init__(self, app: ASGIApp) -> None:
+    def __init__(
+        self, app: ASGIApp, max_body: int = MAX_BODY, larger: dict[str, int] | None = None
+    ) -> None:
         self.app = app
+        self.max_body = max_body
+        self.larger = LARGER_BODIES if larger is None else larger
+
+    def _limit(self, path: str) -> int:
+        return next((n for p, n in self.larger.items() if path.startswith(p)), self.max_body)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -34,7 +53,16 @@ class RefuseNul:
         if scope["method"] not in ("POST", "PUT", "PATCH"):
             await self.app(scope, receive, send)
             return
-        body, tail = await _read_body(receive)
+        limit = self._limit(scope["path"])
+        declared = _header(scope, b"content-length")
+        if declared.isdigit() and int(declared) > limit:
+            await _too_large(send, limit)
+            return
+        try:
+            body, tail = await _read_body(receive, limit)
+        except _TooLarge:
+            await _too_large(send, limit)
+            return
         form = _header(scope, b"content-type").startswith(b"application/x-www-form-urlencoded")
         if b"\x00" in body or b"\\u0000" in body or (form and _has_nul(body)):
             await _refuse(send)
@@ -62,24 +90,38 @@ def _header(scope: Scope, name: bytes) -> bytes:
     return b""
 
 
-async def _read_body(receive: Receive) -> tuple[bytes, Message | None]:
+async def _read_body(receive: Receive, limit: int) -> tuple[bytes, Message | None]:
     chunks: list[bytes] = []
+    size = 0
     while True:
         message = await receive()
         if message["type"] != "http.request":
             return b"".join(chunks), message  # the client went away: pass that on
-        chunks.append(message.get("body", b""))
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            raise _TooLarge
+        chunks.append(chunk)
         if not message.get("more_body", False):
             return b"".join(chunks), None
 
 
-async def _refuse(send: Send) -> None:
-    body: dict[str, Any] = {"code": ErrorCode.VALIDATION_ERROR.value, "message": MESSAGE}
+async def _too_large(send: Send, limit: int) -> None:
+    await _refuse(
+        send, 413, ErrorCode.PAYLOAD_TOO_LARGE, f"the request body is larger than {limit} bytes"
+    )
+
+
+async def _refuse(
+    send: Send, status: int = 422, code: ErrorCode = ErrorCode.VALIDATION_ERROR,
+    message: str = MESSAGE,
+) -> None:  # fmt: skip
+    body: dict[str, Any] = {"code": code.value, "message": message}
     payload = json.dumps(body).encode()
     await send(
         {
             "type": "http.response.start",
-            "status": 422,
+            "status": status,
             "headers": [(b"content-type", b"application/json"),
                         (b"content-length", str(len(payload)).encode())],
         }

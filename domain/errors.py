@@ -73,6 +73,9 @@ class ErrorCode(StrEnum):
     FORBIDDEN = "forbidden"
     NOT_FOUND = "not_found"
     METHOD_NOT_ALLOWED = "method_not_allowed"
+    PAYLOAD_TOO_LARGE = "payload_too_large"
+    RATE_LIMITED = "rate_limited"
+    TOO_MANY_STREAMS = "too_many_streams"
     VALIDATION_ERROR = "validation_error"
 
 

@@ -140,6 +140,9 @@ class DevStack:
                 "SNG_TEMPORAL_TASK_QUEUE": s.temporal_task_queue,
                 "SNG_API_HOST": s.api_host,
                 "SNG_API_PORT": str(s.api_port),
+                "SNG_RATE_LIMIT_IP": s.rate_limit_ip,
+                "SNG_RATE_LIMIT_CREDENTIAL": s.rate_limit_credential,
+                "SNG_MAX_STREAMS_PER_CLIENT": str(s.max_streams_per_client),
                 "DATABASE_URL": database_url,
             }
         )

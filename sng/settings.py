@@ -12,7 +12,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, SecretStr, model_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEV_SERVICE_KEY = "dev-service-key"
@@ -74,6 +74,15 @@ class Settings(BaseSettings):
     jwt_jwks_url: str | None = None
     jwt_audience: str | None = None
 
+    # Abuse limits (api/ratelimit.py, api/streams.py; security review M4). A rate is what the
+    # `limits` library parses ("100/second", "6000 per minute"); empty turns that limit off.
+    rate_limit_ip: str = "100/second"
+    rate_limit_credential: str = "20/second"
+    max_streams: int = Field(default=1_000, ge=1)
+    """Open SSE streams per API replica, all clients together."""
+    max_streams_per_client: int = Field(default=4, ge=1)
+    """Open SSE streams per client (its credential, or its address when it sends none)."""
+
     # Operators: force-end needs the current level to be this old (the seed's five minutes),
     # and the admin pages' tournament list refreshes itself this often.
     force_end_min_level_age_seconds: int = Field(default=300, ge=0)
@@ -116,6 +125,15 @@ class Settings(BaseSettings):
         if own or self.env == "prod":
             return own
         return self.service_key.get_secret_value()
+
+    @field_validator("rate_limit_ip", "rate_limit_credential")
+    @classmethod
+    def _a_rate_limits_understands(cls, value: str) -> str:
+        if value:
+            from limits import parse
+
+            parse(value)  # raises ValueError on "100 per fortnight"
+        return value
 
     @model_validator(mode="after")
     def _refuse_dev_secrets_outside_dev(self) -> Settings:

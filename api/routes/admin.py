@@ -14,7 +14,14 @@ from temporalio.client import Client, WorkflowHandle
 from temporalio.common import SearchAttributePair, TypedSearchAttributes
 
 from api.auth import ServiceKey
-from api.deps import NAME_PATTERN, DbDep, SettingsDep, TemporalDep, tournament_workflow_id
+from api.deps import (
+    NAME_PATTERN,
+    DbDep,
+    SettingsDep,
+    TemporalDep,
+    TournamentId,
+    tournament_workflow_id,
+)
 from api.errors import QUERY_TIMEOUT
 from api.updates import execute_update
 from db import ledger
@@ -110,7 +117,7 @@ class CancelBody(WireModel):
     response_model_by_alias=True,
 )
 async def cancel_tournament(
-    tournament_id: str, body: CancelBody, temporal: TemporalDep
+    tournament_id: TournamentId, body: CancelBody, temporal: TemporalDep
 ) -> TournamentView:
     """Cancel while registering: every paid entry is refunded, then the state is cancelled."""
     handle: WorkflowHandle[Any, Any] = temporal.get_workflow_handle_for(
@@ -129,7 +136,7 @@ async def cancel_tournament(
     response_model=TournamentView,
     response_model_by_alias=True,
 )
-async def retry_payouts(tournament_id: str, temporal: TemporalDep) -> TournamentView:
+async def retry_payouts(tournament_id: TournamentId, temporal: TemporalDep) -> TournamentView:
     """Try a settling tournament's refused payouts again now (each intent pays at most once);
     the reconciler does the same on its own schedule (docs/operations.md)."""
     handle: WorkflowHandle[Any, Any] = temporal.get_workflow_handle_for(
@@ -282,7 +289,7 @@ async def admin_list(
     response_model_by_alias=True,
 )
 async def admin_detail(
-    tournament_id: str, temporal: TemporalDep, db: DbDep
+    tournament_id: TournamentId, temporal: TemporalDep, db: DbDep
 ) -> AdminTournamentDetail:
     """The workflow's own view plus the payout intents as the money legs recorded them."""
     handle: WorkflowHandle[Any, Any] = temporal.get_workflow_handle_for(

@@ -22,11 +22,13 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Header, Query, Request
 from sqlmodel import col, select
 from sse_starlette import EventSourceResponse, ServerSentEvent
+from starlette.background import BackgroundTask
 from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 
-from api.deps import DbDep, TemporalDep, tournament_workflow_id
+from api.deps import DbDep, TemporalDep, TournamentId, tournament_workflow_id
 from api.errors import ApiError
+from api.streams import StreamSlots
 from db.engine import Database
 from db.models import Event, Tournament
 from domain.errors import ErrorCode
@@ -101,7 +103,7 @@ AfterQuery = Annotated[int | None, Query(ge=0, le=MAX_EVENT_ID, description="res
     responses={200: {"content": {"text/event-stream": {}}, "description": "the event stream"}},
 )
 async def event_stream(
-    tournament_id: str,
+    tournament_id: TournamentId,
     request: Request,
     db: DbDep,
     temporal: TemporalDep,
@@ -122,6 +124,9 @@ def sse(
 ) -> EventSourceResponse:
     """Serve one stream of the log (a tournament's or a room's) from after ``cursor``;
     ``on_idle`` runs at each idle poll (a room counts its observers with it)."""
+
+    slots: StreamSlots = request.app.state.stream_slots
+    release = slots.acquire(request)  # 429 too_many_streams before any stream opens
 
     async def stream() -> AsyncIterator[ServerSentEvent]:
         global open_streams
@@ -146,8 +151,10 @@ def sse(
                     await asyncio.sleep(POLL_SECONDS)
         finally:
             open_streams -= 1
+            release()
 
-    return EventSourceResponse(stream(), ping=PING_SECONDS)
+    # The background task releases the slot too, in case the stream never started.
+    return EventSourceResponse(stream(), ping=PING_SECONDS, background=BackgroundTask(release))
 
 
 async def page(db: Database, stream_id: str, after: int, limit: int) -> EventPage:
@@ -164,7 +171,7 @@ async def page(db: Database, stream_id: str, after: int, limit: int) -> EventPag
 
 @router.get("/{tournament_id}/events.json", response_model=EventPage, response_model_by_alias=True)
 async def event_page(
-    tournament_id: str,
+    tournament_id: TournamentId,
     db: DbDep,
     temporal: TemporalDep,
     after: AfterQuery = None,

@@ -13,7 +13,7 @@ from fastapi import APIRouter, Path, Query
 from fastapi.responses import PlainTextResponse
 from sqlmodel import col, select
 
-from api.deps import DbDep
+from api.deps import DbDep, TournamentId
 from api.errors import ApiError
 from db.models import Hand, Tournament
 from domain.errors import ErrorCode
@@ -66,7 +66,7 @@ async def _hand(db: DbDep, tournament_id: str, hand_number: int) -> Hand:
     "/{tournament_id}/hands", response_model=list[HandSummary], response_model_by_alias=True
 )
 async def list_hands(
-    tournament_id: str,
+    tournament_id: TournamentId,
     db: DbDep,
     after: Annotated[int, Query(ge=0, le=MAX_HAND)] = 0,
     limit: Annotated[int, Query(ge=1, le=500)] = 100,
@@ -84,14 +84,16 @@ async def list_hands(
 
 
 @router.get("/{tournament_id}/hands/{hand_number}")
-async def hand_history(tournament_id: str, hand_number: HandNumber, db: DbDep) -> dict[str, Any]:
+async def hand_history(
+    tournament_id: TournamentId, hand_number: HandNumber, db: DbDep
+) -> dict[str, Any]:
     """The full record: seats and players, forced bets, actions, board, shown cards, pots and
     winners, stacks before and after, busts, the deck commitment and the revealed seed."""
     return dict((await _hand(db, tournament_id, hand_number)).record)
 
 
 @router.get("/{tournament_id}/hands/{hand_number}/phh", response_class=PlainTextResponse)
-async def hand_history_phh(tournament_id: str, hand_number: HandNumber, db: DbDep) -> str:
+async def hand_history_phh(tournament_id: TournamentId, hand_number: HandNumber, db: DbDep) -> str:
     record = (await _hand(db, tournament_id, hand_number)).record
     names = {int(seat): player for seat, player in record.get("players", {}).items()}
     return to_phh(record, names)

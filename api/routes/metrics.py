@@ -1,4 +1,5 @@
-"""``GET /metrics``: the service's own figures for Prometheus, read from PostgreSQL per scrape.
+"""``GET /metrics``: the service's own figures for Prometheus, read from PostgreSQL (at most
+once per 15 s per replica, however often it is scraped).
 
 Reading the durable tables at scrape time (instead of counting in this process) makes every
 API replica report the same deployment-wide numbers, correct after restarts and no matter
@@ -13,13 +14,20 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from fastapi import APIRouter, Response
-from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, generate_latest
+from fastapi import APIRouter, Request, Response
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    REGISTRY,
+    CollectorRegistry,
+    Counter,
+    generate_latest,
+)
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 from sqlalchemy import text
 
 from api.deps import DbDep
+from api.readcache import SingleFlight
 from db.engine import Database
 
 router = APIRouter(tags=["ops"])
@@ -45,7 +53,14 @@ class Snapshot:
     tournaments_by_state: dict[str, int] = field(default_factory=dict)
 
 
+SNAPSHOT_READS = Counter(
+    "sng_api_metrics_reads",
+    "How often this replica read the /metrics snapshot from PostgreSQL (at most every 15 s).",
+)
+
+
 async def read_snapshot(db: Database) -> Snapshot:
+    SNAPSHOT_READS.inc()
     async with db.engine.connect() as conn:
         hands, actions = (await conn.execute(HANDS_SQL)).one()
         pending, amount = (await conn.execute(PAYOUTS_SQL)).one()
@@ -98,5 +113,9 @@ def exposition(snapshot: Snapshot, *, base: CollectorRegistry | None = REGISTRY)
 
 
 @router.get("/metrics", include_in_schema=False)
-async def metrics(db: DbDep) -> Response:
-    return Response(exposition(await read_snapshot(db)), media_type=CONTENT_TYPE_LATEST)
+async def metrics(db: DbDep, request: Request) -> Response:
+    """The snapshot is read at most once per ``METRICS_TTL`` per replica, shared by every
+    scrape meanwhile: a scrape storm costs PostgreSQL nothing more (security review M4)."""
+    cache: SingleFlight[str, Snapshot] = request.app.state.metrics_snapshots
+    snapshot = await cache.get("snapshot", lambda: read_snapshot(db))
+    return Response(exposition(snapshot), media_type=CONTENT_TYPE_LATEST)

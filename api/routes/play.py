@@ -12,7 +12,7 @@ from sqlmodel import select
 from temporalio.client import WorkflowHandle
 
 from api.auth import CurrentPlayer
-from api.deps import DbDep, TemporalDep
+from api.deps import DbDep, TemporalDep, TournamentId
 from api.errors import ApiError
 from api.gamestate import GameStateCache, WaitForChange, WaitSeconds, game_state
 from api.updates import execute_update
@@ -47,7 +47,7 @@ def _row_version(row: Tournament) -> int:
 
 @router.get("/{tournament_id}/game-state")
 async def get_game_state(
-    tournament_id: str,
+    tournament_id: TournamentId,
     request: Request,
     caller: CurrentPlayer,
     db: DbDep,
@@ -113,7 +113,7 @@ class ActBody(WireModel):
 
 @router.post("/{tournament_id}/act", response_model=ActResult, response_model_by_alias=True)
 async def act(
-    tournament_id: str,
+    tournament_id: TournamentId,
     body: ActBody,
     request: Request,
     caller: CurrentPlayer,

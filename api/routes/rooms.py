@@ -24,7 +24,7 @@ from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
 from api.auth import CurrentPlayer, MaybePlayer, ServiceKey
-from api.deps import NAME_PATTERN, DbDep, SettingsDep, TemporalDep
+from api.deps import ID_PATTERN, NAME_PATTERN, DbDep, SettingsDep, TemporalDep
 from api.errors import ApiError
 from api.gamestate import GameStateCache, WaitForChange, WaitSeconds, game_state
 from api.presence import anonymous, observers, touch
@@ -54,7 +54,7 @@ from workflows.table_messages import (
 router = APIRouter(prefix="/rooms", tags=["rooms"])
 
 MAX_HAND = 2**31 - 1
-RoomId = Annotated[str, Path(max_length=64)]
+RoomId = Annotated[str, Path(pattern=ID_PATTERN, max_length=64)]
 
 
 def room_workflow_id(room_id: str) -> str:

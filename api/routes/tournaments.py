@@ -10,8 +10,15 @@ from sqlmodel import col, select
 from temporalio.client import WorkflowHandle
 
 from api.auth import CurrentPlayer
-from api.deps import DbDep, TemporalDep, tournament_workflow_id
+from api.deps import (
+    DbDep,
+    TemporalDep,
+    TournamentId,
+    TournamentViewsDep,
+    tournament_workflow_id,
+)
 from api.errors import QUERY_TIMEOUT, ApiError
+from api.gamestate import WORKFLOW_QUERIES
 from api.updates import execute_update
 from db import agents, wallets
 from db.models import Tournament
@@ -123,10 +130,20 @@ class TournamentDetail(TournamentView):
 
 
 @router.get("/{tournament_id}", response_model=TournamentDetail, response_model_by_alias=True)
-async def tournament_state(tournament_id: str, temporal: TemporalDep) -> TournamentDetail:
-    view = await _handle(temporal, tournament_id).query(
-        TournamentWorkflow.state, rpc_timeout=QUERY_TIMEOUT
-    )
+async def tournament_state(
+    temporal: TemporalDep, views: TournamentViewsDep, tournament_id: TournamentId
+) -> TournamentDetail:
+    """Served from a per-replica view shared by every caller, at most one second old: however
+    often it is asked, a tournament costs one workflow query per second per replica (security
+    review M4). A registration, payment or leave through this replica refreshes it."""
+
+    async def fetch() -> TournamentView:
+        WORKFLOW_QUERIES.labels(workflow="tournament").inc()
+        return await _handle(temporal, tournament_id).query(
+            TournamentWorkflow.state, rpc_timeout=QUERY_TIMEOUT
+        )
+
+    view: TournamentView = await views.get(tournament_id, fetch)
     fields = tournament_fields(
         validate_settings(view.settings),
         state=view.state.value,
@@ -144,33 +161,37 @@ async def tournament_state(tournament_id: str, temporal: TemporalDep) -> Tournam
     "/{tournament_id}/register", response_model=RegisterResult, response_model_by_alias=True
 )
 async def register_for_tournament(
-    tournament_id: str, body: RegisterBody, caller: CurrentPlayer, temporal: TemporalDep, db: DbDep
-) -> RegisterResult:
+    tournament_id: TournamentId, body: RegisterBody, caller: CurrentPlayer, temporal: TemporalDep,
+    db: DbDep, views: TournamentViewsDep,
+) -> RegisterResult:  # fmt: skip
     # The workflow checks the advisor's owner and skills; it learns them from the registry here.
     advisor = None
     if body.advisor_agent_id is not None:
         # An unknown advisor is not a 404 here: the workflow refuses it with the seed's code
         # (advisor_on_non_copilot_kind on other kinds, advisor_required on copilot).
         advisor = await agents.by_id(db, body.advisor_agent_id)
-    return await execute_update(
-        _handle(temporal, tournament_id),
-        TournamentWorkflow.register,
-        RegisterInput(
-            player_id=caller.user_id,
-            owner_user_id=caller.owner,
-            is_agent=caller.is_agent,
-            advisor_agent_id=body.advisor_agent_id,
-            advisor_owner_user_id=advisor.owner_user_id if advisor else None,
-            advisor_skills=list(advisor.skills) if advisor else [],
-        ),
-        closed_code=ErrorCode.TOURNAMENT_NOT_IN_REGISTRATION,
-    )
+    try:
+        return await execute_update(
+            _handle(temporal, tournament_id),
+            TournamentWorkflow.register,
+            RegisterInput(
+                player_id=caller.user_id,
+                owner_user_id=caller.owner,
+                is_agent=caller.is_agent,
+                advisor_agent_id=body.advisor_agent_id,
+                advisor_owner_user_id=advisor.owner_user_id if advisor else None,
+                advisor_skills=list(advisor.skills) if advisor else [],
+            ),
+            closed_code=ErrorCode.TOURNAMENT_NOT_IN_REGISTRATION,
+        )
+    finally:
+        views.forget(tournament_id)  # the next read shows this write
 
 
 @router.post("/{tournament_id}/pay", response_model=RegisterResult, response_model_by_alias=True)
 async def pay_entry(
-    tournament_id: str, body: PayEntryBody, caller: CurrentPlayer, temporal: TemporalDep,
-    db: DbDep,
+    tournament_id: TournamentId, body: PayEntryBody, caller: CurrentPlayer, temporal: TemporalDep,
+    db: DbDep, views: TournamentViewsDep,
 ) -> RegisterResult:  # fmt: skip
     if body.permit is not None and not await wallets.is_bound_to(
         db, body.permit.owner, caller.owner
@@ -182,31 +203,46 @@ async def pay_entry(
             f"{body.permit.owner} is not bound to you: bind it first (POST /me/wallets)",
             field="permit.owner",
         )
-    return await execute_update(
-        _handle(temporal, tournament_id),
-        TournamentWorkflow.pay_entry,
-        PayEntryInput(player_id=caller.user_id, amount=body.amount, permit=body.permit),
-        closed_code=ErrorCode.TOURNAMENT_NOT_IN_REGISTRATION,
-    )
+    try:
+        return await execute_update(
+            _handle(temporal, tournament_id),
+            TournamentWorkflow.pay_entry,
+            PayEntryInput(player_id=caller.user_id, amount=body.amount, permit=body.permit),
+            closed_code=ErrorCode.TOURNAMENT_NOT_IN_REGISTRATION,
+        )
+    finally:
+        views.forget(tournament_id)  # the next read shows this write
 
 
 @router.post("/{tournament_id}/leave", response_model=LeaveResult, response_model_by_alias=True)
-async def leave(tournament_id: str, caller: CurrentPlayer, temporal: TemporalDep) -> LeaveResult:
+async def leave(
+    tournament_id: TournamentId, caller: CurrentPlayer, temporal: TemporalDep,
+    views: TournamentViewsDep,
+) -> LeaveResult:  # fmt: skip
     """Leave during registration: an unpaid reserve is dropped, a paid entry refunded."""
-    return await execute_update(
-        _handle(temporal, tournament_id),
-        TournamentWorkflow.unregister,
-        UnregisterInput(player_id=caller.user_id),
-        closed_code=ErrorCode.TOURNAMENT_NOT_IN_REGISTRATION,
-    )
+    try:
+        return await execute_update(
+            _handle(temporal, tournament_id),
+            TournamentWorkflow.unregister,
+            UnregisterInput(player_id=caller.user_id),
+            closed_code=ErrorCode.TOURNAMENT_NOT_IN_REGISTRATION,
+        )
+    finally:
+        views.forget(tournament_id)  # the next read shows this write
 
 
 @router.post("/{tournament_id}/stand-up", response_model=LeaveResult, response_model_by_alias=True)
-async def stand_up(tournament_id: str, caller: CurrentPlayer, temporal: TemporalDep) -> LeaveResult:
+async def stand_up(
+    tournament_id: TournamentId, caller: CurrentPlayer, temporal: TemporalDep,
+    views: TournamentViewsDep,
+) -> LeaveResult:  # fmt: skip
     """stand_up: like leave while registering; refused once play has begun."""
-    return await execute_update(
-        _handle(temporal, tournament_id),
-        TournamentWorkflow.unregister,
-        UnregisterInput(player_id=caller.user_id, via=LeaveVia.STAND_UP),
-        closed_code=ErrorCode.STAND_UP_NOT_ALLOWED_IN_TOURNAMENT,
-    )
+    try:
+        return await execute_update(
+            _handle(temporal, tournament_id),
+            TournamentWorkflow.unregister,
+            UnregisterInput(player_id=caller.user_id, via=LeaveVia.STAND_UP),
+            closed_code=ErrorCode.STAND_UP_NOT_ALLOWED_IN_TOURNAMENT,
+        )
+    finally:
+        views.forget(tournament_id)  # the next read shows this write
