@@ -6,6 +6,7 @@ from typing import Any
 
 import httpx
 import pytest
+from pydantic import SecretStr
 from sqlmodel import select
 from temporalio.client import Client
 
@@ -139,7 +140,9 @@ async def test_auth_is_required(api_url: str, settings: Settings) -> None:
         tid = await create(http, settings)
         r = await http.post(f"/tournaments/{tid}/register", json={})
         assert (r.status_code, r.json()["code"]) == (401, "unauthorized")
-        forged = mint_player_token(settings.model_copy(update={"jwt_secret": "x" * 40}), "mallory")
+        forged = mint_player_token(
+            settings.model_copy(update={"jwt_secret": SecretStr("x" * 40)}), "mallory"
+        )
         r = await http.post(
             f"/tournaments/{tid}/register", json={}, headers={"Authorization": f"Bearer {forged}"}
         )
