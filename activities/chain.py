@@ -25,6 +25,7 @@ non-retryable, with the decoded custom error as the operator-visible reason; any
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -440,9 +441,18 @@ class ChainMoneyActivities:
             raise _unavailable(exc) from exc
 
 
+_URL = re.compile(r"\b([a-zA-Z][a-zA-Z0-9+.-]*)://(?:[^@/\s'\"]*@)?([^/\s'\"?#]+)[^\s'\"]*")
+
+
+def redact_urls(text: str) -> str:
+    """Keep a URL's scheme and host only: providers put API keys in the path, the query or
+    the user info, and failure messages go into history unencrypted (security review L9)."""
+    return _URL.sub(lambda m: f"{m.group(1)}://{m.group(2)}/…", text)
+
+
 def _unavailable(exc: BaseException) -> ApplicationError:
     return ApplicationError(
-        f"JSON-RPC call failed ({type(exc).__name__}: {exc})"[:500],
+        redact_urls(f"JSON-RPC call failed ({type(exc).__name__}: {exc})")[:500],
         type=ChainError.UNAVAILABLE.value,
     )
 

@@ -19,7 +19,7 @@ from temporalio.client import (
     WorkflowUpdateFailedError,
     WorkflowUpdateRPCTimeoutOrCancelledError,
 )
-from temporalio.exceptions import ApplicationError
+from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
 from domain.errors import DomainError, ErrorCode
@@ -196,6 +196,13 @@ def install(app: FastAPI) -> None:
         return error_response(
             ErrorCode.WORKFLOW_UNREADABLE.value,
             "this workflow's state cannot be read now; operators have been shown why",
+        )
+
+    @app.exception_handler(WorkflowAlreadyStartedError)
+    async def _taken(_: Request, err: WorkflowAlreadyStartedError) -> JSONResponse:
+        # Workflow ids are never reused (money keys start with them): nothing was started.
+        return error_response(
+            ErrorCode.INVALID_STATE.value, f"the id of {err.workflow_id} was used before"
         )
 
     @app.exception_handler(RPCError)

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 import httpx
 from rich.console import Console
+from sqlalchemy.engine import make_url
 
 from sng.pg import EmbeddedPostgres
 
@@ -216,7 +217,8 @@ class DevStack:
         console.print(
             f"  Temporal     127.0.0.1:{s.temporal_port}  namespace {s.temporal_namespace}"
         )
-        console.print(f"  PostgreSQL   {database_url}")
+        shown = make_url(database_url).render_as_string(hide_password=True)
+        console.print(f"  PostgreSQL   {shown}")
         if self.chain is not None:
             info = self.chain.info
             console.print(f"  chain        {info.rpc_url}  (chain id {info.chain_id})")

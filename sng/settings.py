@@ -47,6 +47,7 @@ class Settings(BaseSettings):
     database_url: str = Field(
         default="postgresql+asyncpg://postgres@127.0.0.1:5433/sng",
         validation_alias="DATABASE_URL",
+        repr=False,  # it carries the database password
     )
 
     api_host: str = "127.0.0.1"
@@ -107,7 +108,7 @@ class Settings(BaseSettings):
     # Money: the virtual-chip ledger, or entry fees and prizes through the vault on an EVM
     # chain (docs/chain.md). The operator key signs the vault's transactions: a secret.
     money_backend: Literal["virtual", "chain"] = "virtual"
-    chain_rpc_url: str = ""
+    chain_rpc_url: str = Field(default="", repr=False)  # providers put API keys in it
     chain_operator_key: SecretStr = SecretStr("")
     vault_address: str = ""
     token_address: str = ""

@@ -11,7 +11,7 @@ from fastapi import APIRouter, Query, status
 from pydantic import Field
 from sqlmodel import col, select
 from temporalio.client import Client, WorkflowHandle
-from temporalio.common import SearchAttributePair, TypedSearchAttributes
+from temporalio.common import SearchAttributePair, TypedSearchAttributes, WorkflowIDReusePolicy
 
 from api.auth import ServiceKey
 from api.deps import (
@@ -73,12 +73,17 @@ async def create_tournament(
 
 
 async def start_tournament(
-    temporal: Client, settings: Settings, *, name: str, raw: dict[str, Any], hand_pause_ms: int
-) -> CreatedTournament:
-    """Start a tournament's workflow: this route and the admin pages' create form share it."""
+    temporal: Client, settings: Settings, *, name: str, raw: dict[str, Any], hand_pause_ms: int,
+    tournament_id: str | None = None,
+) -> CreatedTournament:  # fmt: skip
+    """Start a tournament's workflow: this route and the admin pages' create form share it.
+
+    The id is 128 random bits and its workflow id can never be reused, even after the
+    workflow closed (security review L11): the id is the prefix of every money key of the
+    tournament, so a repeated id would make a new entry look paid or a payout look done."""
     # Refuse bad settings here with the field named, before any workflow exists.
     parsed = validate_settings(raw)
-    tournament_id = secrets.token_hex(5)
+    tournament_id = tournament_id or secrets.token_hex(16)
     workflow_id = tournament_workflow_id(tournament_id)
     await temporal.start_workflow(
         TournamentWorkflow.run,
@@ -91,6 +96,7 @@ async def start_tournament(
         ),
         id=workflow_id,
         task_queue=settings.temporal_task_queue,
+        id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
         search_attributes=TypedSearchAttributes(
             [
                 SearchAttributePair(sa.TOURNAMENT_STATE, "registering"),

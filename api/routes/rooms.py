@@ -20,6 +20,7 @@ from pydantic import Field
 from sqlalchemy.dialects.postgresql import insert
 from sqlmodel import col, select
 from temporalio.client import Client, WorkflowHandle, WorkflowUpdateFailedError
+from temporalio.common import WorkflowIDReusePolicy
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
@@ -157,7 +158,7 @@ async def start_room(
     """Start a room's workflow and write its first record: this route and the admin pages'
     form share it."""
     rules = validate_room(body.model_dump(by_alias=True))
-    room_id = f"room_{secrets.token_hex(5)}"
+    room_id = f"room_{secrets.token_hex(16)}"  # 128 bits, never reused (security review L11)
     workflow_id = room_workflow_id(room_id)
     now = datetime.now(UTC)
     now_ms = int(now.timestamp() * 1000)
@@ -190,6 +191,7 @@ async def start_room(
         ),
         id=workflow_id,
         task_queue=settings.temporal_task_queue,
+        id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
         static_summary=(
             f"room {rules.name}: {rules.seats} seats, {rules.small_blind}/{rules.big_blind},"
             f" entry {rules.entry}"

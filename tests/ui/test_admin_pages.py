@@ -124,7 +124,7 @@ async def test_create_through_the_form_with_messages_beside_fields(
     await page.screenshot(path=screenshots / "create-preview.png", full_page=True)
 
     await page.click("#create-button")
-    await expect(page).to_have_url(re.compile(rf"{ui_url}/ui/tournaments/[0-9a-f]{{10}}$"))
+    await expect(page).to_have_url(re.compile(rf"{ui_url}/ui/tournaments/[0-9a-f]{{32}}$"))
     tid = page.url.rsplit("/", 1)[-1]
     await expect(page.locator("#state")).to_have_text("registering")
     await expect(page.locator("#force-end-button")).to_have_count(0)

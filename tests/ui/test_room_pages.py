@@ -125,7 +125,7 @@ async def test_create_list_see_and_close_a_room_through_the_pages(
         await expect(page.locator("#room-preview")).to_contain_text("200 big blinds")
         await expect(page.locator("#room-preview")).to_contain_text("10 s (turbo)")
         await page.click("#create-button")
-        await expect(page).to_have_url(re.compile(rf"{ui_url}/ui/rooms/room_[0-9a-f]{{10}}$"))
+        await expect(page).to_have_url(re.compile(rf"{ui_url}/ui/rooms/room_[0-9a-f]{{32}}$"))
         room_id = page.url.rsplit("/", 1)[-1]
         await expect(page.get_by_role("heading", name=name)).to_be_visible()
         await expect(page.locator("#state")).to_have_text("waiting")
