@@ -156,6 +156,9 @@ class TournamentState(WireModel):
     payout_redrive: bool = False
     """An operator asked to try the refused payouts now (``retry_payouts``)."""
     rake_total: int = 0
+    rake_collected: bool = False
+    rake_failure: str | None = None
+    """The house's rake was refused (a definite answer): why; it is retried with the payouts."""
     closed_at_ms: int | None = None
     transitions: list[Transition] = []
     """Every state entered, with when: the tournament.lifecycle span is built from these."""
@@ -211,6 +214,8 @@ class TournamentView(WireModel):
     """A payout was refused: when the reconciler tries again (an operator can retry now)."""
     entry_fees_total: int = 0
     rake_total: int = 0
+    rake_failure: str | None = None
+    """Why the house's rake was refused; it is retried with the payouts (None: no refusal)."""
     settings: dict[str, Any] = {}
     entrants: list[EntrantView]
     version: int

@@ -97,6 +97,7 @@ class TournamentBase:
             payout_retry_at_ms=self.s.payout_retry_at_ms,
             entry_fees_total=self.settings.entry_fee * (self.s.field_size or 0),
             rake_total=self.s.rake_total,
+            rake_failure=self.s.rake_failure,
             settings=self.raw_settings,
             entrants=[
                 e for e in self.s.entrants.values() if e.status is not EntrantStatus.RELEASED

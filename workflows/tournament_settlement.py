@@ -66,19 +66,14 @@ class SettlementMixin(TournamentBase):
                 {"finalStandings": [f.model_dump(by_alias=True) for f in self._standings()],
                  "payouts": [self._payout_wire(p) for p in self.s.payouts]},
             )  # fmt: skip
-        if self.s.rake_total and self.inp.money_backend == "virtual":
-            await effects.collect_rake(
-                MoneyMove(
-                    key=f"{self.s.tournament_id}:rake",
-                    tournament_id=self.s.tournament_id,
-                    player_id="house",
-                    amount=self.s.rake_total,
-                )
-            )
         while True:
+            if self._rake_due():
+                await self._collect_rake()
             pending = [p for p in self.s.payouts if p.status is not PayoutStatus.CONFIRMED]
             await asyncio.gather(*(self._pay(p) for p in pending))
-            if all(p.status is PayoutStatus.CONFIRMED for p in self.s.payouts):
+            if not self._rake_due() and all(
+                p.status is PayoutStatus.CONFIRMED for p in self.s.payouts
+            ):
                 break
             await self._wait_for_a_retry()
         if all(p.status is PayoutStatus.CONFIRMED for p in self.s.payouts):
@@ -91,6 +86,34 @@ class SettlementMixin(TournamentBase):
                 {"state": "closed", "closedAt": self.s.closed_at_ms},
             )  # fmt: skip
             await self._record_lifecycle()
+
+    def _rake_due(self) -> bool:
+        return (
+            bool(self.s.rake_total)
+            and self.inp.money_backend == "virtual"
+            and not self.s.rake_collected
+        )
+
+    async def _collect_rake(self) -> None:
+        """The house's share, keyed once per tournament: a definite refusal (the escrow is
+        short) waits for the reconciler with the payouts instead of failing the workflow."""
+        try:
+            await effects.collect_rake(
+                MoneyMove(
+                    key=f"{self.s.tournament_id}:rake",
+                    tournament_id=self.s.tournament_id,
+                    player_id="house",
+                    amount=self.s.rake_total,
+                )
+            )
+        except ActivityError as err:
+            cause = err.cause if isinstance(err.cause, FailureError) else err
+            self.s.rake_failure = str(cause)
+            self._bump()
+            return
+        self.s.rake_collected = True
+        self.s.rake_failure = None
+        self._bump()
 
     async def _wait_for_a_retry(self) -> None:
         """A payout was refused (a definite answer): stay in ``settling``, the reason on the
@@ -128,7 +151,9 @@ class SettlementMixin(TournamentBase):
 
     @retry_payouts.validator
     def _validate_retry_payouts(self, _req: RetryPayoutsInput) -> None:
-        failed = any(p.status is PayoutStatus.FAILED for p in self.s.payouts)
+        failed = any(p.status is PayoutStatus.FAILED for p in self.s.payouts) or bool(
+            self.s.rake_failure
+        )
         if self.s.phase is not TournamentPhase.SETTLING or not failed or self.s.payout_redrive:
             raise refuse(
                 ErrorCode.INVALID_STATE,

@@ -34,11 +34,12 @@ HOLD = "test:held-out-of-escrow"
 
 
 async def _paid_then_escrow_drained(
-    client: Client, db: Database, task_queue: str, retry_seconds: int
-) -> tuple[str, WorkflowHandle[Any, TournamentView]]:
+    client: Client, db: Database, task_queue: str, retry_seconds: int,
+    settings: dict[str, Any] = SETTINGS,
+) -> tuple[str, WorkflowHandle[Any, TournamentView]]:  # fmt: skip
     tid = f"po-{uuid.uuid4().hex[:12]}"
     handle = await start_paid_tournament(
-        client, db, task_queue, tid, SETTINGS, hand_pause_ms=0, payout_retry_seconds=retry_seconds
+        client, db, task_queue, tid, settings, hand_pause_ms=0, payout_retry_seconds=retry_seconds
     )
     players = [f"{tid}-{i}" for i in range(int(SETTINGS["seats"]))]
     # The escrow goes short before the payouts run (a bug elsewhere, a manual fix gone wrong).
@@ -52,7 +53,7 @@ async def _refused(handle: WorkflowHandle[Any, TournamentView]) -> TournamentVie
     """Settling, a payout refused, and the next try scheduled. (While the other payouts of
     the same round still run, a refused one is shown before the retry time is set.)"""
     view = await handle.query(TournamentWorkflow.state)
-    failed = [p for p in view.payouts if p.status is PayoutStatus.FAILED]
+    failed = [p for p in view.payouts if p.status is PayoutStatus.FAILED] or view.rake_failure
     waiting = view.payout_retry_at_ms is not None
     return view if view.state is TournamentPhase.SETTLING and failed and waiting else None
 
@@ -105,3 +106,21 @@ async def test_an_operator_re_drives_refused_payouts_from_the_admin_api(
         await _paid_once(db, tid, closed)
         r = await http.post(path, headers=admin(settings))
         assert r.status_code == 409 and r.json()["code"] == "invalid_state", r.text
+
+
+async def test_a_refused_rake_waits_for_the_reconciler_like_a_payout(
+    client: Client, worker: Worker, task_queue: str, db: Database
+) -> None:
+    """The house's rake is a money step like a payout: a refusal used to fail the workflow
+    (the tournament stuck in ``settling`` with its escrow); now it waits and retries."""
+    raked = {**SETTINGS, "rakeFee": 10}
+    tid, handle = await _paid_then_escrow_drained(client, db, task_queue, 2, raked)
+    refused = await eventually(lambda: _refused(handle), limit=60)
+    assert refused.rake_failure and "insufficient" in refused.rake_failure.lower()
+    house = await ledger.balance(db, ledger.HOUSE)
+    await ledger.transfer(db, key=f"restore-{tid}", source=HOLD,
+                          destination=ledger.escrow_account(tid), amount=3 * FEE)  # fmt: skip
+    closed = await eventually(lambda: _closed(handle), limit=60)
+    assert closed.rake_failure is None
+    assert await ledger.balance(db, ledger.HOUSE) - house == 3 * 10  # once
+    await _paid_once(db, tid, closed)
