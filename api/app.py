@@ -7,6 +7,8 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import FastAPI
+from limits.aio.storage import MemoryStorage
+from limits.aio.strategies import MovingWindowRateLimiter
 
 from api import errors
 from api.gamestate import GameStateCache
@@ -52,6 +54,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.tournament_views = SingleFlight[str, Any](ttl=TOURNAMENT_VIEW_TTL)
         app.state.metrics_snapshots = SingleFlight[str, Any](ttl=METRICS_TTL, size=1)
         app.state.stream_slots = StreamSlots(settings.max_streams, settings.max_streams_per_client)
+        app.state.login_limiter = MovingWindowRateLimiter(MemoryStorage())  # /ui/login (L6)
         try:
             yield
         finally:

@@ -62,8 +62,10 @@ def mint_player_token(settings: Settings, user_id: str, *, ttl_seconds: int = 86
 
 @lru_cache(maxsize=4)
 def _jwks_client(url: str) -> jwt.PyJWKClient:
-    # One client per URL: it caches the key set, so a request costs no fetch once warm.
-    return jwt.PyJWKClient(url, cache_keys=True, lifespan=300, timeout=5)
+    # One client per URL: it caches the key set, so a request costs no fetch once warm, and a
+    # token with an unknown kid refetches it at most once a minute (PyJWT >= 2.15's cooldown;
+    # security review L4: each made-up kid was a synchronous fetch from the IdP).
+    return jwt.PyJWKClient(url, cache_keys=True, lifespan=300, timeout=5, cooldown_duration=60)
 
 
 USER_ID_PATTERN = r"^[!-~]{1,100}$"

@@ -17,6 +17,8 @@ from urllib.parse import urlencode
 from fastapi import APIRouter, Request
 from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
+from limits import parse
+from limits.aio.strategies import MovingWindowRateLimiter
 from sqlmodel import col, select
 from temporalio.client import WorkflowHandle, WorkflowQueryFailedError, WorkflowUpdateFailedError
 from temporalio.exceptions import ApplicationError
@@ -153,12 +155,24 @@ async def login_page(request: Request) -> HTMLResponse:
     return _render(request, "login.html", {"error": None})
 
 
+LOGIN_ATTEMPTS = parse("10/minute")
+"""Wrong admin-key attempts per client address (security review L6): guessing stays slow."""
+
+
 @router.post("/login")
 async def login(request: Request, settings: SettingsDep) -> Response:
+    address = request.client.host if request.client else "unknown"
+    limiter: MovingWindowRateLimiter = request.app.state.login_limiter
+    if not await limiter.test(LOGIN_ATTEMPTS, address):
+        return _render(
+            request, "login.html",
+            {"error": "Too many wrong keys from here: wait a minute."}, status_code=429,
+        )  # fmt: skip
     form = await read_form(request)
     if not admin_key_matches(settings, form.get("serviceKey", "")):
+        await limiter.hit(LOGIN_ATTEMPTS, address)  # only wrong keys count
         return _render(
-            request, "login.html", {"error": "That is not the service key."}, status_code=401
+            request, "login.html", {"error": "That is not the admin key."}, status_code=401
         )
     response = _see_other(f"{COOKIE_PATH}/tournaments")
     set_session_cookie(response, request, settings)

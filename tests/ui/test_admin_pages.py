@@ -38,7 +38,7 @@ async def test_login_guards_every_page(
         await expect(page).to_have_url(f"{ui_url}/ui/login")
     await page.fill("#serviceKey", "not-the-key")
     await page.click("button[type=submit]")
-    await expect(page.get_by_role("alert")).to_have_text("That is not the service key.")
+    await expect(page.get_by_role("alert")).to_have_text("That is not the admin key.")
     await page.screenshot(path=screenshots / "login-refused.png", full_page=True)
 
     await page.fill("#serviceKey", ui_settings.key("admin"))
