@@ -12,7 +12,7 @@ from limits.aio.strategies import MovingWindowRateLimiter
 
 from api import errors
 from api.gamestate import GameStateCache
-from api.guards import RefuseNul
+from api.guards import LoopbackHostOnly, RefuseNul
 from api.ratelimit import RateLimit
 from api.readcache import SingleFlight
 from api.routes import (
@@ -29,6 +29,7 @@ from api.routes import (
     rooms,
     tournaments,
 )
+from api.routes.codec import LOOPBACK_HOSTS
 from api.streams import StreamSlots
 from api.ui import rooms as room_pages
 from api.ui import routes as admin_pages
@@ -69,6 +70,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     errors.install(app)
     app.add_middleware(RefuseNul)
+    if settings.env == "dev" and settings.api_host in LOOPBACK_HOSTS:
+        # Security review L12: a web page can point its own DNS name at 127.0.0.1 (DNS
+        # rebinding) and reach the dev API, its open codec and the public dev keys. The dev
+        # API answers only requests addressed to this machine by name or loopback address.
+        app.add_middleware(LoopbackHostOnly)
     # Outermost: a request past its rate is refused before anything reads its body.
     app.add_middleware(
         RateLimit, per_ip=settings.rate_limit_ip, per_credential=settings.rate_limit_credential

@@ -127,3 +127,27 @@ async def _refuse(
         }
     )  # fmt: skip
     await send({"type": "http.response.body", "body": payload})
+
+
+LOOPBACK_NAMES = (b"127.0.0.1", b"localhost", b"[::1]")
+
+
+class LoopbackHostOnly:
+    """The dev API answers only requests addressed to this machine (security review L12: a
+    web page that points its own DNS name at 127.0.0.1 reaches a dev API, its open codec and
+    the public dev keys from the victim's browser). Anything else is ``400 validation_error``."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            host = _header(scope, b"host")
+            name = host.rsplit(b":", 1)[0] if not host.endswith(b"]") else host
+            if name not in LOOPBACK_NAMES:
+                await _refuse(
+                    send, 400, ErrorCode.VALIDATION_ERROR,
+                    "the dev API answers requests to localhost or 127.0.0.1 only",
+                )  # fmt: skip
+                return
+        await self.app(scope, receive, send)

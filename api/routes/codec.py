@@ -62,10 +62,13 @@ def cors_headers(request: Request) -> dict[str, str]:
     }
 
 
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+
+
 def authorized(request: Request) -> bool:
     settings: Settings = request.app.state.settings
-    if settings.env == "dev":
-        return True
+    if settings.env == "dev" and settings.api_host in LOOPBACK_HOSTS:
+        return True  # the start-dev UI has no login; only this machine reaches the dev API
     presented = request.headers.get("x-service-key", "")
     bearer = request.headers.get("authorization", "")
     if bearer.lower().startswith("bearer "):
