@@ -2,8 +2,10 @@
 and observers (``observerCount``), kept in ``room_presence``.
 
 Writes are throttled per viewer in this process, so a busy poller costs PostgreSQL one upsert
-every ``TOUCH_SECONDS``. An anonymous viewer is its address and user agent, hashed: one
-client's several polls and streams count once.
+every ``TOUCH_SECONDS``. An anonymous viewer is its address, hashed: one client's several
+polls and streams count once, and so does a client that changes its user agent with every
+request (security review L7: it inflated ``observerCount`` and the table). Observer rows
+older than ``PRUNE_AFTER`` are deleted, at most once per ``PRUNE_EVERY`` per process.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import time
 from datetime import UTC, datetime, timedelta
 
 from fastapi import Request
-from sqlalchemy import func
+from sqlalchemy import delete, func
 from sqlalchemy.dialects.postgresql import insert
 from sqlmodel import col, select
 
@@ -24,6 +26,9 @@ OBSERVER_WINDOW = timedelta(seconds=30)
 """Someone who looked at a room within this long is watching it (``observerCount``)."""
 TOUCH_SECONDS = 2.0
 """Presence is written at most this often per viewer (the rest are served from memory)."""
+PRUNE_AFTER = timedelta(minutes=10)
+PRUNE_EVERY = 60.0
+_last_prune = 0.0
 
 
 async def observers(db: Database, room_ids: list[str]) -> dict[str, int]:
@@ -64,9 +69,26 @@ async def touch(db: Database, room_id: str, viewer: str, *, seated: bool) -> Non
     async with db.session() as session:
         await session.exec(stmt)
         await session.commit()
+    await _prune(db, now)
+
+
+async def _prune(db: Database, now: float) -> None:
+    """Drop observers gone for ``PRUNE_AFTER`` (seated players' rows are the disconnect
+    grace's evidence: they stay until the player leaves)."""
+    global _last_prune
+    if now - _last_prune < PRUNE_EVERY:
+        return
+    _last_prune = now
+    async with db.session() as session:
+        await session.exec(
+            delete(RoomPresence).where(
+                col(RoomPresence.seated).is_(False),
+                col(RoomPresence.last_seen) < datetime.now(UTC) - PRUNE_AFTER,
+            )
+        )
+        await session.commit()
 
 
 def anonymous(request: Request) -> str:
     client = request.client.host if request.client else "?"
-    agent = request.headers.get("user-agent", "")
-    return "anon:" + hashlib.sha256(f"{client}|{agent}".encode()).hexdigest()[:24]
+    return "anon:" + hashlib.sha256(client.encode()).hexdigest()[:24]

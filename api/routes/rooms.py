@@ -379,7 +379,6 @@ async def room_action(
     temporal: TemporalDep,
 ) -> ActResult:
     """Act on your turn: ``handNumber`` and ``turn`` from the state you answer."""
-    await touch(db, room_id, caller.user_id, seated=True)
     result = await execute_update(
         _handle(temporal, room_id),
         TableWorkflow.act,
@@ -389,6 +388,9 @@ async def room_action(
         ),
         closed_code=ErrorCode.ROOM_CLOSED, noun="room",
     )  # fmt: skip
+    # Presence only once the room took the action: an unknown room id writes nothing
+    # (security review L7).
+    await touch(db, room_id, caller.user_id, seated=True)
     cache: GameStateCache = request.app.state.game_states
     cache.poke(room_workflow_id(room_id))
     return result
