@@ -3,8 +3,15 @@
 Hole cards, deck seeds and hand records cross Temporal as payloads; with this codec the server,
 its database and anyone reading history without the key see only ``binary/encrypted`` blobs.
 The shape follows temporalio/samples-python ``encryption/``: each payload is serialised whole,
-sealed with AES-256-GCM under a fresh 96-bit nonce, and tagged with the id of the key that
-sealed it, so old payloads stay readable after a rotation as long as their key is still listed.
+sealed with AES-256-GCM, and tagged with the id of the key that sealed it, so old payloads stay
+readable after a rotation as long as their key is still listed.
+
+Each payload is sealed under its own subkey, HKDF-SHA256 of the configured key with a fresh
+128-bit salt (``encryption-scheme: hkdf-aes256gcm``), then a random 96-bit nonce: random nonces
+under one AES-GCM key reach NIST's 2^32-message bound within days at our payload rate
+(security review L10); with a subkey per payload the bound is per subkey and never
+approached. Payloads sealed before (no scheme header: the key itself, a random nonce) still
+open.
 
 Keys come from settings (``SNG_CODEC_KEY``, base64 of 32 bytes, and ``SNG_CODEC_KEY_ID``;
 retired keys in ``SNG_CODEC_PREVIOUS_KEYS`` as ``id=base64`` pairs). Without a configured key a
@@ -20,7 +27,9 @@ import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from temporalio.api.common.v1 import Payload
 from temporalio.converter import PayloadCodec
 
@@ -30,6 +39,10 @@ ENCODING = b"binary/encrypted"
 KEY_ID_HEADER = "encryption-key-id"
 NONCE_BYTES = 12
 KEY_BYTES = 32
+SALT_BYTES = 16
+SCHEME_HEADER = "encryption-scheme"
+SCHEME = b"hkdf-aes256gcm"
+HKDF_INFO = b"sng payload codec v2"
 DEV_KEY_FILE = "codec.key"
 
 
@@ -113,14 +126,18 @@ class EncryptionCodec(PayloadCodec):
         # showing operators what a payload says (the UI's codec endpoint, which decides
         # nothing).
         self.accept_plaintext = accept_plaintext
-        self._current = AESGCM(key)
-        self._by_id = {kid: AESGCM(k) for kid, k in (previous or {}).items()}
-        self._by_id[key_id] = self._current
+        self._current_key = key
+        self._keys = {**(previous or {}), key_id: key}
+        self._by_id = {kid: AESGCM(k) for kid, k in self._keys.items()}
 
     async def encode(self, payloads: Iterable[Payload]) -> list[Payload]:
         return [
             Payload(
-                metadata={"encoding": ENCODING, KEY_ID_HEADER: self.key_id.encode()},
+                metadata={
+                    "encoding": ENCODING,
+                    KEY_ID_HEADER: self.key_id.encode(),
+                    SCHEME_HEADER: SCHEME,
+                },
                 data=self._seal(p.SerializeToString()),
             )
             for p in payloads
@@ -144,14 +161,24 @@ class EncryptionCodec(PayloadCodec):
                     f"payload sealed with unknown key id {key_id!r}; "
                     f"list it in SNG_CODEC_PREVIOUS_KEYS (current key id {self.key_id!r})"
                 )
+            if p.metadata.get(SCHEME_HEADER, b"") == SCHEME:
+                salt, rest = p.data[:SALT_BYTES], p.data[SALT_BYTES:]
+                aead = AESGCM(_subkey(self._keys[key_id], salt))
+            else:  # sealed before per-payload subkeys: the key itself
+                rest = p.data
             out.append(
-                Payload.FromString(aead.decrypt(p.data[:NONCE_BYTES], p.data[NONCE_BYTES:], None))
+                Payload.FromString(aead.decrypt(rest[:NONCE_BYTES], rest[NONCE_BYTES:], None))
             )
         return out
 
     def _seal(self, data: bytes) -> bytes:
-        nonce = os.urandom(NONCE_BYTES)
-        return nonce + self._current.encrypt(nonce, data, None)
+        salt, nonce = os.urandom(SALT_BYTES), os.urandom(NONCE_BYTES)
+        aead = AESGCM(_subkey(self._current_key, salt))
+        return salt + nonce + aead.encrypt(nonce, data, None)
+
+
+def _subkey(key: bytes, salt: bytes) -> bytes:
+    return HKDF(algorithm=hashes.SHA256(), length=KEY_BYTES, salt=salt, info=HKDF_INFO).derive(key)
 
 
 def codec_for(settings: Settings, *, for_display: bool = False) -> EncryptionCodec:
