@@ -45,6 +45,8 @@ class CreateTournamentInput(WireModel):
     updates_per_run: int = Field(default=500, ge=20, le=1_500)
     """Registration continues-as-new after this many accepted Updates (Temporal refuses every
     Update past 2,000 in a run: security review H2)."""
+    reserve_seconds: int = Field(default=120, ge=1, le=3_600)
+    """How long an unpaid reserve holds its seat (the seed's 120 s; tests shorten it)."""
     reregister_cooldown_seconds: int = Field(default=10, ge=0, le=3_600)
     """A player who left may come straight back once; after each later leave they wait this
     long, doubling each time (security review H2), and register at most ``MAX_ENTRIES``

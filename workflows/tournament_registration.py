@@ -3,7 +3,6 @@ expire after 120 s. Part of TournamentWorkflow (workflows/tournament.py)."""
 
 from __future__ import annotations
 
-from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from temporalio import workflow
@@ -32,7 +31,6 @@ with workflow.unsafe.imports_passed_through():
     )
     from workflows.tournament_base import TournamentBase
 
-RESERVE_TTL = timedelta(seconds=120)
 MAX_ENTRIES = 5
 """Registrations one player may make in one tournament (each leave and come back is one)."""
 NO_STAND_UP = (TournamentPhase.PLAYING, TournamentPhase.ENDED, TournamentPhase.SETTLING)
@@ -108,7 +106,7 @@ class RegistrationMixin(TournamentBase):
         async with self.lock:
             self._recheck(self._verify_register, req)
             previous = self.s.entrants.get(req.player_id)
-            until = self._now_ms() + int(RESERVE_TTL.total_seconds() * 1000)
+            until = self._now_ms() + self.inp.reserve_seconds * 1000
             entrant = EntrantView(
                 player_id=req.player_id,
                 owner_user_id=req.owner_user_id,
@@ -239,6 +237,20 @@ class RegistrationMixin(TournamentBase):
         self._refuse_while_draining()
         if not self._already_paid(req):
             self._recheck(self._verify_pay, req)
+            self._recheck(self._verify_reserve_alive, req)
+
+    def _verify_reserve_alive(self, req: PayEntryInput) -> None:
+        """A reserve past its time is gone, even before the loop's alarm releases it
+        (security review L8). Checked in the validator only: replay never runs validators,
+        so a pay that older code accepted at the boundary still replays."""
+        entrant = self.s.entrants[req.player_id]
+        until = entrant.reserved_until_ms
+        expired = until is not None and self._now_ms() > until
+        if entrant.status is EntrantStatus.RESERVED and expired:
+            raise DomainError(
+                ErrorCode.TOURNAMENT_NOT_REGISTERED,
+                "your reserve expired: register again, then pay",
+            )
 
     def _already_paid(self, req: PayEntryInput) -> bool:
         """A retry of a pay that went through (its answer was lost): the same answer again,
