@@ -47,7 +47,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )  # fmt: skip
     parser.addoption("--drill-seed", type=int, default=None, help="first seed (default: random)")
     parser.addoption(
-        "--h2-cycles", type=int, default=150,
+        "--h2-cycles", type=int, default=60,
         help="register/leave cycles of the H2 security test (the review's figure is 1500)",
     )  # fmt: skip
 

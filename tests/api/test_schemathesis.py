@@ -8,6 +8,7 @@ valid credentials while every input is generated from the schema.
 from __future__ import annotations
 
 import asyncio
+import re
 import shutil
 import sysconfig
 import uuid
@@ -61,7 +62,7 @@ async def test_no_server_errors_and_schema_conformance(
     proc = await asyncio.create_subprocess_exec(
         st_binary(), "run", f"{api_url}/openapi.json",
         "--checks", "not_a_server_error,response_schema_conformance",
-        "--max-examples", "15", "--seed", "1",
+        "--max-examples", "10", "--seed", "1",
         # Long-polls may hold a request up to their own 30 s limit when an id is real.
         "--request-timeout", "45",
         "--phases", "examples,coverage,fuzzing",
@@ -75,3 +76,26 @@ async def test_no_server_errors_and_schema_conformance(
     out, _ = await asyncio.wait_for(proc.communicate(), 400)
     text = out.decode(errors="replace")
     assert proc.returncode == 0, text[-6000:]
+
+
+async def test_stateful_sequences_as_an_operator(fuzz_api_url: str, settings: Settings) -> None:
+    """Schemathesis's stateful phase: call sequences chained through the links it infers from
+    the schema (a created tournament's or room's id fed to the routes that take it), so the
+    fuzzer reaches real resources instead of 404s (security review L1). Time-boxed."""
+    proc = await asyncio.create_subprocess_exec(
+        st_binary(), "run", f"{fuzz_api_url}/openapi.json",
+        "--checks", "not_a_server_error,response_schema_conformance",
+        "--seed", "1", "--request-timeout", "45",
+        "--phases", "stateful", "--max-time", "45",
+        "--exclude-path-regex", "^/codec|/events$|/stream$|/game-state$",
+        "-H", f"X-Service-Key: {settings.key('admin')}",
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+    )  # fmt: skip
+    out, _ = await asyncio.wait_for(proc.communicate(), 300)
+    text = out.decode(errors="replace")
+    assert proc.returncode == 0, text[-6000:]
+    scenarios = re.search(r"Scenarios:\s+(\d+)", text)
+    links = re.search(r"API Links:\s+(\d+) covered", text)
+    # It must have chained real calls, not found nothing to link.
+    assert scenarios and int(scenarios.group(1)) > 0, text[-3000:]
+    assert links and int(links.group(1)) > 0, text[-3000:]
