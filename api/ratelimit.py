@@ -49,7 +49,7 @@ class RateLimit:
         if self.per_ip is not None:
             client = scope.get("client")
             checks.append((self.per_ip, f"ip:{client[0] if client else 'unknown'}"))
-        credential = _credential(scope)
+        credential = credential_key(scope)
         if self.per_credential is not None and credential is not None:
             checks.append((self.per_credential, f"credential:{credential}"))
         for item, key in checks:
@@ -60,8 +60,9 @@ class RateLimit:
         await self.app(scope, receive, send)
 
 
-def _credential(scope: Scope) -> str | None:
-    """A short hash of the request's credential (never the credential itself, in memory)."""
+def credential_key(scope: Scope) -> str | None:
+    """A short hash of the request's credential (never the credential itself, in memory):
+    what the rate limit and the stream caps count a client by when it sends one."""
     for name, value in scope.get("headers", []):
         if name.lower() in CREDENTIAL_HEADERS and value:
             return hashlib.sha256(bytes(value)).hexdigest()[:24]

@@ -9,23 +9,20 @@ is its credential when it sends one, else its address). One more is
 
 from __future__ import annotations
 
-import hashlib
 from collections import Counter
 from collections.abc import Callable
 
 from fastapi import Request
 
 from api.errors import ApiError
+from api.ratelimit import credential_key
 from domain.errors import ErrorCode
-
-CREDENTIAL_HEADERS = ("authorization", "x-agent-key", "x-service-key")
 
 
 def client_key(request: Request) -> str:
-    for name in CREDENTIAL_HEADERS:
-        value = request.headers.get(name)
-        if value:
-            return "credential:" + hashlib.sha256(value.encode()).hexdigest()[:24]
+    credential = credential_key(request.scope)
+    if credential is not None:
+        return "credential:" + credential
     return "ip:" + (request.client.host if request.client else "unknown")
 
 

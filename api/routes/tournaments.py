@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
 from fastapi import APIRouter
 from pydantic import Field
 from sqlmodel import col, select
 from temporalio.client import WorkflowHandle
+from temporalio.workflow import UpdateMethodMultiParam
 
 from api.auth import CurrentPlayer
 from api.deps import (
@@ -42,6 +43,9 @@ from workflows.tournament import TournamentWorkflow
 
 router = APIRouter(prefix="/tournaments", tags=["tournaments"])
 
+P = TypeVar("P")
+R = TypeVar("R")
+
 
 class LobbyEntry(WireModel):
     tournament_id: str
@@ -65,6 +69,20 @@ class PayEntryBody(WireModel):
 
     amount: int = Field(ge=0, le=10**15, strict=True)
     permit: Permit | None = None
+
+
+async def _write(
+    temporal: TemporalDep, views: TournamentViewsDep, tournament_id: str,
+    update: UpdateMethodMultiParam[[Any, P], R], arg: P, *, closed_code: ErrorCode,
+) -> R:  # fmt: skip
+    """An Update from a player route; this replica's shared view is refreshed after it, so the
+    writer's next read shows the write."""
+    try:
+        return await execute_update(
+            _handle(temporal, tournament_id), update, arg, closed_code=closed_code
+        )
+    finally:
+        views.forget(tournament_id)
 
 
 def _handle(
@@ -170,22 +188,19 @@ async def register_for_tournament(
         # An unknown advisor is not a 404 here: the workflow refuses it with the seed's code
         # (advisor_on_non_copilot_kind on other kinds, advisor_required on copilot).
         advisor = await agents.by_id(db, body.advisor_agent_id)
-    try:
-        return await execute_update(
-            _handle(temporal, tournament_id),
-            TournamentWorkflow.register,
-            RegisterInput(
-                player_id=caller.user_id,
-                owner_user_id=caller.owner,
-                is_agent=caller.is_agent,
-                advisor_agent_id=body.advisor_agent_id,
-                advisor_owner_user_id=advisor.owner_user_id if advisor else None,
-                advisor_skills=list(advisor.skills) if advisor else [],
-            ),
-            closed_code=ErrorCode.TOURNAMENT_NOT_IN_REGISTRATION,
-        )
-    finally:
-        views.forget(tournament_id)  # the next read shows this write
+    return await _write(
+        temporal, views, tournament_id,
+        TournamentWorkflow.register,
+        RegisterInput(
+            player_id=caller.user_id,
+            owner_user_id=caller.owner,
+            is_agent=caller.is_agent,
+            advisor_agent_id=body.advisor_agent_id,
+            advisor_owner_user_id=advisor.owner_user_id if advisor else None,
+            advisor_skills=list(advisor.skills) if advisor else [],
+        ),
+        closed_code=ErrorCode.TOURNAMENT_NOT_IN_REGISTRATION,
+    )  # fmt: skip
 
 
 @router.post("/{tournament_id}/pay", response_model=RegisterResult, response_model_by_alias=True)
@@ -203,15 +218,12 @@ async def pay_entry(
             f"{body.permit.owner} is not bound to you: bind it first (POST /me/wallets)",
             field="permit.owner",
         )
-    try:
-        return await execute_update(
-            _handle(temporal, tournament_id),
-            TournamentWorkflow.pay_entry,
-            PayEntryInput(player_id=caller.user_id, amount=body.amount, permit=body.permit),
-            closed_code=ErrorCode.TOURNAMENT_NOT_IN_REGISTRATION,
-        )
-    finally:
-        views.forget(tournament_id)  # the next read shows this write
+    return await _write(
+        temporal, views, tournament_id,
+        TournamentWorkflow.pay_entry,
+        PayEntryInput(player_id=caller.user_id, amount=body.amount, permit=body.permit),
+        closed_code=ErrorCode.TOURNAMENT_NOT_IN_REGISTRATION,
+    )  # fmt: skip
 
 
 @router.post("/{tournament_id}/leave", response_model=LeaveResult, response_model_by_alias=True)
@@ -220,15 +232,12 @@ async def leave(
     views: TournamentViewsDep,
 ) -> LeaveResult:  # fmt: skip
     """Leave during registration: an unpaid reserve is dropped, a paid entry refunded."""
-    try:
-        return await execute_update(
-            _handle(temporal, tournament_id),
-            TournamentWorkflow.unregister,
-            UnregisterInput(player_id=caller.user_id),
-            closed_code=ErrorCode.TOURNAMENT_NOT_IN_REGISTRATION,
-        )
-    finally:
-        views.forget(tournament_id)  # the next read shows this write
+    return await _write(
+        temporal, views, tournament_id,
+        TournamentWorkflow.unregister,
+        UnregisterInput(player_id=caller.user_id),
+        closed_code=ErrorCode.TOURNAMENT_NOT_IN_REGISTRATION,
+    )  # fmt: skip
 
 
 @router.post("/{tournament_id}/stand-up", response_model=LeaveResult, response_model_by_alias=True)
@@ -237,12 +246,9 @@ async def stand_up(
     views: TournamentViewsDep,
 ) -> LeaveResult:  # fmt: skip
     """stand_up: like leave while registering; refused once play has begun."""
-    try:
-        return await execute_update(
-            _handle(temporal, tournament_id),
-            TournamentWorkflow.unregister,
-            UnregisterInput(player_id=caller.user_id, via=LeaveVia.STAND_UP),
-            closed_code=ErrorCode.STAND_UP_NOT_ALLOWED_IN_TOURNAMENT,
-        )
-    finally:
-        views.forget(tournament_id)  # the next read shows this write
+    return await _write(
+        temporal, views, tournament_id,
+        TournamentWorkflow.unregister,
+        UnregisterInput(player_id=caller.user_id, via=LeaveVia.STAND_UP),
+        closed_code=ErrorCode.STAND_UP_NOT_ALLOWED_IN_TOURNAMENT,
+    )  # fmt: skip

@@ -132,14 +132,18 @@ async def test_agents_authenticate_by_key_until_revoked(
 
 
 @pytest.fixture
-def jwks_server() -> Iterator[tuple[str, Any]]:
-    """A loopback identity provider publishing one RSA key as a JWKS document."""
+def jwks_server() -> Iterator[tuple[str, Any, list[str]]]:
+    """A loopback identity provider publishing one RSA key as a JWKS document; the list
+    records every fetch."""
     key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     jwk = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(key.public_key()))
     body = json.dumps({"keys": [{**jwk, "kid": "idp-1", "use": "sig", "alg": "RS256"}]}).encode()
 
+    fetches: list[str] = []
+
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
+            fetches.append(self.path)
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
             self.end_headers()
@@ -152,16 +156,16 @@ def jwks_server() -> Iterator[tuple[str, Any]]:
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/.well-known/jwks.json", key
+        yield f"http://127.0.0.1:{server.server_address[1]}/.well-known/jwks.json", key, fetches
     finally:
         server.shutdown()
         server.server_close()
 
 
 async def test_identity_provider_tokens_via_jwks(
-    settings: Settings, jwks_server: tuple[str, Any]
+    settings: Settings, jwks_server: tuple[str, Any, list[str]]
 ) -> None:
-    url, key = jwks_server
+    url, key, _ = jwks_server
     configured = settings.model_copy(update={"jwt_jwks_url": url, "jwt_audience": "sng-api"})
     good = jwt.encode(
         claims(settings, sub="idp-user", aud="sng-api"),

@@ -10,53 +10,21 @@ main too, because the machine's PyJWT is already that new; the pin is what makes
 
 from __future__ import annotations
 
-import json
-import threading
-import uuid
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import httpx
 import jwt
-import pytest
-from cryptography.hazmat.primitives.asymmetric import rsa
 
 from sng.settings import Settings
+from tests.api.test_auth import jwks_server  # noqa: F401
 from tests.conftest import serve_api
 
 
-@pytest.fixture
-def counting_idp() -> Iterator[tuple[str, Any, list[str]]]:
-    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    jwk = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(key.public_key()))
-    body = json.dumps({"keys": [{**jwk, "kid": "idp-1", "use": "sig", "alg": "RS256"}]}).encode()
-    fetches: list[str] = []
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            fetches.append(self.path)
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/{uuid.uuid4().hex}/jwks", key, fetches
-    finally:
-        server.shutdown()
-        server.server_close()
-
-
 async def test_made_up_key_ids_do_not_refetch_the_key_set(
-    settings: Settings, counting_idp: tuple[str, Any, list[str]]
+    settings: Settings,
+    jwks_server: tuple[str, Any, list[str]],  # noqa: F811
 ) -> None:
-    url, key, fetches = counting_idp
+    url, key, fetches = jwks_server
     configured = settings.model_copy(update={"jwt_jwks_url": url, "jwt_audience": "sng-api"})
 
     def token(kid: str) -> dict[str, str]:
