@@ -104,10 +104,15 @@ def build_worker(
     )
 
 
-def build_replayer(data_converter: DataConverter, *, extra: Sequence[type] = ()) -> Replayer:
+def build_replayer(
+    data_converter: DataConverter, *, namespace: str = "default", extra: Sequence[type] = ()
+) -> Replayer:
     """The replayer every determinism check uses: our workflows (and any a test adds), our
-    converter, the same flags."""
-    replayer = Replayer(workflows=[*WORKFLOWS, *extra], data_converter=data_converter)
+    converter, the same flags, and the namespace the histories were written in (the codec
+    binds every payload to its namespace and workflow, so a replay must name the same one)."""
+    replayer = Replayer(
+        workflows=[*WORKFLOWS, *extra], data_converter=data_converter, namespace=namespace
+    )
     replayer._set_default_workflow_logic_flag(SINGLE_BATCH, enabled=True)
     return replayer
 

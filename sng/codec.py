@@ -13,6 +13,24 @@ under one AES-GCM key reach NIST's 2^32-message bound within days at our payload
 approached. Payloads sealed before (no scheme header: the key itself, a random nonce) still
 open.
 
+Each payload is also bound to the workflow it belongs to (security review, "context as
+associated data"). The SDK hands the codec a serialization context on every path
+(``with_context``): the target workflow of a start, signal, Update, query or result, the child
+for a child's input and result, the calling workflow for an activity's input, result and
+heartbeats. The codec writes ``[namespace, workflow id]`` into the payload's
+``encryption-context`` header and seals with it as AES-GCM associated data, so the header
+cannot be changed without the tag failing. A decode under a context refuses a payload bound to
+another workflow (``PayloadContextError``): someone who can write to Temporal but has no key
+can no longer lift a sealed Update, signal or start input from one tournament's history and
+replay it into another (a victim "registering" for a tournament they never chose). A decode
+with no context (the UI's codec endpoint, which only displays) checks the tag against the
+header it finds. Payloads sealed before binding (no header) open under a context only with
+``SNG_CODEC_ACCEPT_UNBOUND=true``, a migration switch like the plaintext one.
+
+What binding cannot stop: replaying a payload into the *same* workflow (the same register
+Update again). The workflows' own idempotency (one entry per owner, update ids, the
+re-registration cooldown) answers that.
+
 Keys come from settings (``SNG_CODEC_KEY``, base64 of 32 bytes, and ``SNG_CODEC_KEY_ID``;
 retired keys in ``SNG_CODEC_PREVIOUS_KEYS`` as ``id=base64`` pairs). Without a configured key a
 dev or test process uses ``<data dir>/codec.key``, created once by whichever process needs it
@@ -23,15 +41,28 @@ from __future__ import annotations
 
 import base64
 import binascii
+import copy
+import json
+import logging
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
+from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+from google.protobuf.message import DecodeError
 from temporalio.api.common.v1 import Payload
-from temporalio.converter import PayloadCodec
+from temporalio.converter import (
+    ActivitySerializationContext,
+    EncodingPayloadConverter,
+    PayloadCodec,
+    SerializationContext,
+    WithSerializationContext,
+    WorkflowSerializationContext,
+)
 
 from sng.settings import Settings
 
@@ -42,15 +73,28 @@ KEY_BYTES = 32
 SALT_BYTES = 16
 SCHEME_HEADER = "encryption-scheme"
 SCHEME = b"hkdf-aes256gcm"
+CONTEXT_HEADER = "encryption-context"
+AAD_PREFIX = b"sng payload context v1\x00"
 HKDF_INFO = b"sng payload codec v2"
 DEV_KEY_FILE = "codec.key"
+REFUSED_ENCODING = "binary/sng-refused"
+
+log = logging.getLogger("sng.codec")
 
 
-class CodecKeyError(ValueError):
+class RefusedPayloadError(ValueError):
+    """A payload the codec will not open (every refusal below)."""
+
+
+class CodecKeyError(RefusedPayloadError):
     """A key that is missing, malformed or unknown: refuse rather than guess."""
 
 
-class UnsealedPayloadError(ValueError):
+class TamperedPayloadError(RefusedPayloadError):
+    """A sealed payload whose tag does not verify: another key, or altered bytes."""
+
+
+class UnsealedPayloadError(RefusedPayloadError):
     """A payload that is not sealed by us: refused, since only a holder of the key can seal.
 
     Encryption is the codec's authentication too: anyone who reaches the Temporal frontend can
@@ -58,6 +102,30 @@ class UnsealedPayloadError(ValueError):
     acts on a plaintext input, signal or Update (security review C2). The refusal fails the
     workflow task (Temporal retries it; the workflow's code never sees the payload).
     """
+
+
+class PayloadContextError(RefusedPayloadError):
+    """A sealed payload presented to a workflow it was not sealed for (or, outside a migration
+    window, one sealed before payloads were bound to their workflow)."""
+
+
+def context_header(context: SerializationContext | None) -> bytes | None:
+    """The bytes a payload is bound to: ``["<namespace>","<workflow id>"]``, or ``None`` where
+    the SDK gives no workflow (a context-free call; the UI's codec endpoint).
+
+    An activity's payloads are bound to the workflow that scheduled it, the same bytes as the
+    workflow's own: the SDK falls back to the workflow's context for an activity result it no
+    longer tracks, and the two must agree.
+    """
+    if isinstance(context, WorkflowSerializationContext):
+        parts = ["workflow", context.namespace, context.workflow_id]
+    elif isinstance(context, ActivitySerializationContext) and context.workflow_id:
+        parts = ["workflow", context.namespace, context.workflow_id]
+    elif isinstance(context, ActivitySerializationContext) and context.activity_id:
+        parts = ["activity", context.namespace, context.activity_id]
+    else:
+        return None
+    return json.dumps(parts, separators=(",", ":")).encode()
 
 
 def parse_key(encoded: str, *, name: str = "SNG_CODEC_KEY") -> bytes:
@@ -109,8 +177,9 @@ def ensure_dev_key(data_dir: Path) -> bytes:
     return parse_key(path.read_text(), name=str(path))
 
 
-class EncryptionCodec(PayloadCodec):
-    """Seal every payload with the current key; open any payload sealed by a known key."""
+class EncryptionCodec(PayloadCodec, WithSerializationContext):
+    """Seal every payload with the current key, bound to its workflow; open any payload sealed
+    by a known key, for the workflow it was sealed for."""
 
     def __init__(
         self,
@@ -119,6 +188,7 @@ class EncryptionCodec(PayloadCodec):
         previous: Mapping[str, bytes] | None = None,
         *,
         accept_plaintext: bool = False,
+        accept_unbound: bool = False,
     ):
         super().__init__()
         self.key_id = key_id
@@ -126,55 +196,128 @@ class EncryptionCodec(PayloadCodec):
         # showing operators what a payload says (the UI's codec endpoint, which decides
         # nothing).
         self.accept_plaintext = accept_plaintext
+        # Only for a migration window over histories sealed before binding
+        # (SNG_CODEC_ACCEPT_UNBOUND).
+        self.accept_unbound = accept_unbound
         self._current_key = key
         self._keys = {**(previous or {}), key_id: key}
         self._by_id = {kid: AESGCM(k) for kid, k in self._keys.items()}
+        self._context: bytes | None = None
+
+    def with_context(self, context: SerializationContext) -> EncryptionCodec:
+        """This codec bound to ``context`` (the SDK calls it per workflow, activity and call;
+        the keys are shared, only the binding differs)."""
+        bound = copy.copy(self)
+        bound._context = context_header(context)
+        return bound
 
     async def encode(self, payloads: Iterable[Payload]) -> list[Payload]:
+        metadata = {
+            "encoding": ENCODING,
+            KEY_ID_HEADER: self.key_id.encode(),
+            SCHEME_HEADER: SCHEME,
+        }
+        if self._context is not None:
+            metadata[CONTEXT_HEADER] = self._context
         return [
-            Payload(
-                metadata={
-                    "encoding": ENCODING,
-                    KEY_ID_HEADER: self.key_id.encode(),
-                    SCHEME_HEADER: SCHEME,
-                },
-                data=self._seal(p.SerializeToString()),
-            )
+            Payload(metadata=metadata, data=self._seal(p.SerializeToString(), self._aad()))
             for p in payloads
         ]
 
+    def _aad(self, header: bytes | None = None) -> bytes | None:
+        bound = self._context if header is None else header
+        return None if bound is None else AAD_PREFIX + bound
+
     async def decode(self, payloads: Iterable[Payload]) -> list[Payload]:
+        """What the SDK calls. A payload this codec refuses becomes a *refused* payload (its
+        reason inside) instead of an exception: the SDK then refuses that one input where it
+        is used (an Update is rejected, a signal dropped, a start fails its task), rather than
+        failing every workflow task that carries it. Raising here would let anyone who can
+        write to Temporal, key or not, freeze a tournament with one bad signal."""
         out: list[Payload] = []
         for p in payloads:
-            if p.metadata.get("encoding", b"") != ENCODING:
-                if not self.accept_plaintext:
-                    raise UnsealedPayloadError(
-                        "refusing a payload that is not sealed with the deployment's codec key"
-                        " (SNG_CODEC_ACCEPT_PLAINTEXT=true only while migrating old histories)"
-                    )
-                out.append(p)  # written before encryption was on (the migration window)
-                continue
-            key_id = p.metadata.get(KEY_ID_HEADER, b"").decode()
-            aead = self._by_id.get(key_id)
-            if aead is None:
-                raise CodecKeyError(
-                    f"payload sealed with unknown key id {key_id!r}; "
-                    f"list it in SNG_CODEC_PREVIOUS_KEYS (current key id {self.key_id!r})"
-                )
-            if p.metadata.get(SCHEME_HEADER, b"") == SCHEME:
-                salt, rest = p.data[:SALT_BYTES], p.data[SALT_BYTES:]
-                aead = AESGCM(_subkey(self._keys[key_id], salt))
-            else:  # sealed before per-payload subkeys: the key itself
-                rest = p.data
-            out.append(
-                Payload.FromString(aead.decrypt(rest[:NONCE_BYTES], rest[NONCE_BYTES:], None))
-            )
+            try:
+                out.append(self._open_one(p))
+            except RefusedPayloadError as err:
+                log.warning("codec refused a payload: %s", err)
+                out.append(refused(str(err)))
         return out
 
-    def _seal(self, data: bytes) -> bytes:
+    async def open(self, payloads: Iterable[Payload]) -> list[Payload]:
+        """Open every payload or raise (the UI's codec endpoint, tools and tests)."""
+        return [self._open_one(p) for p in payloads]
+
+    def _open_one(self, p: Payload) -> Payload:
+        if p.metadata.get("encoding", b"") != ENCODING:
+            if not self.accept_plaintext:
+                raise UnsealedPayloadError(
+                    "refusing a payload that is not sealed with the deployment's codec key"
+                    " (SNG_CODEC_ACCEPT_PLAINTEXT=true only while migrating old histories)"
+                )
+            return p  # written before encryption was on (the migration window)
+        key_id = p.metadata.get(KEY_ID_HEADER, b"").decode(errors="replace")
+        aead = self._by_id.get(key_id)
+        if aead is None:
+            raise CodecKeyError(
+                f"payload sealed with unknown key id {key_id!r}; "
+                f"list it in SNG_CODEC_PREVIOUS_KEYS (current key id {self.key_id!r})"
+            )
+        header = p.metadata.get(CONTEXT_HEADER)
+        self._check_binding(header)
+        if p.metadata.get(SCHEME_HEADER, b"") == SCHEME:
+            salt, rest = p.data[:SALT_BYTES], p.data[SALT_BYTES:]
+            aead = AESGCM(_subkey(self._keys[key_id], salt))
+        else:  # sealed before per-payload subkeys: the key itself
+            rest = p.data
+        # The tag covers the header: a payload whose binding was rewritten does not open.
+        aad = None if header is None else AAD_PREFIX + header
+        try:
+            return Payload.FromString(aead.decrypt(rest[:NONCE_BYTES], rest[NONCE_BYTES:], aad))
+        except (InvalidTag, ValueError, DecodeError) as err:
+            raise TamperedPayloadError(
+                f"payload under key {key_id!r} does not open (wrong key, or altered): {err!r}"
+            ) from err
+
+    def _check_binding(self, header: bytes | None) -> None:
+        if self._context is None:
+            return  # no workflow to compare with (display): the tag alone vouches for it
+        if header is None:
+            if self.accept_unbound:
+                return
+            raise PayloadContextError(
+                "refusing a payload sealed without a workflow binding"
+                " (SNG_CODEC_ACCEPT_UNBOUND=true only while migrating old histories)"
+            )
+        if header != self._context:
+            raise PayloadContextError(
+                f"refusing a payload sealed for {header.decode(errors='replace')}"
+                f" presented to {self._context.decode(errors='replace')}"
+            )
+
+    def _seal(self, data: bytes, aad: bytes | None) -> bytes:
         salt, nonce = os.urandom(SALT_BYTES), os.urandom(NONCE_BYTES)
         aead = AESGCM(_subkey(self._current_key, salt))
-        return salt + nonce + aead.encrypt(nonce, data, None)
+        return salt + nonce + aead.encrypt(nonce, data, aad)
+
+
+def refused(reason: str) -> Payload:
+    """The stand-in for a payload the codec refused: no converter but ours reads it, and ours
+    only raises, so the input is refused where the SDK converts it."""
+    return Payload(metadata={"encoding": REFUSED_ENCODING.encode()}, data=reason.encode())
+
+
+class RefusedPayloadConverter(EncodingPayloadConverter):
+    """Turns a refused payload back into its refusal when something tries to use it."""
+
+    @property
+    def encoding(self) -> str:
+        return REFUSED_ENCODING
+
+    def to_payload(self, value: Any) -> Payload | None:
+        return None  # never writes one
+
+    def from_payload(self, payload: Payload, type_hint: type | None = None) -> Any:
+        raise RefusedPayloadError(payload.data.decode(errors="replace"))
 
 
 def _subkey(key: bytes, salt: bytes) -> bytes:
@@ -195,6 +338,7 @@ def codec_for(settings: Settings, *, for_display: bool = False) -> EncryptionCod
         key,
         parse_previous_keys(settings.codec_previous_keys.get_secret_value()),
         accept_plaintext=for_display or settings.codec_accept_plaintext,
+        accept_unbound=settings.codec_accept_unbound,
     )
 
 

@@ -98,6 +98,9 @@ class Settings(BaseSettings):
     # write plaintext ones). True only for a migration window over histories written before
     # encryption was on; never in normal operation (docs/security.md).
     codec_accept_plaintext: bool = False
+    # Payloads are bound to their workflow (AES-GCM associated data); one sealed before that
+    # (no binding) opens under a workflow only with this on: a migration window, like the above.
+    codec_accept_unbound: bool = False
 
     # Telemetry, all off by default: the worker's SDK metrics for Prometheus ("host:port")
     # and OTLP/HTTP trace export (e.g. "http://127.0.0.1:4318/v1/traces").

@@ -7,14 +7,22 @@ import dataclasses
 from opentelemetry.trace import Tracer
 from temporalio.client import Client, Interceptor
 from temporalio.contrib.opentelemetry import TracingInterceptor
-from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.contrib.pydantic import PydanticPayloadConverter, pydantic_data_converter
 from temporalio.converter import DataConverter
 from temporalio.runtime import Runtime
 from temporalio.service import TLSConfig
 
-from sng.codec import codec_for
+from sng.codec import RefusedPayloadConverter, codec_for
 from sng.settings import Settings, get_settings
 from sng.telemetry import configure_tracing
+
+
+class PayloadConverter(PydanticPayloadConverter):
+    """Pydantic's converter, plus one that reads the codec's refusals back as errors."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._set_converters(*self.converters.values(), RefusedPayloadConverter())
 
 
 def data_converter(settings: Settings | None = None) -> DataConverter:
@@ -23,7 +31,9 @@ def data_converter(settings: Settings | None = None) -> DataConverter:
     Without ``settings`` the process's own (environment) settings decide the key.
     """
     codec = codec_for(settings or get_settings())
-    return dataclasses.replace(pydantic_data_converter, payload_codec=codec)
+    return dataclasses.replace(
+        pydantic_data_converter, payload_converter_class=PayloadConverter, payload_codec=codec
+    )
 
 
 def interceptors(tracer: Tracer | None = None) -> list[Interceptor]:

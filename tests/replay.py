@@ -66,7 +66,9 @@ async def histories(client: Client, query: str = "") -> list[WorkflowHistory]:
 
 
 async def replay_histories(client: Client, found: list[WorkflowHistory]) -> ReplayReport:
-    replayer = build_replayer(client.data_converter, extra=helper_workflows())
+    replayer = build_replayer(
+        client.data_converter, namespace=client.namespace, extra=helper_workflows()
+    )
     failures = []
     found = [
         h

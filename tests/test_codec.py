@@ -8,7 +8,6 @@ import stat
 from pathlib import Path
 
 import pytest
-from cryptography.exceptions import InvalidTag
 from pydantic import ValidationError
 from temporalio.api.common.v1 import Payload
 
@@ -16,6 +15,8 @@ from sng.codec import (
     ENCODING,
     CodecKeyError,
     EncryptionCodec,
+    RefusedPayloadError,
+    TamperedPayloadError,
     UnsealedPayloadError,
     codec_for,
     ensure_dev_key,
@@ -53,7 +54,7 @@ async def test_unencrypted_payloads_are_refused_unless_migrating() -> None:
     """Security review C2: sealing is the codec's authentication, so plaintext fails closed."""
     plain = payload("carry: pay me")
     with pytest.raises(UnsealedPayloadError, match="not sealed"):
-        await EncryptionCodec("k1", key()).decode([plain])
+        await EncryptionCodec("k1", key()).open([plain])
     # The documented migration switch, and the UI's display codec, pass it through.
     assert await EncryptionCodec("k1", key(), accept_plaintext=True).decode([plain]) == [plain]
 
@@ -66,19 +67,35 @@ async def test_rotation_reads_old_payloads_and_writes_with_the_new_key() -> None
     [sealed_new] = await rotated.encode([payload("hand 2")])
     assert sealed_new.metadata["encryption-key-id"] == b"k2"
     with pytest.raises(CodecKeyError, match="unknown key id 'k2'"):
-        await EncryptionCodec("k1", old).decode([sealed_new])
+        await EncryptionCodec("k1", old).open([sealed_new])
 
 
 async def test_a_wrong_key_or_a_flipped_bit_is_refused() -> None:
     codec = EncryptionCodec("k1", key())
     [sealed] = await codec.encode([payload("secret")])
-    with pytest.raises(InvalidTag):
-        await EncryptionCodec("k1", key()).decode([sealed])
+    with pytest.raises(TamperedPayloadError, match="does not open"):
+        await EncryptionCodec("k1", key()).open([sealed])
     tampered = Payload(
         metadata=sealed.metadata, data=sealed.data[:-1] + bytes([sealed.data[-1] ^ 1])
     )
-    with pytest.raises(InvalidTag):
-        await codec.decode([tampered])
+    with pytest.raises(TamperedPayloadError):
+        await codec.open([tampered])
+
+
+async def test_what_the_sdk_gets_for_a_refused_payload_is_a_refusal_not_a_crash() -> None:
+    """The SDK's decode never raises for a bad payload (that would fail every workflow task
+    carrying it, freezing the workflow): it hands back a stand-in that the converter refuses
+    where the value is used, with the codec's reason."""
+    codec = EncryptionCodec("k1", key())
+    [good] = await codec.encode([payload('"fine"')])
+    garbage = Payload(metadata=good.metadata, data=b"\x00" * 40)
+    out = await codec.decode([good, payload("plain"), garbage])
+    assert out[0] == payload('"fine"')
+    assert [p.metadata["encoding"] for p in out[1:]] == [b"binary/sng-refused"] * 2
+    converter = data_converter(Settings(_env_file=None)).payload_converter  # type: ignore[call-arg]
+    assert converter.from_payloads([out[0]]) == ["fine"]
+    with pytest.raises(RefusedPayloadError, match="not sealed"):
+        converter.from_payloads([out[1]])
 
 
 def test_previous_keys_parse_and_refuse_garbage() -> None:

@@ -21,11 +21,10 @@ from fastapi.responses import JSONResponse
 from google.protobuf import json_format
 from google.protobuf.message import DecodeError
 from temporalio.api.common.v1 import Payload, Payloads
-from temporalio.converter import PayloadCodec
 
 from api.auth import key_matches
 from domain.errors import ErrorCode
-from sng.codec import codec_for
+from sng.codec import EncryptionCodec, codec_for
 from sng.settings import Settings
 
 router = APIRouter(prefix="/codec", tags=["ops"])
@@ -96,14 +95,14 @@ async def apply(request: Request, encode: bool) -> Response:
         return refusal(request, 422, ErrorCode.VALIDATION_ERROR, f"not a payloads body: {err}")
     # The display codec: plaintext passes through, so an operator sees a forged input as it
     # was sent (the workers refuse it).
-    codec: PayloadCodec | None = getattr(request.app.state, "display_codec", None)
+    codec: EncryptionCodec | None = getattr(request.app.state, "display_codec", None)
     if codec is None:
         codec = request.app.state.display_codec = codec_for(
             request.app.state.settings, for_display=True
         )
     payloads: list[Payload] = list(parsed.payloads)
     try:
-        payloads = await (codec.encode(payloads) if encode else codec.decode(payloads))
+        payloads = await (codec.encode(payloads) if encode else codec.open(payloads))
     except Exception as err:  # a wrong key or a tampered payload: say so, never 500
         return refusal(
             request, 422, ErrorCode.VALIDATION_ERROR, f"cannot {request.url.path}: {err!r}"

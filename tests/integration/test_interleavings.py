@@ -43,7 +43,7 @@ def _dump(history: WorkflowHistory, k: int) -> None:
 
 
 async def replay_every_merge(client: Client, found: list[WorkflowHistory]) -> tuple[int, list[str]]:
-    replayer = build_replayer(client.data_converter)
+    replayer = build_replayer(client.data_converter, namespace=client.namespace)
     merges, failures = 0, []
     for history in found:
         assert (

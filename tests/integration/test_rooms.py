@@ -13,14 +13,14 @@ from typing import Any
 
 import httpx
 from temporalio.client import Client
-from temporalio.worker import Replayer, Worker
+from temporalio.worker import Worker
 
 from db import ledger
 from db.engine import Database
 from sng.settings import Settings
 from tests.integration.bots import play
 from tests.integration.helpers import admin, balance, credit, eventually, player
-from workflows.table import TableWorkflow
+from worker import build_replayer
 
 ROOM = {
     "name": "test room",
@@ -159,9 +159,8 @@ async def test_a_room_waits_plays_pauses_resumes_and_closes_with_every_chip_home
 
     # The recorded history (joins, leaves, hands, the close) replays deterministically.
     history = await client.get_workflow_handle(workflow_id(room_id)).fetch_history()
-    await Replayer(workflows=[TableWorkflow], data_converter=client.data_converter).replay_workflow(
-        history
-    )
+    replayer = build_replayer(client.data_converter, namespace=client.namespace)
+    await replayer.replay_workflow(history)
 
 
 async def test_refusals_are_coded_and_move_nothing(

@@ -8,7 +8,6 @@ import httpx
 import pytest
 from sqlmodel import col, select
 from temporalio.client import Client
-from temporalio.worker import Replayer
 
 from db import ledger
 from db.engine import Database
@@ -17,8 +16,7 @@ from domain import deck as decks
 from sng.settings import Settings
 from tests.integration.bots import passive, play, shove
 from tests.integration.helpers import admin, credit, eventually, player
-from workflows.table import TableWorkflow
-from workflows.tournament import TournamentWorkflow
+from worker import build_replayer
 
 
 async def fill(http: httpx.AsyncClient, settings: Settings, tid: str, users: list[str]) -> None:
@@ -164,9 +162,8 @@ async def test_full_tournament_to_one_winner(
     # The recorded histories replay deterministically.
     for workflow_id in (f"tournament-{tid}", f"table-{tid}-1"):
         history = await client.get_workflow_handle(workflow_id).fetch_history()
-        await Replayer(
-            workflows=[TournamentWorkflow, TableWorkflow], data_converter=client.data_converter
-        ).replay_workflow(history)
+        replayer = build_replayer(client.data_converter, namespace=client.namespace)
+        await replayer.replay_workflow(history)
 
 
 async def test_force_end_ranks_live_seats_by_stack(
