@@ -23,6 +23,7 @@ from temporalio.client import Client, WorkflowHandle, WorkflowQueryFailedError
 from temporalio.service import RPCError
 
 from api.errors import QUERY_TIMEOUT
+from domain.game_state import you_view
 from workflows.messages import TournamentView
 from workflows.table import TableWorkflow
 from workflows.table_messages import TableView
@@ -89,12 +90,22 @@ class GameStateCache:
                 with contextlib.suppress(asyncio.CancelledError):
                     await watch.task
 
-    def poke(self, table_id: str) -> None:
-        """Something changed the table (an action went through this API): look now, not at
-        the next tick, so long-polling players hear of it at once."""
-        watch = self.watches.get(table_id)
-        if watch is not None:
+    async def caught_up(
+        self, tournament_id: str | None, table_id: str, table_version: int, limit: float = 2.0
+    ) -> int:
+        """Read-your-writes after an action: refresh now and wait (up to ``limit`` seconds)
+        until this replica serves the table at ``table_version`` or later, so no read that
+        follows returns an older state. Returns the game state's version for it (a
+        tournament's counts the tournament's changes too: the sum of the two versions)."""
+        watch = await self._watch(tournament_id, table_id)
+        deadline = time.monotonic() + limit
+        while watch.table_version < table_version and time.monotonic() < deadline:
             watch.poked.set()
+            event = watch.changed
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(event.wait(), deadline - time.monotonic())
+        tournament = watch.tournament.version if watch.tournament else 0
+        return max(table_version, watch.table_version) + tournament
 
     def queries_made(self, table_id: str) -> int:
         watch = self.watches.get(table_id)
@@ -212,11 +223,17 @@ class GameStateCache:
 
 
 def game_state(
-    version: int, tournament: TournamentView | None, table: TableView, fields: dict[str, Any]
+    version: int,
+    tournament: TournamentView | None,
+    table: TableView,
+    fields: dict[str, Any],
+    viewer: str | None = None,
 ) -> dict[str, Any]:
     """The wire shape: the cash fields, the legal actions, and the tournament fields (a cash
     room has none: its ``roomId`` and ``room`` stand in their place)."""
     hand = table.hand or {}
+    standings = tournament.standings if tournament is not None else []
+    seats = [s.model_dump(by_alias=True, exclude={"owner_user_id", "session"}) for s in table.seats]
     ids: dict[str, Any] = (
         {"tournamentId": tournament.tournament_id}
         if tournament is not None
@@ -234,12 +251,17 @@ def game_state(
         },
         "deckCommitment": table.deck_commitment,
         # A room seat's owner and sitting number are the workflow's bookkeeping, not the wire's.
-        "seats": [
-            s.model_dump(by_alias=True, exclude={"owner_user_id", "session"}) for s in table.seats
-        ],
+        "seats": seats,
         "hand": hand or None,
         "turn": hand.get("turn"),
         "legalActions": hand.get("legal"),
         "lastHand": table.last_hand,
+        "you": you_view(
+            viewer,
+            seat=next((s for s in seats if s["playerId"] == viewer), None),
+            hand=table.hand,
+            place=next((f.rank for f in standings if f.player_id == viewer), None),
+            room=tournament is None,
+        ),
         **fields,
     }

@@ -26,9 +26,10 @@ async def execute_update(
     *,
     closed_code: ErrorCode,
     noun: str = "tournament",
+    update_id: str | None = None,
 ) -> R:
     try:
-        return await handle.execute_update(update, arg)
+        return await handle.execute_update(update, arg, id=update_id)
     except RPCError as err:
         if err.status != RPCStatusCode.NOT_FOUND:
             raise

@@ -72,3 +72,56 @@ def tournament_fields(
         amounts = resolve_payout_amounts(settings, size)
         fields["tournamentMyView"] = my_view(live, viewer, blinds, amounts).to_wire()
     return fields
+
+
+def you_view(
+    viewer: str | None,
+    *,
+    seat: Mapping[str, Any] | None,
+    hand: Mapping[str, Any] | None,
+    place: int | None,
+    room: bool,
+) -> dict[str, Any] | None:
+    """Who the caller is at this table (the wire's ``you``), or None for a spectator.
+
+    ``seat`` is the caller's seat as the table lists it (``seat``, ``stack``, ``sittingOut``,
+    and in a room ``pending`` and ``leaving``); ``hand`` the running hand's public view for
+    the caller; ``place`` the caller's finishing place once out of a tournament.
+
+    >>> you_view("b", seat={"seat": 2, "stack": 0}, hand=None, place=3, room=False)["status"]
+    'eliminated'
+    >>> you = you_view("a", seat={"seat": 1, "stack": 900, "sittingOut": True}, hand=None,
+    ...                place=None, room=False)
+    >>> you["status"], you["mayDo"]
+    ('sitting_out', ['sit_in'])
+    >>> you_view(None, seat=None, hand=None, place=None, room=False) is None
+    True
+    """
+    if viewer is None or (seat is None and place is None):
+        return None
+    legal = (hand or {}).get("legal")
+    to_act = bool(legal) and seat is not None and (hand or {}).get("actor") == seat.get("seat")
+    if place is not None or (seat is not None and seat.get("stack", 0) <= 0 and not hand):
+        status = "eliminated"
+    elif seat is not None and seat.get("pending"):
+        status = "joining"
+    elif seat is not None and seat.get("leaving"):
+        status = "leaving"
+    elif seat is not None and seat.get("sittingOut"):
+        status = "sitting_out"
+    else:
+        status = "playing"
+    may_do: list[str] = list(legal["actions"]) if to_act and legal else []
+    if status == "sitting_out":
+        may_do.append("sit_in")
+    if room and status in ("playing", "sitting_out", "joining"):
+        may_do.append("leave")
+    return {
+        "playerId": viewer,
+        "seat": seat.get("seat") if seat is not None else None,
+        "stack": seat.get("stack", 0) if seat is not None else 0,
+        "status": status,
+        "place": place,
+        "toAct": to_act,
+        "mayDo": may_do,
+    }

@@ -135,8 +135,10 @@ async def _play(
     done: Callable[[dict[str, Any]], Awaitable[bool]],
     policy: Policy,
     rng: random.Random,
+    sit_in: Callable[[], Awaitable[Any]],
 ) -> None:
-    """Long-poll the state and answer every turn of ours until ``done(state)``."""
+    """Long-poll the state and answer every turn of ours until ``done(state)``; come back
+    at once if the table sat us out (a slow turn, a lost connection)."""
     version: int | None = None
     while True:
         try:
@@ -149,6 +151,13 @@ async def _play(
         version = state["version"]
         if await done(state):
             return
+        if (state.get("you") or {}).get("status") == "sitting_out":
+            try:
+                await sit_in()
+            except SngError as err:
+                if err.code != "invalid_state":  # already back (a race with our own action)
+                    raise
+            continue
         if not state.get("legalActions"):
             continue
         action, amount = policy(state, rng)
@@ -171,7 +180,7 @@ async def run_bot(client: SngClient, tournament_id: str, policy: Policy, *, seed
             tournament_id, hand_number=st["handNumber"], turn=st["turn"], action=action,
             amount=amount,
         ),
-        over, policy, random.Random(seed),
+        over, policy, random.Random(seed), lambda: client.sit_in(tournament_id),
     )  # fmt: skip
 
 
@@ -199,5 +208,5 @@ async def run_room_bot(
         lambda st, action, amount: client.room_act(
             room_id, hand_number=st["handNumber"], turn=st["turn"], action=action, amount=amount
         ),
-        done, policy, random.Random(seed),
+        done, policy, random.Random(seed), lambda: client.room_sit_in(room_id),
     )  # fmt: skip

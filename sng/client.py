@@ -162,6 +162,11 @@ class SngClient:
         )
         return result
 
+    async def sit_in(self, tournament_id: str) -> dict[str, Any]:
+        """Come back after sitting out (game state's ``you.status == "sitting_out"``)."""
+        result: dict[str, Any] = await self._call("POST", f"/tournaments/{tournament_id}/sit-in")
+        return result
+
     # -- cash rooms ---------------------------------------------------------------------------
     async def create_room(
         self, name: str, *, entry: int, small_blind: int, big_blind: int, seats: int,
@@ -218,4 +223,8 @@ class SngClient:
         if amount is not None:
             body["amount"] = amount
         result: dict[str, Any] = await self._call("POST", f"/rooms/{room_id}/action", json=body)
+        return result
+
+    async def room_sit_in(self, room_id: str) -> dict[str, Any]:
+        result: dict[str, Any] = await self._call("POST", f"/rooms/{room_id}/sit-in")
         return result

@@ -161,7 +161,7 @@ class TableWorkflow(RoomMixin):
             assert seat is not None
             table_seat = self._seat(seat)
             if table_seat.sitting_out or table_seat.leaving:
-                self._auto_act(hand, seat)
+                self._auto_act(hand, seat, "leaving" if table_seat.leaving else "sitting_out")
                 continue
             await self._decision(hand, table_seat)
 
@@ -311,13 +311,16 @@ class TableWorkflow(RoomMixin):
         table_seat.timeouts += 1
         if table_seat.timeouts >= 2:
             table_seat.sitting_out = True
-        self._auto_act(hand, seat)
+        self._auto_act(hand, seat, "timeout")
 
-    def _auto_act(self, hand: Hand, seat: int) -> None:
+    def _auto_act(self, hand: Hand, seat: int, reason: str) -> None:
+        """Check if free, else fold, for a player who did not decide; the action's log entry
+        says so (``auto``: ``timeout``, ``sitting_out`` or ``leaving``), in the hand's record,
+        its history and every view of the hand."""
         if hand.can_act(seat, ActionKind.CHECK):
-            hand.act(seat, ActionKind.CHECK)
+            hand.act(seat, ActionKind.CHECK)["auto"] = reason
         else:
-            hand.act(seat, ActionKind.FOLD)
+            hand.act(seat, ActionKind.FOLD)["auto"] = reason
             self.st.auto_folds += 1
             # Replay-safe: the SDK's workflow meter records nothing while replaying. The
             # worker exports it with its runtime metrics (SNG_WORKER_METRICS_ADDRESS).

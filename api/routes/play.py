@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Header, Request
 from pydantic import Field
 from sqlmodel import select
 from temporalio.client import WorkflowHandle
 
 from api.auth import CurrentPlayer
-from api.deps import DbDep, TemporalDep, TournamentId
+from api.deps import ID_PATTERN, DbDep, TemporalDep, TournamentId
 from api.errors import ApiError
 from api.gamestate import GameStateCache, WaitForChange, WaitSeconds, game_state
 from api.updates import execute_update
@@ -22,7 +22,7 @@ from domain.game_state import tournament_fields
 from domain.settings import validate_settings
 from workflows.messages import WireModel
 from workflows.table import TableWorkflow
-from workflows.table_messages import ActInput, ActResult
+from workflows.table_messages import ActInput, ActResult, SitInInput
 
 router = APIRouter(prefix="/tournaments", tags=["play"])
 
@@ -99,7 +99,7 @@ async def get_game_state(
         stacks=tview.stacks,
         viewer=caller.user_id,
     )
-    return game_state(version, tview, table, fields)
+    return game_state(version, tview, table, fields, caller.user_id)
 
 
 class ActBody(WireModel):
@@ -111,6 +111,25 @@ class ActBody(WireModel):
     """For raise: the total to raise to."""
 
 
+IdempotencyKey = Annotated[
+    str | None,
+    Header(alias="Idempotency-Key", pattern=ID_PATTERN, description=(
+        "Optional: a retry with the same key returns the first answer. Without one, a retry"
+        " of the same hand, turn, action and amount does."
+    )),
+]  # fmt: skip
+
+
+def act_update_id(player_id: str, body: ActBody, key: str | None) -> str:
+    """The act Update's id: Temporal answers a second Update with the id of one it already
+    completed in this run with the first one's outcome, so a retried action (a lost
+    response, a timeout) gets its first answer instead of ``stale_turn``, and costs no
+    history. A refused action is not remembered: its retry is checked again."""
+    if key is not None:
+        return f"act:{player_id}:key:{key}"
+    return f"act:{player_id}:{body.hand_number}:{body.turn}:{body.action}:{body.amount or 0}"
+
+
 @router.post("/{tournament_id}/act", response_model=ActResult, response_model_by_alias=True)
 async def act(
     tournament_id: TournamentId,
@@ -118,7 +137,10 @@ async def act(
     request: Request,
     caller: CurrentPlayer,
     temporal: TemporalDep,
+    idempotency_key: IdempotencyKey = None,
 ) -> ActResult:
+    """Act on your turn. The answer's ``version`` is the game state's, ready for
+    ``waitForChange``."""
     handle: WorkflowHandle[Any, Any] = temporal.get_workflow_handle_for(
         TableWorkflow.run, table_workflow_id(tournament_id)
     )
@@ -133,7 +155,32 @@ async def act(
             amount=body.amount,
         ),
         closed_code=ErrorCode.STALE_TURN,
+        update_id=act_update_id(caller.user_id, body, idempotency_key),
     )
+    return await _in_game_state_terms(request, tournament_id, result)
+
+
+async def _in_game_state_terms(
+    request: Request, tournament_id: str, result: ActResult
+) -> ActResult:
+    """The table answers with its own version; answer with the game state's, once this
+    replica serves it (read-your-writes)."""
     cache: GameStateCache = request.app.state.game_states
-    cache.poke(table_workflow_id(tournament_id))
-    return result
+    version = await cache.caught_up(tournament_id, table_workflow_id(tournament_id), result.version)
+    return result.model_copy(update={"version": version})
+
+
+@router.post("/{tournament_id}/sit-in", response_model=ActResult, response_model_by_alias=True)
+async def sit_in(
+    tournament_id: TournamentId, request: Request, caller: CurrentPlayer, temporal: TemporalDep
+) -> ActResult:
+    """Come back after sitting out (two timeouts in a row): you get your decisions again from
+    your next turn. Refused with ``invalid_state`` when you are not sitting out."""
+    handle: WorkflowHandle[Any, Any] = temporal.get_workflow_handle_for(
+        TableWorkflow.run, table_workflow_id(tournament_id)
+    )
+    result = await execute_update(
+        handle, TableWorkflow.sit_in, SitInInput(player_id=caller.user_id),
+        closed_code=ErrorCode.INVALID_STATE,
+    )  # fmt: skip
+    return await _in_game_state_terms(request, tournament_id, result)

@@ -29,7 +29,7 @@ from api.deps import ID_PATTERN, NAME_PATTERN, DbDep, SettingsDep, TemporalDep
 from api.errors import ApiError
 from api.gamestate import GameStateCache, WaitForChange, WaitSeconds, game_state
 from api.presence import anonymous, observers, touch
-from api.routes.play import ActBody
+from api.routes.play import ActBody, IdempotencyKey, act_update_id
 from api.updates import execute_update
 from db.engine import Database
 from db.models import Room
@@ -366,7 +366,7 @@ async def room_game_state(
             "entry": {"amount": room.entry, "currency": CURRENCY},
         }
     }  # fmt: skip
-    return game_state(version, None, table, fields)
+    return game_state(version, None, table, fields, viewer)
 
 
 @router.post("/{room_id}/action", response_model=ActResult, response_model_by_alias=True)
@@ -377,8 +377,11 @@ async def room_action(
     caller: CurrentPlayer,
     db: DbDep,
     temporal: TemporalDep,
+    idempotency_key: IdempotencyKey = None,
 ) -> ActResult:
-    """Act on your turn: ``handNumber`` and ``turn`` from the state you answer."""
+    """Act on your turn: ``handNumber`` and ``turn`` from the state you answer. A retry (the
+    same hand, turn, action and amount, or the same ``Idempotency-Key``) gets the first
+    answer; the answer's ``version`` is the game state's."""
     result = await execute_update(
         _handle(temporal, room_id),
         TableWorkflow.act,
@@ -387,10 +390,11 @@ async def room_action(
             action=body.action, amount=body.amount,
         ),
         closed_code=ErrorCode.ROOM_CLOSED, noun="room",
+        update_id=act_update_id(caller.user_id, body, idempotency_key),
     )  # fmt: skip
     # Presence only once the room took the action: an unknown room id writes nothing
     # (security review L7).
     await touch(db, room_id, caller.user_id, seated=True)
     cache: GameStateCache = request.app.state.game_states
-    cache.poke(room_workflow_id(room_id))
-    return result
+    version = await cache.caught_up(None, room_workflow_id(room_id), result.version)
+    return result.model_copy(update={"version": version})
