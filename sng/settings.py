@@ -82,6 +82,9 @@ class Settings(BaseSettings):
     max_streams: int = Field(default=1_000, ge=1)
     """Open SSE streams per API replica, all clients together."""
     max_streams_per_client: int = Field(default=4, ge=1)
+    # The longest a game-state long-poll (waitForChange) holds its request, whatever
+    # ``timeout`` asks (the wire allows up to 30 s): a cap on idle connections per replica.
+    long_poll_max_seconds: float = Field(default=30.0, ge=0, le=30)
     """Open SSE streams per client (its credential, or its address when it sends none)."""
 
     # Operators: force-end needs the current level to be this old (the seed's five minutes),

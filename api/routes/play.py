@@ -57,6 +57,7 @@ async def get_game_state(
     """The caller's view: the table (own hole cards only), legal actions with amounts, and the
     tournament fields. ``waitForChange=<version>`` long-polls until the version moves on (or
     ``timeout`` seconds pass)."""
+    wait_seconds = min(wait_seconds, request.app.state.settings.long_poll_max_seconds)
     row = await _row(db, tournament_id)
     if row.state in PRE_PLAY:
         # Before a table exists the read model is the state: long-poll it (cheap, no query).

@@ -342,6 +342,7 @@ async def room_game_state(
     ``waitForChange=<version>`` long-polls."""
     cache: GameStateCache = request.app.state.game_states
     viewer = caller.user_id if caller else None
+    wait_seconds = min(wait_seconds, request.app.state.settings.long_poll_max_seconds)
     try:
         version, _, table = await cache.get(
             None, room_workflow_id(room_id), viewer,
