@@ -26,7 +26,7 @@ from api.errors import QUERY_TIMEOUT
 from domain.game_state import you_view
 from workflows.messages import TournamentView
 from workflows.table import TableWorkflow
-from workflows.table_messages import TableView
+from workflows.table_messages import TableActResult, TableView
 from workflows.tournament import TournamentWorkflow
 
 WORKFLOW_QUERIES = Counter(
@@ -89,6 +89,35 @@ class GameStateCache:
                 watch.task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await watch.task
+
+    async def acted(
+        self, tournament_id: str | None, table_id: str, actor: str, result: TableActResult
+    ) -> int:
+        """An action went through this replica: serve the table as the action left it (the
+        views came with the answer, so no query), wake the long-polls, and return the game
+        state's version for it. A later version this replica already holds wins."""
+        watch = await self._watch(tournament_id, table_id)
+        spectator, actor_view = result.spectator_view, result.actor_view
+        if spectator is not None and actor_view is not None:
+            if spectator.version > watch.table_version:
+                watch.spectator = spectator
+                watch.version = spectator.version + (
+                    watch.tournament.version if watch.tournament else 0
+                )
+                watch.views = {
+                    viewer: view
+                    for viewer, view in watch.views.items()
+                    if view.version >= spectator.version
+                }
+                watch.views[None] = spectator
+                watch.changed.set()
+                watch.changed = asyncio.Event()
+            if actor_view.version >= watch.table_version:
+                watch.views[actor] = actor_view
+        else:
+            watch.poked.set()  # no views came back (an older table): look now instead
+        tournament = watch.tournament.version if watch.tournament else 0
+        return max(result.version, watch.table_version) + tournament
 
     async def caught_up(
         self, tournament_id: str | None, table_id: str, table_version: int, limit: float = 2.0

@@ -25,7 +25,7 @@ import platform
 import shutil
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Annotated, Any
@@ -122,70 +122,111 @@ async def run_bench(
         },
         "config": {**asdict(cfg), "levels": cfg.all_levels},
     }
+    failed: dict[str, str] = {}
+    result["failed_sections"] = failed
+
+    async def section(name: str, run: Callable[[], Awaitable[Any]]) -> Any:
+        """One figure: a failure is written down (and the run goes on to the next one), so a
+        broken section never costs the figures the others measured."""
+        try:
+            return await run()
+        except Exception as err:  # every section's own fault, reported, never swallowed
+            failed[name] = f"{type(err).__name__}: {err}"[:500]
+            console.print(f"[red]{name} failed: {failed[name]}[/red]")
+            return None
+
     console.print("6. engine µs per action (ours and pokerkit, same hands)…")
-    result["engine"] = await asyncio.to_thread(engine, cfg.engine_hands)
+    result["engine"] = await section("engine", lambda: asyncio.to_thread(engine, cfg.engine_hands))
     console.print("7. ICM ms per call (ours and the sum over every finishing order)…")
-    result["icm"] = await asyncio.to_thread(icm)
+    result["icm"] = await section("icm", lambda: asyncio.to_thread(icm))
 
     target = Target(api_url, settings, await connect(settings))
     console.print(f"1. baseline: {cfg.baseline_updates} sequential no-op Updates…")
-    base = await baseline(
-        target.client, updates=cfg.baseline_updates, deadline_s=cfg.baseline_deadline_s
+    base = await section(
+        "baseline",
+        lambda: baseline(
+            target.client, updates=cfg.baseline_updates, deadline_s=cfg.baseline_deadline_s
+        ),
     )
     result["baseline"] = base
 
     curve: list[dict[str, Any]] = []
     finished: list[dict[str, Any]] = []
     main: dict[str, Any] = {}
+    hands_by_tid: dict[str, Any] = {}
     async with SngClient(api_url, service_key=settings.key("admin")) as operator:
         for level in cfg.all_levels:
             is_main = level == cfg.concurrency
             console.print(f"2–3. {level} concurrent tournament(s) for {cfg.window_s:.0f} s…")
-            queries_before, level_began = await query_counter(api_url), time.monotonic()
-            figures, rec = await run_level(
-                target, operator, concurrency=level, warmup_s=cfg.warmup_s,
-                window_s=cfg.window_s, drain_s=cfg.drain_s if is_main else 0.0,
-            )  # fmt: skip
-            level_seconds = time.monotonic() - level_began
-            queries = await query_counter(api_url) - queries_before
-            figures["temporal_queries_per_s"] = round(queries / level_seconds, 2)
-            figures["temporal_queries_per_table_s"] = round(queries / level_seconds / level, 2)
+
+            async def one_level(level: int = level, is_main: bool = is_main) -> dict[str, Any]:
+                queries_before, level_began = await query_counter(api_url), time.monotonic()
+                figures, rec = await run_level(
+                    target, operator, concurrency=level, warmup_s=cfg.warmup_s,
+                    window_s=cfg.window_s, drain_s=cfg.drain_s if is_main else 0.0,
+                )  # fmt: skip
+                level_seconds = time.monotonic() - level_began
+                queries = await query_counter(api_url) - queries_before
+                figures["temporal_queries_per_s"] = round(queries / level_seconds, 2)
+                figures["temporal_queries_per_table_s"] = round(queries / level_seconds / level, 2)
+                finished.extend(rec.finished)
+                figures["quiesce_s"] = await quiesce(api_url, max_s=cfg.quiesce_s)
+                return figures
+
+            figures = await section(f"load {level}", one_level)
+            if figures is None:
+                continue
             curve.append(figures)
-            finished += rec.finished
             if is_main:
                 main = figures
-            figures["quiesce_s"] = await quiesce(api_url, max_s=cfg.quiesce_s)
 
         console.print(f"5. {cfg.pollers} pollers on one table's game state…")
-        result["polling"] = await polling(target, operator, pollers=cfg.pollers, seconds=cfg.poll_s)
+        result["polling"] = await section(
+            "polling",
+            lambda: polling(target, operator, pollers=cfg.pollers, seconds=cfg.poll_s),
+        )
 
         console.print(f"4. histories of {len(finished)} finished tournament(s)…")
-        hands_by_tid = await _settled_hands(operator, finished, timeout_s=cfg.settle_s)
-    history = await tournament_accounting(target.client, finished, hands_by_tid)
-    queries_per_tournament = round(
-        main.get("temporal_queries_per_table_s", 0.0) * history["mean_tournament_seconds"], 1
+        hands_by_tid = (
+            await section(
+                "settled hands",
+                lambda: _settled_hands(operator, finished, timeout_s=cfg.settle_s),
+            )
+            or {}
+        )
+    history = await section(
+        "history", lambda: tournament_accounting(target.client, finished, hands_by_tid)
     )
-    history["queries_per_tournament_bench_pace"] = queries_per_tournament
+    if history is not None:
+        history["queries_per_tournament_bench_pace"] = round(
+            main.get("temporal_queries_per_table_s", 0.0) * history["mean_tournament_seconds"],
+            1,
+        )
     result["history"] = history
 
-    result["api_action"] = {
-        **{k.removeprefix("act_"): v for k, v in main.items() if k.startswith("act_")},
-        "concurrent_tournaments": cfg.concurrency,
-        **{
-            f"ratio_{p}": round(main[f"act_{p}_ms"] / base[f"{p}_ms"], 2) if base[f"{p}_ms"] else 0
-            for p in ("p50", "p95", "p99")
-        },
-    }
-    result["throughput"] = {
-        "concurrent_tournaments": cfg.concurrency,
-        "hands_per_min": main.get("hands_per_min", 0.0),
-        "actions_per_s": main.get("actions_per_s", 0.0),
-        "bare_update_ceiling_per_s": base["updates_per_s"],
-        "ratio_to_ceiling": round(main.get("actions_per_s", 0.0) / base["updates_per_s"], 3)
-        if base["updates_per_s"]
-        else 0.0,
-        "temporal_queries_per_s": main.get("temporal_queries_per_s", 0.0),
-    }
+    if main and base:
+        result["api_action"] = {
+            **{k.removeprefix("act_"): v for k, v in main.items() if k.startswith("act_")},
+            "concurrent_tournaments": cfg.concurrency,
+            **{
+                f"ratio_{p}": round(main[f"act_{p}_ms"] / base[f"{p}_ms"], 2)
+                if base[f"{p}_ms"]
+                else 0
+                for p in ("p50", "p95", "p99")
+            },
+        }
+        result["throughput"] = {
+            "concurrent_tournaments": cfg.concurrency,
+            "hands_per_min": main.get("hands_per_min", 0.0),
+            "actions_per_s": main.get("actions_per_s", 0.0),
+            "bare_update_ceiling_per_s": base["updates_per_s"],
+            "ratio_to_ceiling": round(main.get("actions_per_s", 0.0) / base["updates_per_s"], 3)
+            if base["updates_per_s"]
+            else 0.0,
+            "temporal_queries_per_s": main.get("temporal_queries_per_s", 0.0),
+        }
+    else:
+        result["api_action"] = result["throughput"] = None
     result["load_curve"] = curve
     result["seconds"] = round(time.monotonic() - began, 1)
     return result
@@ -211,31 +252,42 @@ async def _settled_hands(
 
 # -- the report ------------------------------------------------------------------------------
 def render(result: dict[str, Any]) -> Table:
-    b, a, t = result["baseline"], result["api_action"], result["throughput"]
-    h, p, e = result["history"], result["polling"], result.get("engine")
+    """The figures as a table; a section that failed shows its failure instead."""
+    b, a, t = result.get("baseline"), result.get("api_action"), result.get("throughput")
+    h, p, e = result.get("history"), result.get("polling") or {}, result.get("engine")
     table = Table(title=f"sng bench on {result['machine']['cpus']} CPU(s)")
     for column in ("#", "figure", "value", "vs baseline"):
         table.add_column(column, justify="right" if column != "figure" else "left")
-    rows: list[tuple[str, str, str, str]] = [
-        ("1", "bare Update p50 / p95 / p99 ms", _ms(b), ""),
-        ("1", "bare Updates/s (sequential)", f"{b['updates_per_s']:.0f}", "ceiling"),
-        (
-            "2",
-            f"API act p50 / p95 / p99 ms ({a['concurrent_tournaments']} tables)",
-            _ms(a),
-            f"{a['ratio_p50']}× / {a['ratio_p95']}× / {a['ratio_p99']}×",
-        ),
-        ("3", "hands/min", f"{t['hands_per_min']:.0f}", ""),
-        ("3", "actions/s", f"{t['actions_per_s']:.1f}", f"{t['ratio_to_ceiling']:.1%} of ceiling"),
-        ("4", "events per hand / per tournament",
-         f"{h['events_per_hand']} / {h['events_per_tournament']}", f"{h['tournaments']} tourn."),
-        ("4", "table events per accepted action", f"{h['table_events_per_accepted_action']}",
-         f"{h['accepted_actions']} accepted actions"),
-        ("4", "actions per hand / per tournament (history)",
-         f"{h['actions_per_hand']} / {h['actions_per_tournament']}",
-         f"+{h['queries_per_tournament_bench_pace']} queries"),
-    ]  # fmt: skip
-    if h.get("marginal_actions") and h.get("marginal_events"):
+    rows: list[tuple[str, str, str, str]] = []
+    if b:
+        rows += [
+            ("1", "bare Update p50 / p95 / p99 ms", _ms(b), ""),
+            ("1", "bare Updates/s (sequential)", f"{b['updates_per_s']:.0f}", "ceiling"),
+        ]
+    if a and t:
+        rows += [
+            (
+                "2",
+                f"API act p50 / p95 / p99 ms ({a['concurrent_tournaments']} tables)",
+                _ms(a),
+                f"{a['ratio_p50']}× / {a['ratio_p95']}× / {a['ratio_p99']}×",
+            ),
+            ("3", "hands/min", f"{t['hands_per_min']:.0f}", ""),
+            ("3", "actions/s", f"{t['actions_per_s']:.1f}",
+             f"{t['ratio_to_ceiling']:.1%} of ceiling"),
+        ]  # fmt: skip
+    if h:
+        rows += [
+            ("4", "events per hand / per tournament",
+             f"{h['events_per_hand']} / {h['events_per_tournament']}",
+             f"{h['tournaments']} tourn."),
+            ("4", "table events per accepted action", f"{h['table_events_per_accepted_action']}",
+             f"{h['accepted_actions']} accepted actions"),
+            ("4", "actions per hand / per tournament (history)",
+             f"{h['actions_per_hand']} / {h['actions_per_tournament']}",
+             f"+{h['queries_per_tournament_bench_pace']} queries"),
+        ]  # fmt: skip
+    if h and h.get("marginal_actions") and h.get("marginal_events"):
         me, ma = h["marginal_events"], h["marginal_actions"]
         rows.append(
             ("4", "marginal per hand: events / actions",
@@ -263,9 +315,11 @@ def render(result: dict[str, Any]) -> Table:
              f"{i['dp_8_ms']} / {i['orders_8_ms']}", f"{i['speedup_8']}× faster")
         )  # fmt: skip
         rows.append(("7", "ICM ms/call, 10 players all paid (ours)", f"{i['dp_10_ms']}", ""))
+    for name, why in (result.get("failed_sections") or {}).items():
+        rows.append(("!", f"{name}: FAILED", why[:80], ""))
     for row in rows:
         table.add_row(*row)
-    for level in result["load_curve"]:
+    for level in result.get("load_curve") or []:
         table.add_row(
             "3", f"  load {level['concurrent_tournaments']}: act p50/p95 ms, actions/s",
             f"{level['act_p50_ms']:.0f} / {level['act_p95_ms']:.0f}, {level['actions_per_s']:.1f}",
@@ -288,7 +342,9 @@ def draw(result: dict[str, Any], path: Path) -> bool:
         import matplotlib.pyplot as plt
     except ImportError:
         return False
-    curve = result["load_curve"]
+    curve = result.get("load_curve")
+    if not curve or not result.get("baseline"):
+        return False  # nothing to draw: the sections it plots failed (see the table)
     xs = [c["concurrent_tournaments"] for c in curve]
     fig, left = plt.subplots(figsize=(7, 4.2))
     left.plot(xs, [c["act_p50_ms"] for c in curve], "o-", label="act p50")
@@ -351,4 +407,9 @@ def bench(
     if draw(result, png_path):
         console.print(f"latency against load drawn in {png_path}")
     else:
-        console.print("matplotlib is not installed (pip install -e '.[bench]'): no PNG drawn")
+        console.print(
+            "no PNG drawn (matplotlib missing: pip install -e '.\\[bench]', or no curve)"
+        )
+    if result["failed_sections"]:
+        console.print(f"[red]failed sections: {', '.join(result['failed_sections'])}[/red]")
+        raise typer.Exit(1)

@@ -55,7 +55,11 @@ def api() -> None:
     settings = get_settings()
     refuse_implicit_dev(settings, "sng api")
     uvicorn.run(
-        create_app(settings), host=settings.api_host, port=settings.api_port, log_level="info"
+        create_app(settings),
+        host=settings.api_host,
+        port=settings.api_port,
+        log_level="info",
+        timeout_keep_alive=settings.api_keepalive_seconds,
     )
 
 

@@ -26,6 +26,7 @@ async def test_bench_reports_every_section_with_positive_figures(
 ) -> None:
     result = await run_bench(api_url, settings, TINY, Console(quiet=True))
     json.dumps(result)  # the JSON file is exactly this
+    assert result["failed_sections"] == {}
 
     positive = {
         "baseline": ["p50_ms", "p95_ms", "p99_ms", "updates_per_s"],
@@ -50,3 +51,22 @@ async def test_bench_reports_every_section_with_positive_figures(
     png = tmp_path / "bench.png"
     if draw(result, png):
         assert png.stat().st_size > 0
+
+
+def test_a_failed_section_is_reported_beside_the_figures_the_others_measured() -> None:
+    """The JSON and the table keep every section that worked and name the one that failed
+    (an earlier run crashed in the pollers section and wrote nothing)."""
+    result = {
+        "machine": {"cpus": 2},
+        "baseline": {"p50_ms": 14.0, "p95_ms": 20.0, "p99_ms": 30.0, "updates_per_s": 70.0},
+        "api_action": None, "throughput": None, "history": None, "polling": None,
+        "engine": {"ours_us_per_action": 5.0, "pokerkit_us_per_action": 50.0, "speedup": 10},
+        "load_curve": [],
+        "failed_sections": {"polling": "ReadError: the server closed the connection"},
+    }  # fmt: skip
+    console = Console(record=True, width=200)
+    console.print(render(result))
+    text = console.export_text()
+    assert "polling: FAILED" in text and "ReadError" in text
+    assert "bare Update p50" in text and "engine" in text
+    assert draw(result, Path("/nonexistent/never-written.png")) is False

@@ -43,6 +43,7 @@ with workflow.unsafe.imports_passed_through():
         ActResult,
         HandReport,
         SitInInput,
+        TableActResult,
         TableResult,
         TableSeat,
         TableState,
@@ -72,7 +73,7 @@ class TableWorkflow(RoomMixin):
         # Actions waiting for the hand loop (the act handler only records them), and the
         # answers the loop gave, by intent number.
         self.intents: list[tuple[int, ActInput]] = []
-        self.answers: dict[int, ActResult | ApplicationError] = {}
+        self.answers: dict[int, TableActResult | ApplicationError] = {}
         self.intent_seq = 0
         self.intents_new = False
         # Every other Update (sit-in; a room's join, leave and close) waits here for the loop.
@@ -373,7 +374,7 @@ class TableWorkflow(RoomMixin):
 
     # -- player updates ------------------------------------------------------------------
     @workflow.update
-    async def act(self, inp: ActInput) -> ActResult:
+    async def act(self, inp: ActInput) -> TableActResult:
         """Record the action; the hand loop applies it (``_apply_intents``) and answers."""
         self.updates_this_run += 1
         self.intent_seq += 1
@@ -386,13 +387,19 @@ class TableWorkflow(RoomMixin):
             raise answer
         return answer
 
-    def _apply_act(self, hand: Hand, seat: int, inp: ActInput) -> ActResult:
+    def _apply_act(self, hand: Hand, seat: int, inp: ActInput) -> TableActResult:
         hand.act(seat, inp.action, inp.amount)
         table_seat = self._seat(seat)
         table_seat.timeouts = 0
         table_seat.sitting_out = False
         self._bump()
-        return ActResult(version=self.st.version, hand_no=self.st.hand_no, turn=hand.turn)
+        return TableActResult(
+            version=self.st.version,
+            hand_no=self.st.hand_no,
+            turn=hand.turn,
+            actor_view=self.view(inp.player_id),
+            spectator_view=self.view(None),
+        )
 
     @act.validator
     def _validate_act(self, inp: ActInput) -> None:

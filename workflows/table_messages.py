@@ -146,6 +146,16 @@ class TableView(WireModel):
     room: RoomSpec | None = None
 
 
+class TableActResult(ActResult):
+    """What the table's ``act`` answers: the wire's ``ActResult`` plus the table as the action
+    left it, for the actor and for spectators, so the API serves the actor's next read
+    without asking the table again (read-your-writes at no query). The API strips the views
+    from its answer."""
+
+    actor_view: TableView | None = None
+    spectator_view: TableView | None = None
+
+
 class JoinInput(WireModel):
     player_id: str
     owner_user_id: str

@@ -158,7 +158,10 @@ async def act(
         closed_code=ErrorCode.STALE_TURN,
         update_id=act_update_id(caller.user_id, body, idempotency_key),
     )
-    return await _in_game_state_terms(request, tournament_id, result)
+    cache: GameStateCache = request.app.state.game_states
+    table = table_workflow_id(tournament_id)
+    version = await cache.acted(tournament_id, table, caller.user_id, result)
+    return ActResult(version=version, hand_no=result.hand_no, turn=result.turn)
 
 
 async def _in_game_state_terms(

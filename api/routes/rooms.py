@@ -397,5 +397,5 @@ async def room_action(
     # (security review L7).
     await touch(db, room_id, caller.user_id, seated=True)
     cache: GameStateCache = request.app.state.game_states
-    version = await cache.caught_up(None, room_workflow_id(room_id), result.version)
-    return result.model_copy(update={"version": version})
+    version = await cache.acted(None, room_workflow_id(room_id), caller.user_id, result)
+    return ActResult(version=version, hand_no=result.hand_no, turn=result.turn)

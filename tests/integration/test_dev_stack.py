@@ -105,8 +105,26 @@ def test_dev_runs_resumes_and_stops_cleanly(tmp_path: Path) -> None:
         ]:
             assert time.monotonic() < deadline, "tournament row missing from the lobby"
             time.sleep(0.3)
+        assert _keeps_an_idle_connection(ports["api"], idle=6.0)
     finally:
         assert _stop(proc) == 0
+
+
+def _keeps_an_idle_connection(port: int, *, idle: float) -> bool:
+    """Does the API keep a keep-alive connection open after ``idle`` quiet seconds? With
+    uvicorn's default (5 s, httpx's own expiry too) it closed it as pollers reused it, and the
+    bench's 100 pollers got "server disconnected without sending a response"."""
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as conn:
+        conn.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        assert conn.recv(65536).startswith(b"HTTP/1.1 200")
+        time.sleep(idle)
+        conn.setblocking(False)
+        while True:  # drain what is left of the answer, then see whether it was closed
+            try:
+                if conn.recv(65536) == b"":
+                    return False  # the server closed it meanwhile
+            except BlockingIOError:
+                return True  # nothing more to read, and still open
 
 
 def test_dev_reports_a_taken_port(tmp_path: Path) -> None:
