@@ -227,6 +227,8 @@ def hand_events(
                     "action": entry["action"],
                     "amount": entry["amount"],
                     "allIn": entry["all_in"],
+                    # The table acted for the player (timeout, sitting out, leaving).
+                    **({"auto": entry["auto"]} if "auto" in entry else {}),
                 },
             )
         )

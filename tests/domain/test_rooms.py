@@ -113,3 +113,17 @@ def test_settlement_conserves_chips_and_the_stream_tells_each_action_once(
     assert [c for t, _, p in told if t == "community_cards" for c in p["cards"]] == record["board"]
     for _, _, payload in told:
         assert "hole_cards" not in payload
+
+
+def test_an_action_the_table_took_says_so_in_the_stream() -> None:
+    view = {
+        "actions": [
+            {"street": "preflop", "seat": 0, "action": "fold", "amount": None, "all_in": False,
+             "auto": "timeout"},
+            {"street": "preflop", "seat": 1, "action": "check", "amount": None, "all_in": False},
+        ],
+        "board": [], "pot": 0, "over": False, "pots": None, "players": [],
+    }  # fmt: skip
+    events, _ = hand_events(3, view, StreamCursor())
+    actions = [payload for type_, _, payload in events if type_ == "action"]
+    assert actions[0]["auto"] == "timeout" and "auto" not in actions[1]
