@@ -407,9 +407,7 @@ def bench(
     if draw(result, png_path):
         console.print(f"latency against load drawn in {png_path}")
     else:
-        console.print(
-            "no PNG drawn (matplotlib missing: pip install -e '.\\[bench]', or no curve)"
-        )
+        console.print("no PNG drawn (matplotlib missing: pip install -e '.\\[bench]', or no curve)")
     if result["failed_sections"]:
         console.print(f"[red]failed sections: {', '.join(result['failed_sections'])}[/red]")
         raise typer.Exit(1)
