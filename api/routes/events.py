@@ -19,7 +19,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import datetime
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Header, Query, Request
+from fastapi import APIRouter, Header, Query, Request, Response
 from sqlmodel import col, select
 from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.background import BackgroundTask
@@ -100,7 +100,10 @@ AfterQuery = Annotated[int | None, Query(ge=0, le=MAX_EVENT_ID, description="res
 @router.get(
     "/{tournament_id}/events",
     response_class=EventSourceResponse,
-    responses={200: {"content": {"text/event-stream": {}}, "description": "the event stream"}},
+    responses={
+        200: {"content": {"text/event-stream": {}}, "description": "the event stream"},
+        204: {"description": "resumed after the final event: the stream has ended"},
+    },
 )
 async def event_stream(
     tournament_id: TournamentId,
@@ -109,21 +112,49 @@ async def event_stream(
     temporal: TemporalDep,
     after: AfterQuery = None,
     last_event_id: Annotated[str | None, Header()] = None,
-) -> EventSourceResponse:
+) -> Response:
     """Server-Sent Events: `event` is the type, `data` its JSON payload, `id` the log id."""
     await _require_tournament(db, temporal, tournament_id)
-    return sse(db, tournament_id, request, resume_point(after, last_event_id))
+    return await sse(db, tournament_id, request, resume_point(after, last_event_id))
 
 
-def sse(
+FINAL_TYPES = ("tournament_state_changed", "room_status")
+
+
+def is_final(type_: str, payload: dict[str, Any]) -> bool:
+    """The last event a stream ever carries: a tournament closed or cancelled, a room closed.
+    The stream ends after it."""
+    if type_ == "tournament_state_changed":
+        return payload.get("state") in ("closed", "cancelled")
+    return type_ == "room_status" and payload.get("status") == "closed"
+
+
+async def _ended_by(db: Database, stream_id: str, cursor: int) -> bool:
+    """Has the client already read the stream's final event (it resumes after it)?"""
+    async with db.session() as session:
+        rows = await session.exec(
+            select(Event).where(
+                Event.tournament_id == stream_id,
+                col(Event.type).in_(FINAL_TYPES),
+                col(Event.id) <= cursor,
+            )
+        )
+        return any(is_final(row.type, row.payload) for row in rows)
+
+
+async def sse(
     db: Database,
     stream_id: str,
     request: Request,
     cursor: int,
     on_idle: Callable[[], Awaitable[None]] | None = None,
-) -> EventSourceResponse:
+) -> Response:
     """Serve one stream of the log (a tournament's or a room's) from after ``cursor``;
-    ``on_idle`` runs at each idle poll (a room counts its observers with it)."""
+    ``on_idle`` runs at each idle poll (a room counts its observers with it). The stream ends
+    after the final event; a client resuming after it gets ``204 No Content``, which tells a
+    browser's EventSource to stop reconnecting."""
+    if cursor > 0 and await _ended_by(db, stream_id, cursor):
+        return Response(status_code=204)
 
     slots: StreamSlots = request.app.state.stream_slots
     release = slots.acquire(request)  # 429 too_many_streams before any stream opens
@@ -143,6 +174,8 @@ def sse(
                         event=row.type,
                         id=str(row.id),
                     )
+                    if is_final(row.type, row.payload):
+                        return
                 if len(rows) < PAGE:
                     if await request.is_disconnected():
                         return

@@ -89,7 +89,10 @@ async def room_hand(
 
 @router.get(
     "/{room_id}/stream",
-    responses={200: {"content": {"text/event-stream": {}}, "description": "the room stream"}},
+    responses={
+        200: {"content": {"text/event-stream": {}}, "description": "the room stream"},
+        204: {"description": "resumed after the room closed: the stream has ended"},
+    },
 )
 async def room_stream(
     room_id: RoomId,
@@ -108,7 +111,7 @@ async def room_stream(
 
     await watching()
     cursor = resume_point(after, request.headers.get("last-event-id"))
-    return sse(db, room_id, request, cursor, on_idle=watching)
+    return await sse(db, room_id, request, cursor, on_idle=watching)
 
 
 @router.get("/{room_id}/events.json", response_model=EventPage, response_model_by_alias=True)

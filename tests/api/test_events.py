@@ -145,3 +145,27 @@ async def test_unknown_tournament_and_bad_cursors(api_url: str) -> None:
         for params in ({"after": -1}, {"after": "x"}, {"after": 2**63}):
             r = await http.get("/tournaments/nope/events.json", params=params)
             assert (r.status_code, r.json()["code"]) == (422, "validation_error"), params
+
+
+async def test_the_stream_ends_after_the_final_event_and_stays_ended(
+    api_url: str, settings: Settings, db: Database
+) -> None:
+    """A finished tournament's stream ends after its last event instead of idling forever;
+    resuming after that event is ``204 No Content``, which stops a browser's EventSource from
+    reconnecting."""
+    async with httpx.AsyncClient(base_url=api_url, timeout=30) as http:
+        tid = await create(http, settings)
+        await append(db, tid, "tournament_state_changed", "s:playing", {"state": "playing"})
+        await append(db, tid, "tournament_state_changed", "s:closed", {"state": "closed"})
+        async with sse(http, tid) as stream:
+            async with asyncio.timeout(10):
+                seen = [e async for e in stream]  # the iterator ends: the server closed it
+        assert [json.loads(e["data"]).get("state") for e in seen][-2:] == ["playing", "closed"]
+        final = seen[-1]["id"]
+        r = await http.get(f"/tournaments/{tid}/events", headers={"Last-Event-ID": final})
+        assert r.status_code == 204 and r.content == b""
+        # Before the final event a resume still streams it.
+        async with sse(http, tid, after=seen[-2]["id"]) as stream:
+            async with asyncio.timeout(10):
+                rest = [e async for e in stream]
+        assert [e["id"] for e in rest] == [final]
