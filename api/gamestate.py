@@ -78,6 +78,21 @@ class _Watch:
         )
 
 
+def _install(watch: _Watch, spectator: TableView, tournament: TournamentView | None) -> None:
+    """Serve this table state from now on and wake the long-polls. A viewer's own view is
+    kept only if it is as new as the table the spectator saw."""
+    # Both versions only grow, so their sum is a version that changes with either.
+    watch.version = spectator.version + (tournament.version if tournament else 0)
+    watch.spectator = spectator
+    watch.tournament = tournament
+    watch.views = {
+        viewer: view for viewer, view in watch.views.items() if view.version >= spectator.version
+    }
+    watch.views[None] = spectator
+    watch.changed.set()
+    watch.changed = asyncio.Event()
+
+
 class GameStateCache:
     def __init__(self, client: Client) -> None:
         self.client = client
@@ -100,18 +115,7 @@ class GameStateCache:
         spectator, actor_view = result.spectator_view, result.actor_view
         if spectator is not None and actor_view is not None:
             if spectator.version > watch.table_version:
-                watch.spectator = spectator
-                watch.version = spectator.version + (
-                    watch.tournament.version if watch.tournament else 0
-                )
-                watch.views = {
-                    viewer: view
-                    for viewer, view in watch.views.items()
-                    if view.version >= spectator.version
-                }
-                watch.views[None] = spectator
-                watch.changed.set()
-                watch.changed = asyncio.Event()
+                _install(watch, spectator, watch.tournament)
             if actor_view.version >= watch.table_version:
                 watch.views[actor] = actor_view
         else:
@@ -216,18 +220,7 @@ class GameStateCache:
         # Both versions only grow, so their sum is a version that changes with either.
         version = spectator.version + (tview.version if tview else 0)
         if version != watch.version:
-            watch.version = version
-            watch.spectator = spectator
-            watch.tournament = tview
-            # Keep a viewer's view only if it is as new as the table the spectator saw.
-            watch.views = {
-                viewer: view
-                for viewer, view in watch.views.items()
-                if view.version >= spectator.version
-            }
-            watch.views[None] = spectator
-            watch.changed.set()
-            watch.changed = asyncio.Event()
+            _install(watch, spectator, tview)
 
     async def _view_for(self, watch: _Watch, viewer: str | None) -> TableView:
         cached = watch.views.get(viewer)
