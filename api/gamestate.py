@@ -111,7 +111,13 @@ class GameStateCache:
         """An action went through this replica: serve the table as the action left it (the
         views came with the answer, so no query), wake the long-polls, and return the game
         state's version for it. A later version this replica already holds wins."""
-        watch = await self._watch(tournament_id, table_id)
+        try:
+            watch = await self._watch(tournament_id, table_id)
+        except (RPCError, WorkflowQueryFailedError):
+            # The action went through; only this replica's view of it is missing (a table
+            # that just finished, a refused query). Answer, rather than fail the action.
+            return result.version
+
         spectator, actor_view = result.spectator_view, result.actor_view
         if spectator is not None and actor_view is not None:
             if spectator.version > watch.table_version:
@@ -217,6 +223,13 @@ class GameStateCache:
             WORKFLOW_QUERIES.labels("tournament").inc()
         watch.queries += 1
         WORKFLOW_QUERIES.labels("table").inc()
+        # Only forward: an act's answer may have installed a newer table than this query
+        # (sent before the act) saw, and the tournament may have moved meanwhile too.
+        if watch.spectator is not None and spectator.version < watch.spectator.version:
+            spectator = watch.spectator
+        if tview is not None and watch.tournament is not None:
+            if tview.version < watch.tournament.version:
+                tview = watch.tournament
         # Both versions only grow, so their sum is a version that changes with either.
         version = spectator.version + (tview.version if tview else 0)
         if version != watch.version:

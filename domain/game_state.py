@@ -94,6 +94,8 @@ def you_view(
     ...                place=None, room=False)
     >>> you["status"], you["mayDo"]
     ('sitting_out', ['sit_in'])
+    >>> you_view("c", seat={"seat": 0, "stack": 3000}, hand=None, place=1, room=False)["status"]
+    'won'
     >>> you_view(None, seat=None, hand=None, place=None, room=False) is None
     True
     """
@@ -101,7 +103,9 @@ def you_view(
         return None
     legal = (hand or {}).get("legal")
     to_act = bool(legal) and seat is not None and (hand or {}).get("actor") == seat.get("seat")
-    if place is not None or (seat is not None and seat.get("stack", 0) <= 0 and not hand):
+    if place == 1:
+        status = "won"
+    elif place is not None or (seat is not None and seat.get("stack", 0) <= 0 and not hand):
         status = "eliminated"
     elif seat is not None and seat.get("pending"):
         status = "joining"

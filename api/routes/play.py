@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
 import time
 from typing import Annotated, Any, Literal
 
@@ -125,10 +127,13 @@ def act_update_id(player_id: str, body: ActBody, key: str | None) -> str:
     """The act Update's id: Temporal answers a second Update with the id of one it already
     completed in this run with the first one's outcome, so a retried action (a lost
     response, a timeout) gets its first answer instead of ``stale_turn``, and costs no
-    history. A refused action is not remembered: its retry is checked again."""
-    if key is not None:
-        return f"act:{player_id}:key:{key}"
-    return f"act:{player_id}:{body.hand_number}:{body.turn}:{body.action}:{body.amount or 0}"
+    history. A refused action is not remembered: its retry is checked again. A key names one
+    action of one turn: reused on a later turn it is a new action. Hashed, so no player id
+    or key can be spelled to collide with another player's."""
+    parts: list[object] = [player_id, body.hand_number, body.turn]
+    parts += ["key", key] if key is not None else [body.action, body.amount]
+    digest = hashlib.sha256(json.dumps(parts, separators=(",", ":")).encode()).hexdigest()
+    return f"act-{digest[:32]}"
 
 
 @router.post("/{tournament_id}/act", response_model=ActResult, response_model_by_alias=True)

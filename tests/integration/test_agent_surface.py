@@ -172,3 +172,18 @@ async def test_a_player_sat_out_by_timeouts_comes_back(
         assert "timeout" in {a.get("auto") for a in record["actions"]}, record["actions"]
     await client.get_workflow_handle(f"tournament-{tid}").terminate("test done")
     await client.get_workflow_handle(f"table-{tid}-1").terminate("test done")
+
+
+def test_act_update_ids_never_collide_across_players_or_turns() -> None:
+    """A player id or key spelled to look like another player's action must not share its
+    id (Temporal would hand back that player's answer); a key is one action of one turn."""
+    from api.routes.play import ActBody, act_update_id
+
+    call = ActBody(hand_number=12, turn=4, action="call")
+    spelled = ActBody(hand_number=1, turn=1, action="call")
+    assert act_update_id("bob:key", call, None) != act_update_id("bob", spelled, "12:4:call:0")
+    assert act_update_id("bob", call, "k") != act_update_id("bob", spelled, "k")
+    assert act_update_id("bob", call, "k") == act_update_id(
+        "bob", ActBody(hand_number=12, turn=4, action="fold"), "k"
+    )
+    assert act_update_id("bob", call, None) == act_update_id("bob", call, None)
