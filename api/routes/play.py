@@ -113,6 +113,12 @@ class ActBody(WireModel):
     amount: int | None = Field(default=None, ge=1, le=10**15, strict=True)
     """For raise: the total to raise to."""
 
+    def for_player(self, player_id: str) -> ActInput:
+        return ActInput(
+            player_id=player_id, hand_no=self.hand_number, turn=self.turn,
+            action=self.action, amount=self.amount,
+        )  # fmt: skip
+
 
 IdempotencyKey = Annotated[
     str | None,
@@ -153,13 +159,7 @@ async def act(
     result = await execute_update(
         handle,
         TableWorkflow.act,
-        ActInput(
-            player_id=caller.user_id,
-            hand_no=body.hand_number,
-            turn=body.turn,
-            action=body.action,
-            amount=body.amount,
-        ),
+        body.for_player(caller.user_id),
         closed_code=ErrorCode.STALE_TURN,
         update_id=act_update_id(caller.user_id, body, idempotency_key),
     )

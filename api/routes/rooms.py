@@ -39,7 +39,6 @@ from sng.settings import Settings
 from workflows.messages import WireModel
 from workflows.table import TableWorkflow
 from workflows.table_messages import (
-    ActInput,
     ActResult,
     CloseRoomInput,
     CloseRoomResult,
@@ -386,10 +385,7 @@ async def room_action(
     result = await execute_update(
         _handle(temporal, room_id),
         TableWorkflow.act,
-        ActInput(
-            player_id=caller.user_id, hand_no=body.hand_number, turn=body.turn,
-            action=body.action, amount=body.amount,
-        ),
+        body.for_player(caller.user_id),
         closed_code=ErrorCode.ROOM_CLOSED, noun="room",
         update_id=act_update_id(caller.user_id, body, idempotency_key),
     )  # fmt: skip
