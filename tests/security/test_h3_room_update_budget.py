@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from typing import Any
 
 import httpx
-from temporalio.client import Client
+from temporalio.client import Client, WorkflowHandle
 from temporalio.worker import Worker
 
 from sng.settings import Settings
@@ -28,6 +29,16 @@ SPAM = 300
 """Enough to show that none reaches history (on the reviewed main each one did, and 2,000
 froze the run); Temporal runs at most 10 Updates of one workflow at a time, so the spam is
 sent 8 at a time."""
+
+
+async def settled_history_length(handle: WorkflowHandle[Any, Any]) -> int:
+    length = (await handle.describe()).history_length
+    while True:
+        await asyncio.sleep(0.5)
+        now = (await handle.describe()).history_length
+        if now == length:
+            return now
+        length = now
 
 
 async def test_no_op_requests_spend_no_update_budget_and_opponents_still_act(
@@ -61,7 +72,9 @@ async def test_no_op_requests_spend_no_update_budget_and_opponents_still_act(
             return await victim_to_act()
 
         view = await eventually(attacker_acts_if_asked)
-        before = (await handle.describe()).history_length
+        # The task that applied the attacker's call may still be committing (its events, the
+        # publication): count from a history that has stopped moving.
+        before = await settled_history_length(handle)
 
         # The attack, through the API as a client would send it.
         as_attacker = player(settings, attacker)
