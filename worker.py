@@ -26,10 +26,12 @@ from activities.chain import ChainMoneyActivities
 from activities.events import EventActivities
 from activities.money import VirtualMoneyActivities
 from activities.persistence import PersistenceActivities
+from activities.readmodel import ReadModelActivities
 from activities.rooms import RoomActivities
 from activities.table import new_deck_seed, new_secret, wall_clock_ms
 from activities.telemetry import TelemetryActivities
 from db.engine import Database
+from sng.codec import EncryptionCodec, codec_for
 from sng.settings import Settings, get_settings
 from sng.telemetry import worker_runtime
 from sng.temporal import connect
@@ -39,8 +41,14 @@ from workflows.tournament import TournamentWorkflow
 WORKFLOWS: Sequence[type] = (TournamentWorkflow, TableWorkflow)
 
 
-def activities_for(db: Database, chain: ChainMoneyActivities | None = None) -> list[Any]:
-    """Every activity; the money legs from the chain backend when one is given.
+def activities_for(
+    db: Database,
+    chain: ChainMoneyActivities | None = None,
+    *,
+    codec: EncryptionCodec | None = None,
+) -> list[Any]:
+    """Every activity; the money legs from the chain backend when one is given. ``codec``
+    seals the read store's private parts (the deployment's codec by default).
 
     Both backends register the same activity names (collect_entry, refund_entry, pay_prize),
     so a workflow never knows which one runs. The rake is a ledger posting, virtual only.
@@ -50,6 +58,7 @@ def activities_for(db: Database, chain: ChainMoneyActivities | None = None) -> l
     virtual = VirtualMoneyActivities(db)
     money: VirtualMoneyActivities | ChainMoneyActivities = chain or virtual
     rooms = RoomActivities(db)  # cash rooms are virtual chips on either backend
+    reads = ReadModelActivities(db, codec or codec_for(get_settings()))
     return [
         persistence.save_tournament,
         persistence.save_entrant,
@@ -72,6 +81,7 @@ def activities_for(db: Database, chain: ChainMoneyActivities | None = None) -> l
         rooms.settle_room_hand,
         rooms.publish_events,
         rooms.seconds_since_seen,
+        reads.publish_table,
     ]
 
 
@@ -98,10 +108,15 @@ def build_worker(
             client,
             task_queue=task_queue,
             workflows=list(WORKFLOWS),
-            activities=activities_for(db, chain),
+            activities=activities_for(db, chain, codec=_codec_of(client)),
             **options,
         )
     )
+
+
+def _codec_of(client: Client) -> EncryptionCodec | None:
+    codec = client.data_converter.payload_codec
+    return codec if isinstance(codec, EncryptionCodec) else None
 
 
 def build_replayer(

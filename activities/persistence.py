@@ -11,10 +11,12 @@ from datetime import UTC, datetime
 from sqlalchemy import func, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlmodel import col
+from sqlmodel.ext.asyncio.session import AsyncSession
 from temporalio import activity
 
 from db.engine import Database
 from db.models import Entrant, Hand, PayoutIntent, Tournament
+from db.readstore import write_state
 from workflows.messages import (
     EntrantRow,
     HandRow,
@@ -22,11 +24,21 @@ from workflows.messages import (
     PayoutFailure,
     PrizePayment,
     TournamentRow,
+    TournamentView,
 )
 
 
 def _at(ms: int | None) -> datetime | None:
     return None if ms is None else datetime.fromtimestamp(ms / 1000, UTC)
+
+
+async def publish_view(session: AsyncSession, view: TournamentView | None) -> None:
+    """The tournament's newest state for the pushed read model, in the same transaction."""
+    if view is not None:
+        await write_state(
+            session, key=f"tournament-{view.tournament_id}", kind="tournament",
+            version=view.version, public={"view": view.model_dump(mode="json")},
+        )  # fmt: skip
 
 
 class PersistenceActivities:
@@ -63,6 +75,7 @@ class PersistenceActivities:
         )
         async with self.db.session() as session:
             await session.exec(stmt)
+            await publish_view(session, row.view)
             await session.commit()
 
     @activity.defn
@@ -119,6 +132,7 @@ class PersistenceActivities:
                         updated_at=now,
                     )
                 )
+            await publish_view(session, row.view)
             await session.commit()
         return first_time
 

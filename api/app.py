@@ -34,6 +34,7 @@ from api.streams import StreamSlots
 from api.ui import rooms as room_pages
 from api.ui import routes as admin_pages
 from db.engine import Database
+from sng.codec import codec_for
 from sng.settings import Settings, get_settings
 from sng.temporal import connect
 
@@ -51,7 +52,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.settings = settings
         app.state.temporal = await connect(settings)
         app.state.db = Database(settings.database_url)
-        app.state.game_states = GameStateCache(app.state.temporal)
+        app.state.game_states = GameStateCache(
+            app.state.db, codec_for(settings), settings.database_url
+        )
+        await app.state.game_states.start()
         app.state.tournament_views = SingleFlight[str, Any](ttl=TOURNAMENT_VIEW_TTL)
         app.state.metrics_snapshots = SingleFlight[str, Any](ttl=METRICS_TTL, size=1)
         app.state.stream_slots = StreamSlots(settings.max_streams, settings.max_streams_per_client)

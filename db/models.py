@@ -235,3 +235,20 @@ class WalletBinding(SQLModel, table=True):
     address: str = Field(primary_key=True, max_length=42)
     user_id: str = Field(index=True, max_length=100)
     bound_at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))
+
+
+class ReadState(SQLModel, table=True):
+    """The pushed read model (docs/read-model.md): the newest published state of each table
+    (``table-…``/``room-…``) and tournament (``tournament-…``), which the API serves without
+    asking Temporal. ``public`` is what anyone may see; ``private`` holds each seat's secret
+    part while a hand runs (its hole cards), sealed for that seat (``EncryptionCodec
+    .seal_value``), and is empty between hands. A write never moves ``version`` back."""
+
+    __tablename__ = "read_states"
+
+    key: str = Field(primary_key=True, max_length=120)
+    kind: str = Field(max_length=20)
+    version: int = Field(sa_type=BigInteger)
+    public: dict[str, Any] = Field(sa_column=Column(JSONB, nullable=False))
+    private: dict[str, Any] = Field(sa_column=Column(JSONB, nullable=False))
+    updated_at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))

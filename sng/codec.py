@@ -75,6 +75,7 @@ SCHEME_HEADER = "encryption-scheme"
 SCHEME = b"hkdf-aes256gcm"
 CONTEXT_HEADER = "encryption-context"
 AAD_PREFIX = b"sng payload context v1\x00"
+VALUE_AAD_PREFIX = b"sng sealed value v1\x00"
 HKDF_INFO = b"sng payload codec v2"
 DEV_KEY_FILE = "codec.key"
 REFUSED_ENCODING = "binary/sng-refused"
@@ -293,6 +294,27 @@ class EncryptionCodec(PayloadCodec, WithSerializationContext):
                 f"refusing a payload sealed for {header.decode(errors='replace')}"
                 f" presented to {self._context.decode(errors='replace')}"
             )
+
+    def seal_value(self, data: bytes, binding: bytes) -> str:
+        """Seal bytes kept outside Temporal (the read store's private parts: a seat's hole
+        cards) under the current key, bound to ``binding`` as associated data (what the value
+        belongs to, so it cannot be moved to another row). Text: ``<key id>.<base64>``."""
+        sealed = self._seal(data, VALUE_AAD_PREFIX + binding)
+        return self.key_id + "." + base64.urlsafe_b64encode(sealed).decode()
+
+    def open_value(self, sealed: str, binding: bytes) -> bytes:
+        """Open what ``seal_value`` sealed for ``binding``; raises a ``RefusedPayloadError``."""
+        key_id, _, encoded = sealed.rpartition(".")
+        key = self._keys.get(key_id)
+        if key is None:
+            raise CodecKeyError(f"value sealed with unknown key id {key_id!r}")
+        try:
+            raw = base64.urlsafe_b64decode(encoded)
+            salt, rest = raw[:SALT_BYTES], raw[SALT_BYTES:]
+            aead = AESGCM(_subkey(key, salt))
+            return aead.decrypt(rest[:NONCE_BYTES], rest[NONCE_BYTES:], VALUE_AAD_PREFIX + binding)
+        except (InvalidTag, ValueError, binascii.Error) as err:
+            raise TamperedPayloadError(f"sealed value does not open: {err!r}") from err
 
     def _seal(self, data: bytes, aad: bytes | None) -> bytes:
         salt, nonce = os.urandom(SALT_BYTES), os.urandom(NONCE_BYTES)

@@ -16,6 +16,7 @@ with workflow.unsafe.imports_passed_through():
     from activities.events import EventActivities
     from activities.money import VirtualMoneyActivities
     from activities.persistence import PersistenceActivities
+    from activities.readmodel import ReadModelActivities
     from activities.rooms import RoomActivities
     from activities.table import new_deck_seed, new_secret, wall_clock_ms
     from activities.telemetry import TelemetryActivities
@@ -33,7 +34,14 @@ with workflow.unsafe.imports_passed_through():
         PrizePayment,
         TournamentRow,
     )
-    from workflows.table_messages import DeckDraw, RoomHandInput, RoomMove, RoomRow, SeenQuery
+    from workflows.table_messages import (
+        DeckDraw,
+        RoomHandInput,
+        RoomMove,
+        RoomRow,
+        SeenQuery,
+        TablePublication,
+    )
 
 # Short: these writes take milliseconds, and a worker that dies mid-activity is only noticed
 # when this runs out (then the retry goes to a live worker).
@@ -261,6 +269,18 @@ async def publish_room_events(events: list[EventInput]) -> None:
         start_to_close_timeout=DB_TIMEOUT,
         retry_policy=FOREVER,
         summary=f"publish {len(events)} room event(s)",
+    )
+
+
+async def publish_table(publication: TablePublication) -> None:
+    # Local: one marker event per batch, in the workflow task that made the state, so the
+    # store holds it before that task's Update answers go out (read-your-writes).
+    await workflow.execute_local_activity_method(
+        ReadModelActivities.publish_table,
+        publication,
+        start_to_close_timeout=DB_TIMEOUT,
+        retry_policy=FOREVER,
+        summary="publish table state",
     )
 
 

@@ -243,6 +243,8 @@ class TournamentRow(WireModel):
     level_started_at_ms: int | None = None
     ended_at_ms: int | None = None
     closed_at_ms: int | None = None
+    view: TournamentView | None = None
+    """The tournament as it stands, for the pushed read model (docs/read-model.md)."""
 
 
 class HandRow(WireModel):
@@ -254,6 +256,8 @@ class HandRow(WireModel):
     level: int
     record: dict[str, Any]
     eliminations: list[Finish]
+    view: TournamentView | None = None
+    """The tournament after this hand, for the pushed read model (docs/read-model.md)."""
 
 
 class EntrantRow(WireModel):

@@ -119,6 +119,7 @@ class RoomMixin(RoomHandMixin):
         if not self.st.seats:
             alarm = await Alarm.until(room.idle_since_ms + IDLE_CLOSE_SECONDS * 1000, "idle close")
         try:
+            await self._flush()
             await wait_or_serve(
                 lambda: room.close_requested or (alarm is not None and alarm.fired),
                 self.inbox,

@@ -24,9 +24,14 @@ with workflow.unsafe.imports_passed_through():
         RoomRow,
         RoomSpec,
         SeenQuery,
+        TablePublication,
         TableSeat,
+        TableSnapshot,
         TableState,
     )
+
+READ_MODEL_PATCH = "read-model-v1"
+"""Tables publish their state to the read store (docs/read-model.md) from this patch on."""
 
 
 class RoomHandMixin:
@@ -38,11 +43,15 @@ class RoomHandMixin:
 
         def _bump(self) -> None: ...
         def _seat(self, seat: int) -> TableSeat: ...
+        def snapshot(self) -> TableSnapshot: ...
 
     def init_stream(self) -> None:
         self.stream_queue: list[EventInput] = []
         self.stream_lock = asyncio.Lock()
         self.cursor = StreamCursor()
+        # The table version the read store last got from this run (docs/read-model.md); a
+        # new run publishes its first version again, which the store takes as a no-op.
+        self.published_version = -1
 
     # -- hooks the hand calls (no-ops at a tournament table) ---------------------------------
     def able_seats(self) -> list[int]:
@@ -152,10 +161,24 @@ class RoomHandMixin:
         )
 
     async def _flush(self) -> None:
+        """Publish what is new: a room's queued stream events and the table's newest version
+        (the pushed read model), in one local activity. Only the main loop calls it, before
+        it waits, so what it publishes depends on the loop alone (docs/durability.md)."""
         async with self.stream_lock:  # batches reach the log in the order they were queued
             batch, self.stream_queue = self.stream_queue, []
-            if batch:
-                await effects.publish_room_events(batch)
+            changed = self.st.version != self.published_version
+            if not batch and not changed:
+                return
+            # Histories from before the read model published events only (and nothing at a
+            # tournament table): they replay that way.
+            if not workflow.patched(READ_MODEL_PATCH):
+                if batch:
+                    await effects.publish_room_events(batch)
+                return
+            self.published_version = self.st.version
+            await effects.publish_table(
+                TablePublication(events=batch, state=self.snapshot() if changed else None)
+            )
 
     async def _save_room(self, *, closed: bool = False) -> None:
         room = self._room()

@@ -25,9 +25,11 @@ with workflow.unsafe.imports_passed_through():
         AnteMode,
         ButtonPositions,
         Hand,
+        actor_legal,
         first_positions,
         hand_record,
         next_positions,
+        private_parts,
         public_view,
         start_hand,
     )
@@ -46,8 +48,10 @@ with workflow.unsafe.imports_passed_through():
         TableActResult,
         TableResult,
         TableSeat,
+        TableSnapshot,
         TableState,
         TableView,
+        seat_view,
     )
 
 __all__ = ["HANDS_PER_RUN", "TableWorkflow"]
@@ -103,6 +107,7 @@ class TableWorkflow(RoomMixin):
         self._answer_stale_intents()
         self.finished = True
         self.st.version += 1
+        await self._flush()
         result = TableResult(
             table_id=self.st.table_id,
             hands_played=self.st.hand_no,
@@ -199,6 +204,7 @@ class TableWorkflow(RoomMixin):
                         continue
                     self._on_timeout(hand, table_seat.seat)
                     return
+                await self._flush()
                 await wait_or_serve(
                     lambda alarm=alarm: (  # type: ignore[misc]
                         self.intents_new
@@ -220,8 +226,9 @@ class TableWorkflow(RoomMixin):
         alarm = await Alarm.start(
             timedelta(milliseconds=self.st.hand_pause_ms), "pause between hands"
         )
+        await self._flush()
         while not await wait_or_serve(lambda: alarm.fired, self.inbox, self.serve):
-            pass
+            await self._flush()
 
     def run_budget_spent(self) -> bool:
         """Time for a fresh run at this hand boundary (workflows/budget.py). No-ops are
@@ -393,12 +400,13 @@ class TableWorkflow(RoomMixin):
         table_seat.timeouts = 0
         table_seat.sitting_out = False
         self._bump()
+        snapshot = self.snapshot()
         return TableActResult(
             version=self.st.version,
             hand_no=self.st.hand_no,
             turn=hand.turn,
-            actor_view=self.view(inp.player_id),
-            spectator_view=self.view(None),
+            actor_view=seat_view(snapshot, inp.player_id, snapshot.private.get(inp.player_id)),
+            spectator_view=snapshot.view,
         )
 
     @act.validator
@@ -458,7 +466,31 @@ class TableWorkflow(RoomMixin):
     # -- queries -------------------------------------------------------------------------
     @workflow.query
     def view(self, viewer: str | None = None) -> TableView:
-        seat = next((s.seat for s in self.st.seats if s.player_id == viewer), None)
+        """For operators and debugging: players read the published state (docs/read-model.md),
+        composed the same way (``seat_view``)."""
+        snapshot = self.snapshot()
+        return seat_view(snapshot, viewer, snapshot.private.get(viewer or ""))
+
+    def snapshot(self) -> TableSnapshot:
+        """The table now as the read store keeps it: the spectators' view, the actor's legal
+        actions, and each seat's private part while a hand runs."""
+        hand = self.hand
+        private: dict[str, list[str]] = {}
+        if hand is not None:
+            players = {s.seat: s.player_id for s in self.st.seats}
+            private = {
+                players[seat]: cards
+                for seat, cards in private_parts(hand).items()
+                if seat in players
+            }
+        return TableSnapshot(
+            key=workflow.info().workflow_id,
+            view=self._spectator_view(),
+            legal=actor_legal(hand) if hand is not None and not hand.over else None,
+            private=private,
+        )
+
+    def _spectator_view(self) -> TableView:
         return TableView(
             table_id=self.st.table_id,
             tournament_id=self.st.tournament_id,
@@ -468,7 +500,7 @@ class TableWorkflow(RoomMixin):
             big_blind=self.blinds.bb,
             ante=self.blinds.ante,
             seats=[s.model_copy() for s in self.st.seats],
-            hand=public_view(self.hand, seat) if self.hand is not None else None,
+            hand=public_view(self.hand, None) if self.hand is not None else None,
             deck_commitment=self.commitment,
             last_hand=self.last_hand,
             finished=self.finished,

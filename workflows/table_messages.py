@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from workflows.messages import WireModel
+from pydantic import Field
+
+from domain.holdem import viewer_view
+from workflows.messages import EventInput, WireModel
 
 
 class TableSeat(WireModel):
@@ -154,6 +157,38 @@ class TableActResult(ActResult):
 
     actor_view: TableView | None = None
     spectator_view: TableView | None = None
+
+
+class TableSnapshot(WireModel):
+    """One published version of a table for the read store (docs/read-model.md): the
+    spectators' view, the actor's legal actions (public), and each seat's private part while
+    a hand runs (player id to hole cards; the activity seals each for its seat)."""
+
+    key: str
+    """The table's workflow id: the read store's key."""
+    view: TableView
+    legal: dict[str, Any] | None = None
+    private: dict[str, list[str]] = Field(default_factory=dict)
+
+
+def seat_view(snapshot: TableSnapshot, viewer: str | None, hole: list[str] | None) -> TableView:
+    """``viewer``'s view of a published table: the spectators' view plus that seat's own
+    cards (``hole``, its private part) and, on its turn, the legal actions. The table answers
+    its queries and actions this way and the API serves the read store this way, so both
+    show the same thing (``domain.holdem.viewer_view``)."""
+    view = snapshot.view
+    seat = next((s.seat for s in view.seats if s.player_id == viewer), None)
+    if seat is None or view.hand is None:
+        return view
+    return view.model_copy(update={"hand": viewer_view(view.hand, seat, hole, snapshot.legal)})
+
+
+class TablePublication(WireModel):
+    """What a table publishes before it waits: a room's stream events in order, then the
+    table's newest version (None when it did not change)."""
+
+    events: list[EventInput] = Field(default_factory=list)
+    state: TableSnapshot | None = None
 
 
 class JoinInput(WireModel):

@@ -280,6 +280,7 @@ class TournamentWorkflow(RegistrationMixin, SettlementMixin):
                 level=report.level,
                 record=report.record,
                 eliminations=finishes,
+                view=self._view(),
             )
         )
         for finish in finishes:
@@ -321,6 +322,7 @@ class TournamentWorkflow(RegistrationMixin, SettlementMixin):
                 level=self.s.level,
                 record={"force_end": True, "stacks": stacks},
                 eliminations=[f for f in self.s.finishes if f.hand_no is None],
+                view=self._view(),
             )
         )
         await self._end()

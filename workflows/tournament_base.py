@@ -167,6 +167,7 @@ class TournamentBase:
                 ),
                 ended_at_ms=self.s.ended_at_ms,
                 closed_at_ms=self.s.closed_at_ms,
+                view=self._view(),
             )
         )
 

@@ -16,7 +16,14 @@ from temporalio.client import WorkflowHandle
 from api.auth import CurrentPlayer
 from api.deps import ID_PATTERN, DbDep, TemporalDep, TournamentId
 from api.errors import ApiError
-from api.gamestate import GameStateCache, WaitForChange, WaitSeconds, game_state
+from api.gamestate import (
+    GameStateCache,
+    NoPublishedState,
+    WaitForChange,
+    WaitSeconds,
+    game_state,
+    unavailable,
+)
 from api.updates import execute_update
 from db.models import Tournament
 from domain.errors import ErrorCode
@@ -60,40 +67,25 @@ async def get_game_state(
     tournament fields. ``waitForChange=<version>`` long-polls until the version moves on (or
     ``timeout`` seconds pass)."""
     wait_seconds = min(wait_seconds, request.app.state.settings.long_poll_max_seconds)
-    row = await _row(db, tournament_id)
-    if row.state in PRE_PLAY:
-        # Before a table exists the read model is the state: long-poll it (cheap, no query).
-        deadline = time.monotonic() + wait_seconds
-        while (
-            wait_for_change is not None
-            and _row_version(row) == wait_for_change
-            and row.state in PRE_PLAY
-            and time.monotonic() < deadline
-        ):
-            await asyncio.sleep(0.25)
-            row = await _row(db, tournament_id)
-    settings = validate_settings(row.settings)
-    if row.state in PRE_PLAY:
-        fields = tournament_fields(
-            settings, state=row.state, level=0, play_start_ms=None,
-            registered_count=row.registered_count, field_size=row.field_size, stacks={},
-            viewer=None,
-        )  # fmt: skip
-        return {
-            "version": _row_version(row), "tournamentId": row.id, "tableId": None, "hand": None,
-            **fields,
-        }  # fmt: skip
     cache: GameStateCache = request.app.state.game_states
-    version, tview, table = await cache.get(
-        tournament_id,
-        table_workflow_id(tournament_id),
-        caller.user_id,
-        after_version=wait_for_change,
-        wait_seconds=wait_seconds,
-    )
+    table_id = table_workflow_id(tournament_id)
+    if cache.snapshot(table_id) is None:
+        # Not served here yet: the tournament row says whether there is a table to read.
+        row = await _row(db, tournament_id)
+        if row.state in PRE_PLAY:
+            before = await _before_play(row, wait_for_change, wait_seconds, db, tournament_id)
+            if before is not None:
+                return before
+    try:
+        version, tview, table = await cache.get(
+            tournament_id, table_id, caller.user_id,
+            after_version=wait_for_change, wait_seconds=wait_seconds,
+        )  # fmt: skip
+    except NoPublishedState:
+        raise unavailable() from None
     assert tview is not None  # a tournament's watch always carries its view
     fields = tournament_fields(
-        settings,
+        validate_settings(tview.settings),
         state=tview.state.value,
         level=tview.current_level,
         play_start_ms=tview.play_start_ms,
@@ -103,6 +95,33 @@ async def get_game_state(
         viewer=caller.user_id,
     )
     return game_state(version, tview, table, fields, caller.user_id)
+
+
+async def _before_play(
+    row: Tournament, wait_for_change: int | None, wait_seconds: float, db: DbDep, tournament_id: str
+) -> dict[str, Any] | None:
+    """Before a table exists the read model is the state: long-poll it (cheap, no query).
+    None: play started meanwhile, and the table answers."""
+    deadline = time.monotonic() + wait_seconds
+    while (
+        wait_for_change is not None
+        and _row_version(row) == wait_for_change
+        and row.state in PRE_PLAY
+        and time.monotonic() < deadline
+    ):
+        await asyncio.sleep(0.25)
+        row = await _row(db, tournament_id)
+    if row.state not in PRE_PLAY:
+        return None
+    fields = tournament_fields(
+        validate_settings(row.settings), state=row.state, level=0, play_start_ms=None,
+        registered_count=row.registered_count, field_size=row.field_size, stacks={},
+        viewer=None,
+    )  # fmt: skip
+    return {
+        "version": _row_version(row), "tournamentId": row.id, "tableId": None, "hand": None,
+        **fields,
+    }  # fmt: skip
 
 
 class ActBody(WireModel):

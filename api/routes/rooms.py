@@ -22,12 +22,18 @@ from sqlmodel import col, select
 from temporalio.client import Client, WorkflowHandle, WorkflowUpdateFailedError
 from temporalio.common import WorkflowIDReusePolicy
 from temporalio.exceptions import ApplicationError
-from temporalio.service import RPCError, RPCStatusCode
 
 from api.auth import CurrentPlayer, MaybePlayer, ServiceKey
 from api.deps import ID_PATTERN, NAME_PATTERN, DbDep, SettingsDep, TemporalDep
 from api.errors import ApiError
-from api.gamestate import GameStateCache, WaitForChange, WaitSeconds, game_state
+from api.gamestate import (
+    GameStateCache,
+    NoPublishedState,
+    WaitForChange,
+    WaitSeconds,
+    game_state,
+    unavailable,
+)
 from api.presence import anonymous, observers, touch
 from api.routes.play import ActBody, IdempotencyKey, act_update_id
 from api.updates import execute_update
@@ -342,15 +348,17 @@ async def room_game_state(
     cache: GameStateCache = request.app.state.game_states
     viewer = caller.user_id if caller else None
     wait_seconds = min(wait_seconds, request.app.state.settings.long_poll_max_seconds)
+    table_id = room_workflow_id(room_id)
+    if cache.snapshot(table_id) is None:
+        async with db.session() as session:
+            if await session.get(Room, room_id) is None:
+                raise ApiError(ErrorCode.NOT_FOUND, "no such room")
     try:
         version, _, table = await cache.get(
-            None, room_workflow_id(room_id), viewer,
-            after_version=wait_for_change, wait_seconds=wait_seconds,
-        )  # fmt: skip
-    except RPCError as err:
-        if err.status == RPCStatusCode.NOT_FOUND:
-            raise ApiError(ErrorCode.NOT_FOUND, "no such room") from None
-        raise
+            None, table_id, viewer, after_version=wait_for_change, wait_seconds=wait_seconds
+        )
+    except NoPublishedState:
+        raise unavailable() from None
     room = table.room
     assert room is not None  # a room-<hex> workflow is always a room
     seated = viewer is not None and any(s.player_id == viewer for s in table.seats)

@@ -9,7 +9,13 @@ from domain.holdem.betting import ActionKind, LegalActions
 from domain.holdem.cards import ALL_CARDS
 from domain.holdem.hand import STREETS, Hand
 from domain.holdem.positions import ButtonPositions, first_positions, next_positions
-from domain.holdem.record import hand_record, public_view
+from domain.holdem.record import (
+    actor_legal,
+    hand_record,
+    private_parts,
+    public_view,
+    viewer_view,
+)
 from domain.holdem.table import AnteMode, start_hand
 
 __all__ = [
@@ -20,9 +26,12 @@ __all__ = [
     "ButtonPositions",
     "Hand",
     "LegalActions",
+    "actor_legal",
     "first_positions",
     "hand_record",
     "next_positions",
+    "private_parts",
     "public_view",
     "start_hand",
+    "viewer_view",
 ]

@@ -46,6 +46,40 @@ def public_view(hand: Hand, viewer: int | None = None) -> dict[str, Any]:
     }
 
 
+def private_parts(hand: Hand) -> dict[int, list[str]]:
+    """Each seat's secret while the hand runs: its hole cards (by seat). Nothing once the hand
+    is over: what was shown down is public, the rest is nobody's to read any more."""
+    if hand.over:
+        return {}
+    return {seat: list(hand.hole[i]) for i, seat in enumerate(hand.seats)}
+
+
+def actor_legal(hand: Hand) -> dict[str, Any] | None:
+    """The legal actions of the seat to act (public: anyone can work them out)."""
+    legal = hand.legal_actions()
+    return legal.to_dict() if legal is not None and hand.actor_seat is not None else None
+
+
+def viewer_view(
+    spectator: dict[str, Any],
+    seat: int | None,
+    hole: list[str] | None,
+    legal: dict[str, Any] | None,
+) -> dict[str, Any]:
+    """One seat's view, composed from the spectator's view (``public_view(hand, None)``), that
+    seat's private part and the actor's legal actions: what a read store holding the public
+    part and sealed private parts serves. While the hand runs it equals
+    ``public_view(hand, seat)``; once it is over a seat sees only what was shown."""
+    if seat is None:
+        return spectator
+    players = [
+        {**p, "hole_cards": hole} if p["seat"] == seat and p["hole_cards"] is None and hole else p
+        for p in spectator["players"]
+    ]
+    mine = spectator["actor"] == seat and not spectator["over"]
+    return {**spectator, "players": players, "legal": legal if mine else None}
+
+
 def hand_record(hand: Hand) -> dict[str, Any]:
     """The finished hand as plain data; raises if the hand is still running."""
     if not hand.over or hand.result is None:

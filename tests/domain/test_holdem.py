@@ -13,9 +13,12 @@ from domain.holdem import (
     ActionKind,
     ButtonPositions,
     Hand,
+    actor_legal,
     hand_record,
+    private_parts,
     public_view,
     start_hand,
+    viewer_view,
 )
 from tests.domain.oracle import choose, random_spec, start_ours
 
@@ -208,6 +211,23 @@ def test_view_shows_only_the_viewers_cards_until_showdown() -> None:
     view = public_view(hand, viewer=None)
     assert all(p["hole_cards"] is not None for p in view["players"])  # all-in: all shown
     json.dumps(view)
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_a_seat_view_composed_from_public_and_private_parts_is_the_engines(seed: int) -> None:
+    """The read store keeps the spectator's view and each seat's sealed cards apart; what it
+    serves a seat must be exactly the engine's view for that seat while the hand runs, and
+    after it only what was shown (the private parts are dropped)."""
+    for hand in _play_random(seed):
+        spectator = public_view(hand, None)
+        private = private_parts(hand)
+        for seat in hand.seats:
+            composed = viewer_view(spectator, seat, private.get(seat), actor_legal(hand))
+            if not hand.over:
+                assert composed == public_view(hand, seat)
+            else:
+                assert private == {} and composed == spectator
+        assert viewer_view(spectator, None, None, actor_legal(hand)) == spectator
 
 
 def test_hand_record_lists_busts_with_pre_hand_stacks() -> None:

@@ -8,7 +8,6 @@ import httpx
 import pytest
 from prometheus_client import REGISTRY
 
-from api.gamestate import TICK
 from sng.client import SngClient, SngError
 from sng.demo import run_demo
 from sng.settings import Settings
@@ -81,7 +80,7 @@ async def test_game_state_and_actions_through_http(api_url: str, settings: Setti
             )
 
 
-async def test_many_pollers_cost_the_workflow_a_bounded_number_of_queries(
+async def test_many_pollers_cost_the_workflow_no_query_at_all(
     api_url: str, settings: Settings
 ) -> None:
     async with SngClient(api_url, service_key=settings.key("admin")) as op:
@@ -110,16 +109,11 @@ async def test_many_pollers_cost_the_workflow_a_bounded_number_of_queries(
             for _ in range(8):
                 await c.game_state(tid)
 
-        # A fixed number of requests, however long the machine takes to serve them: the bound
-        # on queries follows the time they took, so a slow runner cannot fail it.
-        loop = asyncio.get_running_loop()
-        before, started = _queries(), loop.time()
+        # Reads are served from the pushed read model (docs/read-model.md): however many
+        # requests, the table and the tournament are asked nothing.
+        before = _queries()
         await asyncio.gather(*(poll(clients[i % 2]) for i in range(40)))
-        made, elapsed = _queries() - before, loop.time() - started
-        # Nobody acts (300 s decision timer), so the version stands still: the table is asked
-        # only by the cache's watcher (2 queries a tick) whatever the number of requests.
-        assert made <= 2 * (elapsed / TICK + 1) + 6, (made, elapsed)
-        assert made < 320, (made, elapsed)
+        assert _queries() - before == 0
     finally:
         for c in clients:
             await c.aclose()

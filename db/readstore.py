@@ -1,0 +1,48 @@
+"""The pushed read model's store (docs/read-model.md): ``read_states`` rows by key, upserted by
+version, and the ``NOTIFY`` that tells every API replica a newer version is there."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import func
+from sqlalchemy.dialects.postgresql import insert
+from sqlmodel import col, select
+from sqlmodel.ext.asyncio.session import AsyncSession
+
+from db.models import ReadState
+
+CHANNEL = "sng_read_state"
+"""The PostgreSQL channel: each notification is ``<key> <version>``."""
+
+
+def seat_binding(key: str, player_id: str, hand_no: int) -> bytes:
+    """What a sealed private part belongs to: it opens for this table, seat and hand only."""
+    return json.dumps(["seat", key, player_id, hand_no]).encode()
+
+
+async def write_state(
+    session: AsyncSession,
+    *,
+    key: str,
+    kind: str,
+    version: int,
+    public: dict[str, Any],
+    private: dict[str, str] | None = None,
+) -> None:
+    """Upsert one state (a same-version write overwrites; an older one changes nothing) and
+    notify the replicas when the transaction commits."""
+    values = {
+        "kind": kind, "version": version, "public": public, "private": private or {},
+        "updated_at": datetime.now(UTC),
+    }  # fmt: skip
+    stmt = insert(ReadState).values(key=key, **values)
+    stmt = stmt.on_conflict_do_update(
+        index_elements=["key"],
+        set_={k: stmt.excluded[k] for k in values},
+        where=col(ReadState.version) <= stmt.excluded.version,
+    )
+    await session.exec(stmt)
+    await session.exec(select(func.pg_notify(CHANNEL, f"{key} {version}")))
