@@ -434,6 +434,7 @@ def game_state(
         "hand": hand or None,
         "turn": hand.get("turn"),
         "legalActions": hand.get("legal"),
+        "deadline": table.deadline_ms if hand and not hand.get("over") else None,
         "lastHand": table.last_hand,
         "you": you_view(
             viewer,

@@ -14,6 +14,7 @@ import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 import uvicorn
@@ -77,6 +78,17 @@ async def db(migrated_url: str) -> AsyncIterator[Database]:
     database = Database(migrated_url)
     yield database
     await database.dispose()
+
+
+@pytest.fixture
+def table_activities(db: Database) -> list[Any]:
+    """What a table workflow needs on its own: its deck seeds and the read store it
+    publishes to (docs/read-model.md)."""
+    from activities.readmodel import ReadModelActivities
+    from activities.table import new_deck_seed
+    from sng.codec import codec_for
+
+    return [new_deck_seed, ReadModelActivities(db, codec_for(Settings())).publish_table]
 
 
 @pytest.fixture(scope="session")

@@ -72,6 +72,7 @@ class TableWorkflow(RoomMixin):
         self.level = 0
         self.blinds = self._blinds_now()
         self.commitment: str | None = None
+        self.deadline_ms: int | None = None
         self.last_hand: dict[str, Any] | None = None
         self.finished = False
         # Actions waiting for the hand loop (the act handler only records them), and the
@@ -188,6 +189,8 @@ class TableWorkflow(RoomMixin):
             timedelta(seconds=self._decision_seconds()),
             f"decision timeout seat {table_seat.seat}",
         )
+        # Published with the state (the player's action_required carries it); data only.
+        self.deadline_ms = self._now_ms() + self._decision_seconds() * 1000
         graced = False
         try:
             while True:
@@ -201,6 +204,8 @@ class TableWorkflow(RoomMixin):
                         alarm = await Alarm.start(
                             timedelta(seconds=extra), f"disconnect grace seat {table_seat.seat}"
                         )
+                        self.deadline_ms = self._now_ms() + extra * 1000
+                        self._bump()  # the new deadline reaches the read store
                         continue
                     self._on_timeout(hand, table_seat.seat)
                     return
@@ -217,6 +222,7 @@ class TableWorkflow(RoomMixin):
                 )
         finally:
             alarm.cancel()
+            self.deadline_ms = None
 
     async def pause_between_hands(self) -> None:
         """A short pause so players can read the result. Only its timer ends it; requests
@@ -506,6 +512,7 @@ class TableWorkflow(RoomMixin):
             finished=self.finished,
             version=self.st.version,
             room=self.st.room.model_copy() if self.st.room else None,
+            deadline_ms=self.deadline_ms,
         )
 
     # -- internals -----------------------------------------------------------------------

@@ -147,6 +147,8 @@ class TableView(WireModel):
     finished: bool = False
     version: int
     room: RoomSpec | None = None
+    deadline_ms: int | None = None
+    """When the seat to act times out (epoch ms), while a decision is awaited."""
 
 
 class TableActResult(ActResult):

@@ -29,9 +29,9 @@ from db.models import Tournament
 from domain.errors import ErrorCode
 from domain.game_state import tournament_fields
 from domain.settings import validate_settings
-from workflows.messages import WireModel
+from workflows.messages import TournamentView, WireModel
 from workflows.table import TableWorkflow
-from workflows.table_messages import ActInput, ActResult, SitInInput
+from workflows.table_messages import ActInput, ActResult, SitInInput, TableView
 
 router = APIRouter(prefix="/tournaments", tags=["play"])
 
@@ -83,6 +83,13 @@ async def get_game_state(
         )  # fmt: skip
     except NoPublishedState:
         raise unavailable() from None
+    return tournament_game_state(version, tview, table, caller.user_id)
+
+
+def tournament_game_state(
+    version: int, tview: TournamentView | None, table: TableView, viewer: str
+) -> dict[str, Any]:
+    """The tournament game state's wire shape for ``viewer`` (the route and the streams)."""
     assert tview is not None  # a tournament's watch always carries its view
     fields = tournament_fields(
         validate_settings(tview.settings),
@@ -92,9 +99,9 @@ async def get_game_state(
         registered_count=tview.registered_count,
         field_size=tview.field_size,
         stacks=tview.stacks,
-        viewer=caller.user_id,
+        viewer=viewer,
     )
-    return game_state(version, tview, table, fields, caller.user_id)
+    return game_state(version, tview, table, fields, viewer)
 
 
 async def _before_play(

@@ -55,6 +55,7 @@ from workflows.table_messages import (
     RoomSpec,
     SitInInput,
     TableState,
+    TableView,
 )
 
 router = APIRouter(prefix="/rooms", tags=["rooms"])
@@ -359,11 +360,16 @@ async def room_game_state(
         )
     except NoPublishedState:
         raise unavailable() from None
-    room = table.room
-    assert room is not None  # a room-<hex> workflow is always a room
     seated = viewer is not None and any(s.player_id == viewer for s in table.seats)
     await touch(db, room_id, viewer or anonymous(request), seated=seated)
-    # Everything here is the workflow's own record: polling reads no table of ours.
+    return room_state_for(version, table, viewer)
+
+
+def room_state_for(version: int, table: TableView, viewer: str | None) -> dict[str, Any]:
+    """A room's game state for ``viewer``: everything is the workflow's own record (the
+    route and the streams)."""
+    room = table.room
+    assert room is not None  # a room-<hex> workflow is always a room
     fields = {
         "room": {
             "status": room.status,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from typing import Any
 
 import pytest
 from temporalio.api.common.v1 import Payload
@@ -11,7 +12,6 @@ from temporalio.api.history.v1 import HistoryEvent
 from temporalio.client import Client
 from temporalio.worker import Worker
 
-from activities.table import new_deck_seed
 from domain import deck as decks
 from sng.codec import ENCODING
 from tests.integration.bots import passive, play
@@ -27,7 +27,7 @@ def raw(events: list[HistoryEvent]) -> bytes:
 
 
 async def test_a_client_without_the_key_sees_neither_seed_nor_hole_cards(
-    client: Client, task_queue: str
+    client: Client, task_queue: str, table_activities: list[Any]
 ) -> None:
     plain = Client(client.service_client, namespace=client.namespace)  # no codec, no key
     sink_id = f"sink-{uuid.uuid4().hex[:8]}"
@@ -35,7 +35,7 @@ async def test_a_client_without_the_key_sees_neither_seed_nor_hole_cards(
         client,
         task_queue=task_queue,
         workflows=[TableWorkflow, HandSink],
-        activities=[new_deck_seed],
+        activities=table_activities,
     ):
         sink = await client.start_workflow(HandSink.run, id=sink_id, task_queue=task_queue)
         st = table_state(["a", "b", "c"]).model_copy(update={"parent_workflow_id": sink_id})

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 import httpx
 from prometheus_client import CollectorRegistry
 from temporalio.client import Client
 from temporalio.worker import Worker
 
-from activities.table import new_deck_seed
 from api.routes.metrics import Snapshot, SnapshotCollector, exposition, read_snapshot
 from db.engine import Database
 from db.models import Hand, PayoutIntent, Tournament
@@ -76,7 +76,9 @@ async def test_the_api_serves_metrics_over_http(api_url: str) -> None:
         assert name in r.text
 
 
-async def test_the_worker_serves_temporal_sdk_metrics(client: Client, settings: Settings) -> None:
+async def test_the_worker_serves_temporal_sdk_metrics(
+    client: Client, settings: Settings, table_activities: list[Any]
+) -> None:
     address = f"127.0.0.1:{free_port()}"
     runtime = worker_runtime(settings.model_copy(update={"worker_metrics_address": address}))
     assert runtime is not None and worker_runtime(settings) is None
@@ -88,7 +90,7 @@ async def test_the_worker_serves_temporal_sdk_metrics(client: Client, settings: 
     )
     task_queue = f"tq-{uuid.uuid4().hex[:8]}"
     async with Worker(
-        metered, task_queue=task_queue, workflows=[TableWorkflow], activities=[new_deck_seed]
+        metered, task_queue=task_queue, workflows=[TableWorkflow], activities=table_activities
     ):
         handle = await start(metered, task_queue, table_state(["a", "b"]))
         await handle.signal(TableWorkflow.stop)

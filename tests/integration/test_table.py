@@ -14,7 +14,6 @@ from temporalio.runtime import MetricBuffer, Runtime, TelemetryConfig
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
-from activities.table import new_deck_seed
 from domain import deck as decks
 from tests.integration.bots import passive, play, shove
 from workflows.table import HANDS_PER_RUN, TableWorkflow
@@ -165,7 +164,9 @@ async def test_continue_as_new_between_hands_keeps_playing(
     assert sum(result.stacks.values()) == 200_000
 
 
-async def test_timeouts_check_or_fold_then_sit_out(time_skipping_env: WorkflowEnvironment) -> None:
+async def test_timeouts_check_or_fold_then_sit_out(
+    time_skipping_env: WorkflowEnvironment, table_activities: list[Any]
+) -> None:
     # The worker runs on its own runtime with a metric buffer, to read the auto-fold counter.
     buffer = MetricBuffer(1000)
     client = time_skipping_env.client
@@ -176,7 +177,7 @@ async def test_timeouts_check_or_fold_then_sit_out(time_skipping_env: WorkflowEn
     )  # fmt: skip
     task_queue = f"tq-{uuid.uuid4().hex[:8]}"
     async with Worker(
-        metered, task_queue=task_queue, workflows=[TableWorkflow], activities=[new_deck_seed]
+        metered, task_queue=task_queue, workflows=[TableWorkflow], activities=table_activities
     ):
         handle = await start(
             client, task_queue, table_state(["a", "b"], pause_ms=1000, actionTimeoutSeconds=5)

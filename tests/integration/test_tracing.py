@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
@@ -10,7 +11,6 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from temporalio.client import Client
 from temporalio.worker import Worker
 
-from activities.table import new_deck_seed
 from sng.settings import Settings
 from sng.telemetry import configure_tracing
 from sng.temporal import data_converter, interceptors
@@ -20,7 +20,7 @@ from workflows.table import TableWorkflow
 
 
 async def test_a_table_run_produces_client_workflow_and_activity_spans(
-    client: Client, settings: Settings
+    client: Client, settings: Settings, table_activities: list[Any]
 ) -> None:
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
@@ -33,7 +33,7 @@ async def test_a_table_run_produces_client_workflow_and_activity_spans(
     )
     task_queue = f"tq-{uuid.uuid4().hex[:8]}"
     async with Worker(
-        traced, task_queue=task_queue, workflows=[TableWorkflow], activities=[new_deck_seed]
+        traced, task_queue=task_queue, workflows=[TableWorkflow], activities=table_activities
     ):
         handle = await start(traced, task_queue, table_state(["a", "b"]))
         await play(traced, handle.id, ["a", "b"], passive, until=lambda v: v.last_hand is not None)
