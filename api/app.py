@@ -25,6 +25,7 @@ from api.routes import (
     me,
     metrics,
     play,
+    player_stream,
     room_history,
     rooms,
     tournaments,
@@ -93,6 +94,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(agents.router)
     app.include_router(internal.router)
     app.include_router(events.router)
+    app.include_router(player_stream.router)
     app.include_router(rooms.router)
     app.include_router(room_history.router)
     app.include_router(admin_pages.router)

@@ -126,6 +126,26 @@ def _from_application_error(err: ApplicationError) -> JSONResponse | None:
     return response
 
 
+def refusal_of(err: Exception) -> tuple[str, str, str | None]:
+    """(code, message, field) for an error a request raised, as the HTTP handlers below would
+    answer it: for channels without HTTP statuses (the WebSocket)."""
+    if isinstance(err, ApiError | DomainError):
+        return err.code.value, err.message, err.field
+    if isinstance(err, WorkflowUpdateFailedError) and isinstance(err.cause, ApplicationError):
+        cause = err.cause
+        if cause.type is not None:
+            details: list[Any] = list(cause.details or [])
+            first = details[0] if details and isinstance(details[0], dict) else {}
+            return cause.type, cause.message, first.get("field")
+    if isinstance(err, RPCError) and err.status == RPCStatusCode.NOT_FOUND:
+        return ErrorCode.NOT_FOUND.value, "no such table", None
+    return (
+        ErrorCode.TEMPORARILY_UNAVAILABLE.value,
+        "the table did not answer; nothing was applied, try again",
+        None,
+    )
+
+
 def _unavailable(message: str) -> JSONResponse:
     response = error_response(ErrorCode.TEMPORARILY_UNAVAILABLE.value, message)
     response.headers["Retry-After"] = "1"

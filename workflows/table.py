@@ -158,11 +158,6 @@ class TableWorkflow(RoomMixin):
         await self.room_hand_started(hand)
 
         while not hand.over:
-            if self.st.stop_requested:
-                self.hand = None
-                self._answer_stale_intents()
-                self._bump()
-                return hand_no  # the hand is void: stacks stay as they were before it
             await self.room_stream(hand)
             seat = hand.actor_seat
             assert seat is not None
@@ -171,6 +166,14 @@ class TableWorkflow(RoomMixin):
                 self._auto_act(hand, seat, "leaving" if table_seat.leaving else "sitting_out")
                 continue
             await self._decision(hand, table_seat)
+            # A stop is read here only, once a decision has begun (its publication and its
+            # timer are out): whether it came with the input before or after, the commands
+            # are the same (docs/durability.md, rule 1).
+            if self.st.stop_requested:
+                self.hand = None
+                self._answer_stale_intents()
+                self._bump()
+                return hand_no  # the hand is void: stacks stay as they were before it
 
         self._answer_stale_intents()
         await self._finish_hand(hand, seed_hex)
@@ -185,12 +188,16 @@ class TableWorkflow(RoomMixin):
         outcome depends on what arrived, not on how the SDK batched it.
         """
         turn = hand.turn
+        # Publish once per decision, before its timer and before any recorded action is
+        # applied, and again only after requests the wait served: how many publications a
+        # hand makes then depends on the decisions and requests, never on how the SDK batched
+        # them (docs/durability.md).
+        self.deadline_ms = self._now_ms() + self._decision_seconds() * 1000
+        await self._flush()
         alarm = await Alarm.start(
             timedelta(seconds=self._decision_seconds()),
             f"decision timeout seat {table_seat.seat}",
         )
-        # Published with the state (the player's action_required carries it); data only.
-        self.deadline_ms = self._now_ms() + self._decision_seconds() * 1000
         graced = False
         try:
             while True:
@@ -206,10 +213,10 @@ class TableWorkflow(RoomMixin):
                         )
                         self.deadline_ms = self._now_ms() + extra * 1000
                         self._bump()  # the new deadline reaches the read store
+                        await self._flush()
                         continue
                     self._on_timeout(hand, table_seat.seat)
                     return
-                await self._flush()
                 await wait_or_serve(
                     lambda alarm=alarm: (  # type: ignore[misc]
                         self.intents_new
@@ -220,6 +227,7 @@ class TableWorkflow(RoomMixin):
                     self.inbox,
                     self.serve,
                 )
+                await self._flush()  # what a served request changed (a no-op otherwise)
         finally:
             alarm.cancel()
             self.deadline_ms = None
@@ -233,8 +241,11 @@ class TableWorkflow(RoomMixin):
             timedelta(milliseconds=self.st.hand_pause_ms), "pause between hands"
         )
         await self._flush()
-        while not await wait_or_serve(lambda: alarm.fired, self.inbox, self.serve):
-            await self._flush()
+        while True:
+            done = await wait_or_serve(lambda: alarm.fired, self.inbox, self.serve)
+            await self._flush()  # after every serve, whether or not the alarm came with it
+            if done:
+                break
 
     def run_budget_spent(self) -> bool:
         """Time for a fresh run at this hand boundary (workflows/budget.py). No-ops are

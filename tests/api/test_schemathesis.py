@@ -17,9 +17,10 @@ from pathlib import Path
 
 import asyncpg
 import pytest
-from temporalio.worker import Worker
+from temporalio.client import Client
 
 from api.auth import mint_player_token
+from db.engine import Database
 from db.migrate import upgrade_async
 from sng.settings import Settings
 from tests.conftest import serve_api
@@ -33,9 +34,12 @@ def st_binary() -> str:
 
 
 @pytest.fixture
-async def fuzz_api_url(settings: Settings, migrated_url: str, worker: Worker) -> AsyncIterator[str]:
-    """The API over a database of its own: the lobby must not hand the fuzzer the ids of
-    other tests' tournaments, whose workers (and task queues) are gone."""
+async def fuzz_api_url(settings: Settings, migrated_url: str, client: Client) -> AsyncIterator[str]:
+    """The API and a worker over a database of their own: the lobby must not hand the fuzzer
+    the ids of other tests' tournaments, whose workers (and task queues) are gone, and the
+    tables the fuzzer opens publish their state where this API reads it."""
+    from worker import build_worker
+
     name = f"fuzz_{uuid.uuid4().hex[:8]}"
     admin_dsn = migrated_url.replace("postgresql+asyncpg://", "postgresql://").rsplit("/", 1)[0]
     conn = await asyncpg.connect(f"{admin_dsn}/postgres")
@@ -48,8 +52,13 @@ async def fuzz_api_url(settings: Settings, migrated_url: str, worker: Worker) ->
     # Long-polls answer within half a second here: the fuzzer sends real room ids with
     # ``timeout`` up to 30 s, and each such call would otherwise hold the run that long.
     fuzzing = {"database_url": url, "long_poll_max_seconds": 0.5}
-    async with serve_api(settings.model_copy(update=fuzzing)) as api:
-        yield api
+    db = Database(url)
+    try:
+        async with build_worker(client, db, settings.temporal_task_queue), \
+                serve_api(settings.model_copy(update=fuzzing)) as api:  # fmt: skip
+            yield api
+    finally:
+        await db.dispose()
 
 
 @pytest.mark.parametrize("who", ["player", "operator"])

@@ -118,5 +118,10 @@ async def test_table_actions_overlapping_decision_timeouts(skipping: tuple[Clien
 
     found = await histories_from(client, [handle.id])
     merges, failures = await replay_every_merge(client, found)
-    assert merges >= 5, f"only {merges} overlapping pairs: the scenario no longer overlaps"
+    # Since tables publish their state at each decision (docs/read-model.md), a task that
+    # starts a decision records a command (the publication's marker) before the next task's
+    # Update could be accepted, and tests/interleave.py refuses to merge such pairs (no code
+    # can follow that recording). What is left to merge here is the stop signal with the deal
+    # before it; the Update-after-timeout overlaps are covered by the worker-kill drills.
+    assert merges >= 1, f"only {merges} overlapping pairs: the scenario no longer overlaps"
     assert failures == []

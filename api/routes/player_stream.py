@@ -1,0 +1,401 @@
+"""Per-player streams (docs/events.md): one player's view of a tournament or a room, pushed.
+
+Over SSE (``GET /tournaments/{id}/me/stream``, ``GET /rooms/{id}/me/stream``) and over a
+WebSocket (``/tournaments/{id}/me/ws``, ``/rooms/{id}/me/ws``) a player gets, in order:
+
+- every event of the public log (``player_eliminated``, ``hand_result``, ``blind_level_changed``,
+  ``tournament_state_changed``, ``tournament_payout_settled``; a room's stream events);
+- ``game_state``: the player's own game state (the ``GET …/game-state`` body) whenever its
+  version changes, and always right before a ``hand_result``, so a bust reads
+  ``player_eliminated`` → ``game_state`` → ``hand_result`` as the seed orders them;
+- ``action_required`` when it is the player's turn: hand, turn, legal actions with amounts,
+  and the deadline.
+
+Each message's id is ``<log id>-<game-state version>``. Resuming (``Last-Event-ID`` or
+``?after=``) replays the log after the log id and sends the current game state if its version
+is another one: game states supersede each other, so the newest is all a client needs. The
+state comes from the pushed read model (LISTEN, no Temporal query); the log is read every
+``POLL_SECONDS`` while idle, and at once when the state moves.
+
+Over the WebSocket the player can also act: ``{"type": "act", "handNumber", "turn",
+"action", "amount"?, "idempotencyKey"?}`` answers ``act_result`` (the HTTP act's body) or
+``error`` (``{code, message, field?}``, the HTTP refusals' codes), each echoing the message's
+``requestId`` when it had one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import re
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Header, Query, Request, Response, WebSocket, WebSocketDisconnect
+from pydantic import ValidationError
+from sse_starlette import EventSourceResponse, ServerSentEvent
+from starlette.background import BackgroundTask
+
+from api.auth import Caller, CurrentPlayer, current_player
+from api.deps import ID_PATTERN, TournamentId
+from api.errors import ApiError, refusal_of
+from api.gamestate import GameStateCache, NoPublishedState
+from api.routes.events import PAGE, PING_SECONDS, POLL_SECONDS, _page, is_final
+from api.routes.play import (
+    PRE_PLAY,
+    ActBody,
+    act_update_id,
+    table_workflow_id,
+    tournament_game_state,
+)
+from api.routes.rooms import RoomId, room_state_for, room_workflow_id
+from api.streams import StreamSlots
+from api.updates import execute_update
+from db.models import Room, Tournament
+from domain.errors import ErrorCode
+from workflows.table import TableWorkflow
+from workflows.table_messages import ActResult
+
+router = APIRouter(tags=["player streams"])
+
+MAX_ID = 2**63 - 1
+VALID_ID = re.compile(ID_PATTERN)
+
+
+@dataclass
+class Cursor:
+    log: int = 0
+    version: int = -1
+
+    @property
+    def id(self) -> str:
+        return f"{self.log}-{self.version}"
+
+
+def parse_cursor(*values: str | None) -> Cursor:
+    """The latest of the given ids (``<log id>-<version>``); a malformed one counts as none."""
+    best = Cursor()
+    for value in values:
+        log, sep, version = (value or "").strip().partition("-")
+        if not sep or not (log.isascii() and log.isdigit() and len(log) <= 19):
+            continue
+        if not (version.isascii() and version.isdigit() and len(version) <= 19):
+            continue
+        if int(log) >= best.log:
+            best = Cursor(min(int(log), MAX_ID), min(int(version), MAX_ID))
+    return best
+
+
+@dataclass
+class Target:
+    """Whose stream of what: a tournament's or a room's table, for one player."""
+
+    stream_id: str
+    table_id: str
+    tournament_id: str | None
+    viewer: str
+
+
+Message = tuple[str, str, dict[str, Any]]
+"""(id, event type, data)."""
+
+
+async def player_messages(
+    request_app: Any,
+    target: Target,
+    cursor: Cursor,
+    disconnected: Callable[[], Awaitable[bool]],
+) -> AsyncIterator[Message]:
+    """The player's messages from ``cursor`` on, until the stream's final event."""
+    db = request_app.state.db
+    cache: GameStateCache = request_app.state.game_states
+    sent_turn: tuple[int, int] | None = None
+    playing = target.tournament_id is None
+
+    async def state() -> dict[str, Any] | None:
+        nonlocal playing
+        if not playing:  # before a tournament's table exists there is no game state to push
+            async with db.session() as session:
+                row = await session.get(Tournament, target.tournament_id)
+            if row is None or row.state in PRE_PLAY:
+                return None
+            playing = True
+        try:
+            version, tview, table = await cache.get(target.tournament_id, target.table_id,
+                                                    target.viewer)  # fmt: skip
+        except NoPublishedState:
+            return None
+        if target.tournament_id is None:
+            return room_state_for(version, table, target.viewer)
+        return tournament_game_state(version, tview, table, target.viewer)
+
+    def game_state_messages(body: dict[str, Any]) -> list[Message]:
+        nonlocal sent_turn
+        cursor.version = int(body["version"])
+        out: list[Message] = [(cursor.id, "game_state", body)]
+        you = body.get("you") or {}
+        turn = (int(body["handNumber"]), int(body["turn"] or 0))
+        if you.get("toAct") and turn != sent_turn:
+            sent_turn = turn
+            out.append((cursor.id, "action_required", {
+                "handNumber": body["handNumber"], "turn": body["turn"],
+                "legalActions": body["legalActions"], "deadline": body.get("deadline"),
+                "stack": you.get("stack"),
+            }))  # fmt: skip
+        return out
+
+    while True:
+        rows = await _page(db, target.stream_id, cursor.log, PAGE)
+        for row in rows:
+            assert row.id is not None
+            if row.type == "hand_result":
+                body = await state()
+                if body is not None:
+                    for message in game_state_messages(body):
+                        yield message
+            cursor.log = row.id
+            yield cursor.id, row.type, row.payload
+            if is_final(row.type, row.payload):
+                return
+        body = await state()
+        if body is not None and int(body["version"]) != cursor.version:
+            for message in game_state_messages(body):
+                yield message
+        if len(rows) < PAGE:
+            if await disconnected():
+                return
+            watch = cache.snapshot(target.table_id)
+            if watch is None:
+                await asyncio.sleep(POLL_SECONDS)
+            else:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(watch.changed.wait(), POLL_SECONDS)
+
+
+async def _sse(request: Request, target: Target, cursor: Cursor) -> Response:
+    slots: StreamSlots = request.app.state.stream_slots
+    release = slots.acquire(request)
+
+    async def stream() -> AsyncIterator[ServerSentEvent]:
+        try:
+            async for id_, type_, data in player_messages(
+                request.app, target, cursor, request.is_disconnected
+            ):
+                yield ServerSentEvent(
+                    data=json.dumps(data, separators=(",", ":")), event=type_, id=id_
+                )
+        finally:
+            release()
+
+    return EventSourceResponse(stream(), ping=PING_SECONDS, background=BackgroundTask(release))
+
+
+AfterCursor = Annotated[str | None, Query(max_length=40, description="resume after this id")]
+LastEventId = Annotated[str | None, Header(max_length=40)]
+
+
+async def _tournament_target(request: Request, tournament_id: str, viewer: str) -> Target:
+    async with request.app.state.db.session() as session:
+        if await session.get(Tournament, tournament_id) is None:
+            raise ApiError(ErrorCode.NOT_FOUND, "no such tournament")
+    return Target(tournament_id, table_workflow_id(tournament_id), tournament_id, viewer)
+
+
+async def _room_target(request: Request, room_id: str, viewer: str) -> Target:
+    async with request.app.state.db.session() as session:
+        if await session.get(Room, room_id) is None:
+            raise ApiError(ErrorCode.NOT_FOUND, "no such room")
+    return Target(room_id, room_workflow_id(room_id), None, viewer)
+
+
+SSE_RESPONSES: dict[int | str, dict[str, Any]] = {
+    200: {"content": {"text/event-stream": {}}, "description": "the player's stream"},
+}
+
+
+@router.get("/tournaments/{tournament_id}/me/stream", response_class=EventSourceResponse,
+            responses=SSE_RESPONSES)  # fmt: skip
+async def tournament_player_stream(
+    tournament_id: TournamentId,
+    request: Request,
+    caller: CurrentPlayer,
+    after: AfterCursor = None,
+    last_event_id: LastEventId = None,
+) -> Response:
+    """Your own stream of a tournament: the public events, your game state whenever it
+    changes, and ``action_required`` on your turn (docs/events.md)."""
+    target = await _tournament_target(request, tournament_id, caller.user_id)
+    return await _sse(request, target, parse_cursor(after, last_event_id))
+
+
+@router.get("/rooms/{room_id}/me/stream", response_class=EventSourceResponse,
+            responses=SSE_RESPONSES)  # fmt: skip
+async def room_player_stream(
+    room_id: RoomId,
+    request: Request,
+    caller: CurrentPlayer,
+    after: AfterCursor = None,
+    last_event_id: LastEventId = None,
+) -> Response:
+    """Your own stream of a room: its events, your game state, ``action_required``."""
+    target = await _room_target(request, room_id, caller.user_id)
+    return await _sse(request, target, parse_cursor(after, last_event_id))
+
+
+# -- WebSocket ---------------------------------------------------------------------------------
+async def _ws_caller(websocket: WebSocket) -> Caller:
+    # The same credentials as HTTP, from the handshake's headers.
+    return await current_player(
+        websocket,  # type: ignore[arg-type]  # it reads .app.state and headers only
+        websocket.headers.get("authorization"),
+        websocket.headers.get("x-agent-key"),
+    )
+
+
+async def _serve_ws(websocket: WebSocket, resolve: Callable[[Caller], Awaitable[Target]],
+                    after: str | None) -> None:  # fmt: skip
+    try:
+        caller = await _ws_caller(websocket)
+        target = await resolve(caller)
+    except ApiError as err:
+        await websocket.close(code=4401 if err.code is ErrorCode.UNAUTHORIZED else 4404,
+                              reason=f"{err.code.value}: {err.message}"[:120])  # fmt: skip
+        return
+    slots: StreamSlots = websocket.app.state.stream_slots
+    try:
+        release = slots.acquire(websocket)  # type: ignore[arg-type]  # keys on client/headers
+    except ApiError as err:
+        await websocket.close(code=4429, reason=err.code.value)
+        return
+    await websocket.accept()
+    closed = asyncio.Event()
+    outbox: asyncio.Queue[dict[str, Any]] = asyncio.Queue(maxsize=WS_QUEUE)
+
+    async def disconnected() -> bool:
+        return closed.is_set()
+
+    async def pump() -> None:
+        async for id_, type_, data in player_messages(websocket.app, target, parse_cursor(after),
+                                                      disconnected):  # fmt: skip
+            await outbox.put({"id": id_, "event": type_, "data": data})
+        await outbox.put({"event": "end"})
+
+    async def send() -> None:
+        while True:
+            message = await outbox.get()
+            await websocket.send_json(message)
+            if message.get("event") == "end":
+                await websocket.close()
+                return
+
+    async def receive() -> None:
+        while True:
+            raw = await websocket.receive_text()
+            reply = await _ws_request(websocket, target, caller, raw)
+            await outbox.put(reply)
+
+    tasks = [asyncio.create_task(t()) for t in (pump, send, receive)]
+    try:
+        await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        closed.set()
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError, WebSocketDisconnect, Exception):
+                await task
+        release()
+
+
+WS_QUEUE = 256
+"""Messages queued for one socket at most; a client that reads slower waits the stream."""
+
+
+async def _ws_request(
+    websocket: WebSocket, target: Target, caller: Caller, raw: str
+) -> dict[str, Any]:
+    request_id: Any = None
+    try:
+        message = json.loads(raw)
+        if not isinstance(message, dict):
+            raise ApiError(ErrorCode.VALIDATION_ERROR, "a message is a JSON object")
+        request_id = message.pop("requestId", None)
+        if message.pop("type", None) != "act":
+            raise ApiError(ErrorCode.VALIDATION_ERROR, "the only request is type 'act'",
+                           field="type")  # fmt: skip
+        key = message.pop("idempotencyKey", None)
+        if key is not None and not (isinstance(key, str) and 1 <= len(key) <= 64):
+            raise ApiError(ErrorCode.VALIDATION_ERROR, "idempotencyKey: 1-64 characters",
+                           field="idempotencyKey")  # fmt: skip
+        body = ActBody.model_validate(message)
+        result = await _act(websocket, target, caller, body, key)
+        reply: dict[str, Any] = {"event": "act_result",
+                                 "data": result.model_dump(by_alias=True)}  # fmt: skip
+    except json.JSONDecodeError:
+        reply = _error(ErrorCode.VALIDATION_ERROR.value, "not JSON")
+    except ValidationError as err:
+        first = err.errors()[0]
+        reply = _error(ErrorCode.VALIDATION_ERROR.value, first["msg"],
+                       ".".join(str(p) for p in first["loc"]))  # fmt: skip
+    except Exception as err:  # a coded refusal (ours or the table's), or the service's trouble
+        reply = _error(*refusal_of(err))
+    if request_id is not None:
+        reply["requestId"] = request_id
+    return reply
+
+
+def _error(code: str, message: str, field: str | None = None) -> dict[str, Any]:
+    data: dict[str, Any] = {"code": code, "message": message}
+    if field:
+        data["field"] = field
+    return {"event": "error", "data": data}
+
+
+async def _act(websocket: WebSocket, target: Target, caller: Caller, body: ActBody,
+               key: str | None) -> ActResult:  # fmt: skip
+    temporal = websocket.app.state.temporal
+    handle = temporal.get_workflow_handle_for(TableWorkflow.run, target.table_id)
+    result = await execute_update(
+        handle, TableWorkflow.act, body.for_player(caller.user_id),
+        closed_code=ErrorCode.STALE_TURN if target.tournament_id else ErrorCode.ROOM_CLOSED,
+        noun="tournament" if target.tournament_id else "room",
+        update_id=act_update_id(caller.user_id, body, key),
+    )  # fmt: skip
+    cache: GameStateCache = websocket.app.state.game_states
+    version = await cache.acted(target.tournament_id, target.table_id, caller.user_id, result)
+    return ActResult(version=version, hand_no=result.hand_no, turn=result.turn)
+
+
+@router.websocket("/tournaments/{tournament_id}/me/ws")
+async def tournament_player_ws(
+    websocket: WebSocket, tournament_id: str, after: str | None = None
+) -> None:
+    """Your stream of a tournament over a WebSocket, on which you can also act."""
+
+    async def resolve(caller: Caller) -> Target:
+        if not VALID_ID.fullmatch(tournament_id):
+            raise ApiError(ErrorCode.NOT_FOUND, "no such tournament")
+        async with websocket.app.state.db.session() as session:
+            if await session.get(Tournament, tournament_id) is None:
+                raise ApiError(ErrorCode.NOT_FOUND, "no such tournament")
+        return Target(tournament_id, table_workflow_id(tournament_id), tournament_id,
+                      caller.user_id)  # fmt: skip
+
+    await _serve_ws(websocket, resolve, after)
+
+
+@router.websocket("/rooms/{room_id}/me/ws")
+async def room_player_ws(websocket: WebSocket, room_id: str, after: str | None = None) -> None:
+    """Your stream of a room over a WebSocket, on which you can also act."""
+
+    async def resolve(caller: Caller) -> Target:
+        if not VALID_ID.fullmatch(room_id):
+            raise ApiError(ErrorCode.NOT_FOUND, "no such room")
+        async with websocket.app.state.db.session() as session:
+            if await session.get(Room, room_id) is None:
+                raise ApiError(ErrorCode.NOT_FOUND, "no such room")
+        return Target(room_id, room_workflow_id(room_id), None, caller.user_id)
+
+    await _serve_ws(websocket, resolve, after)

@@ -1,0 +1,158 @@
+"""Per-player streams (docs/events.md): a tournament played from the WebSocket alone, acting on
+``action_required``; the SSE stream resumed after a disconnect loses no log event."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import uuid
+from typing import Any
+
+import httpx
+from temporalio.client import Client
+from temporalio.worker import Worker
+from websockets.asyncio.client import connect
+
+from db.engine import Database
+from sng.settings import Settings
+from tests.integration.helpers import eventually, player, start_paid_tournament
+
+SETTINGS = {
+    "seats": 2, "entryFee": 10, "startingStack": 1000, "actionTimeoutSeconds": 300,
+    "blindStructure": {"startingSmallBlind": 10, "increaseFactor": 1.5,
+                       "levelDurationSeconds": 600},
+}  # fmt: skip
+
+
+async def _play_over_ws(url: str, settings: Settings, tid: str, user: str) -> list[dict[str, Any]]:
+    """One agent that only has the socket: it shoves on every action_required."""
+    got: list[dict[str, Any]] = []
+    ws_url = url.replace("http://", "ws://") + f"/tournaments/{tid}/me/ws"
+    async with connect(ws_url, additional_headers=player(settings, user)) as ws:
+        refused_once = False
+        async for raw in ws:
+            message = json.loads(raw)
+            got.append(message)
+            if message["event"] == "end":
+                break
+            if message["event"] != "action_required":
+                continue
+            data = message["data"]
+            if not refused_once:  # a stale turn first: a coded refusal, nothing changes
+                refused_once = True
+                await ws.send(json.dumps({"type": "act", "requestId": "bad",
+                                          "handNumber": data["handNumber"],
+                                          "turn": data["turn"] + 7, "action": "fold"}))  # fmt: skip
+            action = "all_in" if "all_in" in data["legalActions"]["actions"] else "call"
+            await ws.send(json.dumps({"type": "act", "requestId": f"t{data['turn']}",
+                                      "handNumber": data["handNumber"], "turn": data["turn"],
+                                      "action": action}))  # fmt: skip
+    return got
+
+
+async def test_a_tournament_played_from_the_websocket_alone(
+    client: Client, db: Database, task_queue: str, settings: Settings, api_url: str,
+    worker: Worker,
+) -> None:  # fmt: skip
+    tid = f"ws-{uuid.uuid4().hex[:8]}"
+    await start_paid_tournament(client, db, task_queue, tid, SETTINGS, hand_pause_ms=0)
+    users = [f"{tid}-0", f"{tid}-1"]
+    streams = await asyncio.wait_for(
+        asyncio.gather(*(_play_over_ws(api_url, settings, tid, u) for u in users)), 120
+    )
+    for user, got in zip(users, streams, strict=True):
+        events = [m["event"] for m in got]
+        assert "action_required" in events and "game_state" in events, events
+        results = [m for m in got if m["event"] == "act_result"]
+        assert results and all(m["requestId"].startswith("t") for m in results)
+        errors = [m for m in got if m["event"] == "error"]
+        assert [(e["requestId"], e["data"]["code"]) for e in errors] == [("bad", "stale_turn")]
+        # The stream ends after the tournament's final event.
+        finals = [m for m in got if m["event"] == "tournament_state_changed"]
+        assert finals[-1]["data"]["state"] == "closed" and events[-1] == "end"
+        # The bust reads as the seed orders it: eliminated, a fresh game state, the result.
+        bust = events.index("player_eliminated")
+        assert events[bust + 1] == "game_state" and events[bust + 2] == "hand_result", events
+        last_state = [m for m in got if m["event"] == "game_state"][-1]["data"]
+        assert last_state["you"]["playerId"] == user
+        # Ids only move forward.
+        logs = [int(m["id"].split("-")[0]) for m in got if "id" in m]
+        assert logs == sorted(logs)
+    places = sorted(
+        [m for m in got if m["event"] == "game_state"][-1]["data"]["you"]["place"]
+        for got in streams
+    )
+    assert places == [1, 2]
+
+
+async def _sse(http: httpx.AsyncClient, path: str, headers: dict[str, str], count: int,
+               last: str | None = None, until: str | None = None,
+               ) -> list[tuple[str, str, str]]:  # fmt: skip
+    """Read ``count`` messages (id, event, data) of an SSE stream, or up to the first of type
+    ``until``, then disconnect."""
+    out: list[tuple[str, str, str]] = []
+    extra = {"Last-Event-ID": last} if last else {}
+    async with http.stream("GET", path, headers={**headers, **extra}) as r:
+        assert r.status_code == 200
+        fields: dict[str, str] = {}
+        async for line in r.aiter_lines():
+            if line.startswith(":"):
+                continue
+            if not line:
+                if "event" in fields:
+                    out.append((fields.get("id", ""), fields["event"], fields.get("data", "")))
+                    if len(out) >= count or fields["event"] == until:
+                        return out
+                fields = {}
+                continue
+            name, _, value = line.partition(":")
+            fields[name] = value.strip()
+    return out
+
+
+async def test_the_sse_stream_resumes_without_losing_a_log_event(
+    client: Client, db: Database, task_queue: str, settings: Settings, api_url: str,
+    worker: Worker,
+) -> None:  # fmt: skip
+    tid = f"sse-{uuid.uuid4().hex[:8]}"
+    await start_paid_tournament(client, db, task_queue, tid, SETTINGS, hand_pause_ms=0)
+    users = [f"{tid}-0", f"{tid}-1"]
+    path = f"/tournaments/{tid}/me/stream"
+    async with httpx.AsyncClient(base_url=api_url, timeout=30) as http:
+        first = await _sse(http, path, player(settings, users[0]), 100, until="game_state")
+        assert any(event == "game_state" for _, event, _ in first)
+        # Play to the end over HTTP meanwhile, by the game state's legal actions.
+        while True:
+            states = [
+                (await http.get(f"/tournaments/{tid}/game-state", headers=player(settings, u)))
+                .json() for u in users
+            ]  # fmt: skip
+            if states[0]["tournament"]["state"] in ("ended", "settling", "closed"):
+                break
+            for u, st in zip(users, states, strict=True):
+                if st.get("legalActions"):
+                    actions = st["legalActions"]["actions"]
+                    await http.post(f"/tournaments/{tid}/act", headers=player(settings, u),
+                                    json={"handNumber": st["handNumber"], "turn": st["turn"],
+                                          "action": "all_in" if "all_in" in actions
+                                          else "call"})  # fmt: skip
+            await asyncio.sleep(0.05)
+
+        async def closed() -> bool | None:
+            r = await http.get(f"/tournaments/{tid}")
+            return True if r.json()["state"] == "closed" else None
+
+        await eventually(closed, limit=30)
+        rest = await _sse(http, path, player(settings, users[0]), 10_000, last=first[-1][0])
+        log = (await http.get(f"/tournaments/{tid}/events.json", params={"limit": 500})).json()
+    resumed_after = int(first[-1][0].split("-")[0])
+    streamed = [
+        (int(id_.split("-")[0]), event) for id_, event, _ in first + rest
+        if event not in ("game_state", "action_required")
+    ]  # fmt: skip
+    expected = [(e["id"], e["type"]) for e in log["events"]]
+    # Every log event exactly once across the two connections, in order.
+    assert [s for s in streamed if s[0] <= resumed_after] + [
+        s for s in streamed if s[0] > resumed_after
+    ] == expected
+    assert rest[-1][1] == "tournament_state_changed"
