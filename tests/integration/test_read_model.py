@@ -11,6 +11,7 @@ from typing import Any
 
 import httpx
 import pytest
+from prometheus_client import REGISTRY
 from sqlmodel import select
 from temporalio.client import Client
 from temporalio.worker import (
@@ -136,6 +137,8 @@ async def test_two_replicas_serve_one_table_from_the_store_and_ask_temporal_noth
             # Read-your-writes on the replica that acted: never older than the answer.
             assert (await _state(a, settings, tid, actor))["version"] >= answered
         assert QUERIES == [], QUERIES  # every read above was a lookup, none a query
+        # ... kept current by LISTEN, not by re-reading the store on a timer.
+        assert REGISTRY.get_sample_value("sng_api_read_store_listening") == 1
 
 
 async def test_the_store_holds_hole_cards_only_sealed_for_their_seat(
