@@ -21,6 +21,7 @@ import contextlib
 import json
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Annotated, Any
 
@@ -95,6 +96,9 @@ class _Watch:
     pinned: dict[str, TableView] = field(default_factory=dict)
     """A viewer's own view that came with its act's answer, newer than the store held."""
     opened: dict[str, list[str] | None] = field(default_factory=dict)
+    rendered: dict[str | None, tuple[int, bytes]] = field(default_factory=dict)
+    """Each viewer's game-state body (JSON) at a version: polls between versions cost no
+    rendering."""
     changed: asyncio.Event = field(default_factory=asyncio.Event)
     poked: asyncio.Event = field(default_factory=asyncio.Event)
     last_used: float = field(default_factory=time.monotonic)
@@ -143,6 +147,7 @@ class _Watch:
         version = self.table_version + (self.tournament.version if self.tournament else 0)
         if version != self.version:
             self.version = version
+            self.rendered = {}
             self.changed.set()
             self.changed = asyncio.Event()
 
@@ -283,6 +288,19 @@ class GameStateCache:
                 await asyncio.wait_for(event.wait(), remaining)
         watch.last_used = time.monotonic()
         return watch.version, watch.tournament, self._view_for(watch, viewer)
+
+    def render(
+        self, table_id: str, viewer: str | None, version: int, build: Callable[[], Any]
+    ) -> bytes:
+        """``build()``'s JSON for this viewer at this version, made once per version."""
+        watch = self.watches.get(table_id)
+        cached = watch.rendered.get(viewer) if watch is not None else None
+        if cached is not None and cached[0] == version:
+            return cached[1]
+        body = json.dumps(build(), separators=(",", ":")).encode()
+        if watch is not None and watch.version == version:
+            watch.rendered[viewer] = (version, body)
+        return body
 
     def snapshot(self, table_id: str) -> _Watch | None:
         """The watch of a table this replica serves (the per-player streams read it)."""

@@ -8,7 +8,7 @@ import json
 import time
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Header, Request
+from fastapi import APIRouter, Header, Request, Response
 from pydantic import Field
 from sqlmodel import select
 from temporalio.client import WorkflowHandle
@@ -83,7 +83,11 @@ async def get_game_state(
         )  # fmt: skip
     except NoPublishedState:
         raise unavailable() from None
-    return tournament_game_state(version, tview, table, caller.user_id)
+    body = cache.render(
+        table_id, caller.user_id, version,
+        lambda: tournament_game_state(version, tview, table, caller.user_id),
+    )  # fmt: skip
+    return Response(body, media_type="application/json")  # type: ignore[return-value]
 
 
 def tournament_game_state(

@@ -14,7 +14,7 @@ import secrets
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Path, Query, Request, status
+from fastapi import APIRouter, Path, Query, Request, Response, status
 from fastapi.responses import JSONResponse
 from pydantic import Field
 from sqlalchemy.dialects.postgresql import insert
@@ -362,7 +362,8 @@ async def room_game_state(
         raise unavailable() from None
     seated = viewer is not None and any(s.player_id == viewer for s in table.seats)
     await touch(db, room_id, viewer or anonymous(request), seated=seated)
-    return room_state_for(version, table, viewer)
+    body = cache.render(table_id, viewer, version, lambda: room_state_for(version, table, viewer))
+    return Response(body, media_type="application/json")  # type: ignore[return-value]
 
 
 def room_state_for(version: int, table: TableView, viewer: str | None) -> dict[str, Any]:
