@@ -109,7 +109,15 @@ async def run_bench(
     api_url: str, settings: Settings, cfg: BenchConfig, console: Console
 ) -> dict[str, Any]:
     from sng.bench_history import engine, icm, tournament_accounting
-    from sng.bench_load import Target, baseline, polling, query_counter, quiesce, run_level
+    from sng.bench_load import (
+        Target,
+        baseline,
+        polling,
+        query_counter,
+        quiesce,
+        run_level,
+        turn_latency,
+    )
     from sng.client import SngClient
     from sng.temporal import connect
 
@@ -185,6 +193,15 @@ async def run_bench(
             "polling",
             lambda: polling(target, operator, pollers=cfg.pollers, seconds=cfg.poll_s),
         )
+
+        console.print("8. turn latency: agents driven by their own streams…")
+        result["turn_latency"] = await section(
+            "turn latency", lambda: turn_latency(target, operator, seconds=cfg.poll_s)
+        )
+        if result["turn_latency"] and base and base["p50_ms"]:
+            result["turn_latency"]["ratio_p50"] = round(
+                result["turn_latency"]["p50_ms"] / base["p50_ms"], 2
+            )
 
         console.print(f"4. histories of {len(finished)} finished tournament(s)…")
         hands_by_tid = (
@@ -303,6 +320,12 @@ def render(result: dict[str, Any]) -> Table:
                  f"{m['requests_per_s']:.0f}, {m['p99_ms']:.0f}",
                  f"{m['temporal_queries_per_s']:.0f} queries/s")
             )  # fmt: skip
+    t = result.get("turn_latency")
+    if t:
+        rows.append(
+            ("8", "turn latency p50 / p99 ms (action sent → next action_required, SSE)",
+             f"{t['p50_ms']:.0f} / {t['p99_ms']:.0f}", f"{t.get('ratio_p50', 0)}× baseline")
+        )  # fmt: skip
     if e:
         rows.append(
             ("6", "engine µs/action ours / pokerkit",

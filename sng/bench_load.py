@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import random
 import secrets
 import statistics
@@ -345,3 +346,52 @@ async def polling(
             await operator.force_end(tournament.tid)
         await tournament.close()
     return out
+
+
+async def turn_latency(target: Target, operator: SngClient, *, seconds: float) -> dict[str, Any]:
+    """Six agents that learn of their turn only from their own stream (SSE ``/me/stream``)
+    and act over HTTP: the time from one player sending an action to the next
+    ``action_required`` reaching the player to act (docs/events.md). It includes the act's own
+    round trip up to the table's publication, which comes before the act's answer."""
+    tournament = await open_tournament(target, operator, stack=100_000)
+    samples: list[float] = []
+    last_sent: list[float] = []
+    until = [float("inf")]  # the window opens at the first action_required (after the grace)
+    rng = random.Random(7)
+
+    async def agent(client: SngClient) -> None:
+        headers = dict(client.http.headers)
+        async with httpx.AsyncClient(base_url=target.api_url, timeout=None) as http, \
+                http.stream("GET", f"/tournaments/{tournament.tid}/me/stream",
+                            headers=headers) as response:  # fmt: skip
+            event = ""
+            async for line in response.aiter_lines():
+                if time.monotonic() > until[0]:
+                    return
+                if line.startswith("event:"):
+                    event = line.partition(":")[2].strip()
+                elif line.startswith("data:") and event == "action_required":
+                    arrived = time.monotonic()
+                    until[0] = min(until[0], arrived + seconds)
+                    if last_sent:
+                        samples.append(arrived - last_sent[-1])
+                    data = json.loads(line.partition(":")[2])
+                    action, amount = calling_station({"legalActions": data["legalActions"]}, rng)
+                    last_sent.append(time.monotonic())
+                    with contextlib.suppress(SngError):
+                        await client.act(
+                            tournament.tid, hand_number=data["handNumber"], turn=data["turn"],
+                            action=action, amount=amount,
+                        )  # fmt: skip
+
+    try:
+        tasks = [asyncio.create_task(agent(c)) for c in tournament.players]
+        await asyncio.wait(tasks, timeout=seconds + 20)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+    finally:
+        with contextlib.suppress(SngError, httpx.HTTPError):
+            await operator.force_end(tournament.tid)
+        await tournament.close()
+    return {"seconds": seconds, "actions": len(last_sent), **percentiles(samples)}

@@ -47,6 +47,8 @@ async def test_bench_reports_every_section_with_positive_figures(
     for mode in ("one_poller", "distinct_viewers", "one_viewer"):
         assert result["polling"][mode]["temporal_queries_per_s"] == 0, result["polling"][mode]
     assert [level["concurrent_tournaments"] for level in result["load_curve"]] == [1]
+    turns = result["turn_latency"]
+    assert turns["count"] > 0 and turns["p50_ms"] > 0 and turns["ratio_p50"] > 0, turns
     assert result["history"]["actions_by_category"]["update"] > 0
 
     render(result)

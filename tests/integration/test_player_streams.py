@@ -156,3 +156,59 @@ async def test_the_sse_stream_resumes_without_losing_a_log_event(
         s for s in streamed if s[0] > resumed_after
     ] == expected
     assert rest[-1][1] == "tournament_state_changed"
+
+
+async def _room_agent(url: str, settings: Settings, room_id: str, user: str, hands: int,
+                      done: asyncio.Event) -> list[dict[str, Any]]:  # fmt: skip
+    """A room player with only the socket: calls or checks until ``hands`` hands have been
+    dealt, then keeps reading until the room closes."""
+    got: list[dict[str, Any]] = []
+    ws_url = url.replace("http://", "ws://") + f"/rooms/{room_id}/me/ws"
+    async with connect(ws_url, additional_headers=player(settings, user)) as ws:
+        async for raw in ws:
+            message = json.loads(raw)
+            got.append(message)
+            if message["event"] == "end":
+                break
+            if message["event"] == "game_state" and message["data"]["handNumber"] > hands:
+                done.set()
+            if message["event"] != "action_required":
+                continue
+            data = message["data"]
+            action = "check" if "check" in data["legalActions"]["actions"] else "call"
+            await ws.send(json.dumps({"type": "act", "handNumber": data["handNumber"],
+                                      "turn": data["turn"], "action": action}))  # fmt: skip
+    return got
+
+
+async def test_a_cash_room_played_from_the_websocket_alone(
+    settings: Settings, api_url: str, worker: Worker
+) -> None:
+    from tests.integration.helpers import admin, credit
+    from tests.integration.test_rooms import open_room
+
+    async with httpx.AsyncClient(base_url=api_url, timeout=30) as http:
+        room_id = await open_room(http, settings, seats=2)
+        users = [f"wsr-{n}-{uuid.uuid4().hex[:6]}" for n in "ab"]
+        for user in users:
+            await credit(http, settings, user, 5000)
+            r = await http.post(f"/rooms/{room_id}/join", json={}, headers=player(settings, user))
+            assert r.status_code == 200, r.text
+        done = asyncio.Event()
+        agents = [
+            asyncio.create_task(_room_agent(api_url, settings, room_id, u, 3, done)) for u in users
+        ]
+        await asyncio.wait_for(done.wait(), 90)
+        r = await http.post(f"/rooms/{room_id}/close", headers=admin(settings))
+        assert r.status_code == 200, r.text
+        streams = await asyncio.wait_for(asyncio.gather(*agents), 60)
+    for got in streams:
+        events = [m["event"] for m in got]
+        assert "action_required" in events and "act_result" in events, events
+        assert "hand_start" in events and "hand_result" in events  # the room's own stream
+        assert events[-2:] == ["room_status", "end"], events[-5:]
+        assert got[-2]["data"]["status"] == "closed"
+        # Each hand's result comes right after a fresh game state.
+        for i, event in enumerate(events):
+            if event == "hand_result":
+                assert events[i - 1] == "game_state", events[i - 3 : i + 1]
