@@ -42,6 +42,7 @@ from api.auth import Caller, CurrentPlayer, current_player
 from api.deps import ID_PATTERN, TournamentId
 from api.errors import ApiError, refusal_of
 from api.gamestate import GameStateCache, NoPublishedState
+from api.presence import touch
 from api.routes.events import PAGE, PING_SECONDS, POLL_SECONDS, _page, is_final
 from api.routes.play import (
     PRE_PLAY,
@@ -166,6 +167,11 @@ async def player_messages(
         if len(rows) < PAGE:
             if await disconnected():
                 return
+            if target.tournament_id is None:
+                # A room player with an open stream is connected: the disconnect grace
+                # (docs/rooms.md) reads this, as it reads polls and actions.
+                seated = body is not None and (body.get("you") or {}).get("seat") is not None
+                await touch(db, target.stream_id, target.viewer, seated=seated)
             watch = cache.snapshot(target.table_id)
             if watch is None:
                 await asyncio.sleep(POLL_SECONDS)
@@ -196,15 +202,19 @@ AfterCursor = Annotated[str | None, Query(max_length=40, description="resume aft
 LastEventId = Annotated[str | None, Header(max_length=40)]
 
 
-async def _tournament_target(request: Request, tournament_id: str, viewer: str) -> Target:
-    async with request.app.state.db.session() as session:
+async def _tournament_target(app: Any, tournament_id: str, viewer: str) -> Target:
+    if not VALID_ID.fullmatch(tournament_id):  # HTTP checks it in the path; a socket here
+        raise ApiError(ErrorCode.NOT_FOUND, "no such tournament")
+    async with app.state.db.session() as session:
         if await session.get(Tournament, tournament_id) is None:
             raise ApiError(ErrorCode.NOT_FOUND, "no such tournament")
     return Target(tournament_id, table_workflow_id(tournament_id), tournament_id, viewer)
 
 
-async def _room_target(request: Request, room_id: str, viewer: str) -> Target:
-    async with request.app.state.db.session() as session:
+async def _room_target(app: Any, room_id: str, viewer: str) -> Target:
+    if not VALID_ID.fullmatch(room_id):
+        raise ApiError(ErrorCode.NOT_FOUND, "no such room")
+    async with app.state.db.session() as session:
         if await session.get(Room, room_id) is None:
             raise ApiError(ErrorCode.NOT_FOUND, "no such room")
     return Target(room_id, room_workflow_id(room_id), None, viewer)
@@ -226,7 +236,7 @@ async def tournament_player_stream(
 ) -> Response:
     """Your own stream of a tournament: the public events, your game state whenever it
     changes, and ``action_required`` on your turn (docs/events.md)."""
-    target = await _tournament_target(request, tournament_id, caller.user_id)
+    target = await _tournament_target(request.app, tournament_id, caller.user_id)
     return await _sse(request, target, parse_cursor(after, last_event_id))
 
 
@@ -240,7 +250,7 @@ async def room_player_stream(
     last_event_id: LastEventId = None,
 ) -> Response:
     """Your own stream of a room: its events, your game state, ``action_required``."""
-    target = await _room_target(request, room_id, caller.user_id)
+    target = await _room_target(request.app, room_id, caller.user_id)
     return await _sse(request, target, parse_cursor(after, last_event_id))
 
 
@@ -363,6 +373,8 @@ async def _act(websocket: WebSocket, target: Target, caller: Caller, body: ActBo
         noun="tournament" if target.tournament_id else "room",
         update_id=act_update_id(caller.user_id, body, key),
     )  # fmt: skip
+    if target.tournament_id is None:
+        await touch(websocket.app.state.db, target.stream_id, caller.user_id, seated=True)
     cache: GameStateCache = websocket.app.state.game_states
     version = await cache.acted(target.tournament_id, target.table_id, caller.user_id, result)
     return ActResult(version=version, hand_no=result.hand_no, turn=result.turn)
@@ -375,13 +387,7 @@ async def tournament_player_ws(
     """Your stream of a tournament over a WebSocket, on which you can also act."""
 
     async def resolve(caller: Caller) -> Target:
-        if not VALID_ID.fullmatch(tournament_id):
-            raise ApiError(ErrorCode.NOT_FOUND, "no such tournament")
-        async with websocket.app.state.db.session() as session:
-            if await session.get(Tournament, tournament_id) is None:
-                raise ApiError(ErrorCode.NOT_FOUND, "no such tournament")
-        return Target(tournament_id, table_workflow_id(tournament_id), tournament_id,
-                      caller.user_id)  # fmt: skip
+        return await _tournament_target(websocket.app, tournament_id, caller.user_id)
 
     await _serve_ws(websocket, resolve, after)
 
@@ -391,11 +397,6 @@ async def room_player_ws(websocket: WebSocket, room_id: str, after: str | None =
     """Your stream of a room over a WebSocket, on which you can also act."""
 
     async def resolve(caller: Caller) -> Target:
-        if not VALID_ID.fullmatch(room_id):
-            raise ApiError(ErrorCode.NOT_FOUND, "no such room")
-        async with websocket.app.state.db.session() as session:
-            if await session.get(Room, room_id) is None:
-                raise ApiError(ErrorCode.NOT_FOUND, "no such room")
-        return Target(room_id, room_workflow_id(room_id), None, caller.user_id)
+        return await _room_target(websocket.app, room_id, caller.user_id)
 
     await _serve_ws(websocket, resolve, after)

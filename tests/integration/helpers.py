@@ -8,6 +8,12 @@ from typing import Any, TypeVar
 
 import httpx
 from temporalio.client import Client, WorkflowHandle
+from temporalio.worker import (
+    HandleQueryInput,
+    Interceptor,
+    WorkflowInboundInterceptor,
+    WorkflowInterceptorClassInput,
+)
 
 from api.auth import mint_player_token
 from db import ledger
@@ -110,3 +116,22 @@ async def start_paid_tournament(
             TournamentWorkflow.pay_entry, PayEntryInput(player_id=user, amount=fee)
         )
     return handle
+
+
+QUERIES: list[str] = []
+"""Every query a workflow answered on a worker built with ``CountQueries`` (its name)."""
+
+
+class _CountingInbound(WorkflowInboundInterceptor):
+    async def handle_query(self, input: HandleQueryInput) -> Any:
+        QUERIES.append(input.query)
+        return await super().handle_query(input)
+
+
+class CountQueries(Interceptor):
+    """A worker interceptor that records every query its workflows answer in ``QUERIES``."""
+
+    def workflow_interceptor_class(
+        self, input: WorkflowInterceptorClassInput
+    ) -> type[WorkflowInboundInterceptor] | None:
+        return _CountingInbound

@@ -14,13 +14,6 @@ import pytest
 from prometheus_client import REGISTRY
 from sqlmodel import select
 from temporalio.client import Client
-from temporalio.worker import (
-    ExecuteWorkflowInput,
-    HandleQueryInput,
-    Interceptor,
-    WorkflowInboundInterceptor,
-    WorkflowInterceptorClassInput,
-)
 
 from db.engine import Database
 from db.models import ReadState
@@ -28,26 +21,13 @@ from db.readstore import seat_binding
 from sng.codec import RefusedPayloadError, codec_for
 from sng.settings import Settings
 from tests.conftest import serve_api
-from tests.integration.helpers import eventually, player, start_paid_tournament
-
-QUERIES: list[str] = []
-
-
-class _Inbound(WorkflowInboundInterceptor):
-    async def execute_workflow(self, input: ExecuteWorkflowInput) -> Any:
-        return await super().execute_workflow(input)
-
-    async def handle_query(self, input: HandleQueryInput) -> Any:
-        QUERIES.append(input.query)
-        return await super().handle_query(input)
-
-
-class _CountQueries(Interceptor):
-    def workflow_interceptor_class(
-        self, input: WorkflowInterceptorClassInput
-    ) -> type[WorkflowInboundInterceptor] | None:
-        return _Inbound
-
+from tests.integration.helpers import (
+    QUERIES,
+    CountQueries,
+    eventually,
+    player,
+    start_paid_tournament,
+)
 
 SETTINGS = {
     "seats": 2, "entryFee": 10, "startingStack": 1000, "actionTimeoutSeconds": 300,
@@ -61,7 +41,7 @@ async def counting_worker(client: Client, db: Database, task_queue: str) -> Any:
     """The only worker on this queue; it counts the queries its workflows answer."""
     from worker import build_worker
 
-    async with build_worker(client, db, task_queue, interceptors=[_CountQueries()]) as w:
+    async with build_worker(client, db, task_queue, interceptors=[CountQueries()]) as w:
         yield w
 
 

@@ -19,38 +19,15 @@ import asyncio
 import json
 import re
 import uuid
-from typing import Any
 
 import httpx
 from temporalio.client import Client
-from temporalio.worker import (
-    HandleQueryInput,
-    Interceptor,
-    Worker,
-    WorkflowInboundInterceptor,
-    WorkflowInterceptorClassInput,
-)
+from temporalio.worker import Worker
 
 from db.engine import Database
 from sng.settings import Settings
 from tests.conftest import serve_api
-from tests.integration.helpers import create, player
-
-QUERIES: list[str] = []
-"""Every query a workflow of the counting worker answered (its type's name)."""
-
-
-class _Inbound(WorkflowInboundInterceptor):
-    async def handle_query(self, input: HandleQueryInput) -> Any:
-        QUERIES.append(input.query)
-        return await super().handle_query(input)
-
-
-class _CountQueries(Interceptor):
-    def workflow_interceptor_class(
-        self, input: WorkflowInterceptorClassInput
-    ) -> type[WorkflowInboundInterceptor] | None:
-        return _Inbound
+from tests.integration.helpers import QUERIES, CountQueries, create, player
 
 
 async def test_a_burst_of_public_reads_costs_one_query_per_second(
@@ -61,7 +38,7 @@ async def test_a_burst_of_public_reads_costs_one_query_per_second(
     # The only worker on this queue counts the queries its workflows answer.
     counting = Worker(
         client, task_queue=settings.temporal_task_queue, workflows=list(WORKFLOWS),
-        activities=activities_for(db), interceptors=[_CountQueries()],
+        activities=activities_for(db), interceptors=[CountQueries()],
     )  # fmt: skip
     async with counting, serve_api(settings) as url, \
                httpx.AsyncClient(base_url=url, timeout=30) as http:  # fmt: skip
