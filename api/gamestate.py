@@ -28,8 +28,10 @@ from typing import Annotated, Any
 import asyncpg
 from fastapi import Query
 from prometheus_client import Counter, Gauge
+from pydantic import ValidationError
 from sqlalchemy import bindparam, text
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import DBAPIError
 
 from api.errors import ApiError
 from db.engine import Database
@@ -68,7 +70,12 @@ FIRST_STATE_WAIT = 5.0
 IDLE = 30.0
 PROBE = 10.0
 """How often the listening connection is checked."""
+MISSING_FOR = 5.0
+"""A table found unpublished is answered as such, without waiting again, for this long."""
 log = logging.getLogger("sng.api.gamestate")
+
+STORE_TROUBLE = (OSError, asyncpg.PostgresError, DBAPIError, ValidationError)
+"""What reading the store can raise when PostgreSQL is away (or a row is not what we wrote)."""
 
 
 class NoPublishedState(Exception):
@@ -103,6 +110,8 @@ class _Watch:
     poked: asyncio.Event = field(default_factory=asyncio.Event)
     last_used: float = field(default_factory=time.monotonic)
     task: asyncio.Task[None] | None = None
+    table_stamp: Any = None
+    """When the store wrote ``table`` (a same-version rewrite replaces it)."""
 
     @property
     def table_version(self) -> int:
@@ -130,10 +139,25 @@ class _Watch:
         table: TableSnapshot | None,
         sealed: dict[str, str] | None,
         tournament: TournamentView | None,
+        stamp: Any = None,
     ) -> None:
-        """Serve these states from now on (each only if newer) and wake the long-polls."""
-        if table is not None and table.view.version > self.table_version:
+        """Serve these states from now on (each only if newer) and wake the long-polls. A
+        table state of the same version but written later (``stamp``) replaces the one held:
+        the table re-published that version after a lost workflow task."""
+        rewritten = (
+            table is not None
+            and table.view.version == self.table_version
+            and stamp is not None
+            and self.table_stamp is not None
+            and stamp > self.table_stamp
+        )
+        if table is not None and (table.view.version > self.table_version or rewritten):
             self.table, self.sealed, self.opened = table, sealed or {}, {}
+            self.table_stamp = stamp
+            if rewritten:
+                self.rendered = {}
+                self.changed.set()
+                self.changed = asyncio.Event()
             self.pinned = {
                 viewer: view
                 for viewer, view in self.pinned.items()
@@ -163,6 +187,8 @@ class GameStateCache:
         self.by_key: dict[str, list[_Watch]] = {}
         self.listening = False
         self._listener: asyncio.Task[None] | None = None
+        self.missing: dict[str, float] = {}
+        """Tables found unpublished, until when (monotonic)."""
 
     async def start(self) -> None:
         self._listener = asyncio.create_task(self._listen())
@@ -221,7 +247,8 @@ class GameStateCache:
                 if key == watch.table_key
                 else (watch.tournament.version if watch.tournament else -1)
             )
-            if not version.isdigit() or int(version) > known:
+            # The same version too: a table re-publishes it after a lost workflow task.
+            if not version.isdigit() or int(version) >= known:
                 watch.poked.set()
 
     # -- reads -------------------------------------------------------------------------------
@@ -235,11 +262,12 @@ class GameStateCache:
         try:
             watch = await self._watch(tournament_id, table_id)
             await self._refresh(watch)
-        except (NoPublishedState, ApiError, OSError, asyncpg.PostgresError):
+        except (NoPublishedState, ApiError, *STORE_TROUBLE):
             # The action went through; only this replica's copy is missing. Answer anyway.
             return result.version
         if result.actor_view is not None and result.actor_view.version > watch.table_version:
             watch.pinned[actor] = result.actor_view
+            watch.rendered.pop(actor, None)  # its cached body predates the action
         tournament = watch.tournament.version if watch.tournament else 0
         return max(result.version, watch.table_version) + tournament
 
@@ -252,7 +280,7 @@ class GameStateCache:
         try:
             watch = await self._watch(tournament_id, table_id)
             await self._refresh(watch)
-        except (NoPublishedState, OSError, asyncpg.PostgresError):
+        except (NoPublishedState, *STORE_TROUBLE):
             return table_version  # the request went through; this replica's copy is missing
         deadline = time.monotonic() + limit
         while watch.table_version < table_version and time.monotonic() < deadline:
@@ -312,24 +340,41 @@ class GameStateCache:
     async def _watch(self, tournament_id: str | None, table_id: str) -> _Watch:
         watch = self.watches.get(table_id)
         if watch is None:
+            if self.missing.get(table_id, 0.0) > time.monotonic():
+                raise NoPublishedState(table_id)
             watch = _Watch(
                 table_key=table_id,
                 tournament_key=f"tournament-{tournament_id}" if tournament_id else None,
             )
-            await self._first_state(watch)
-            # Another request may have made it meanwhile: keep one watch per table.
-            existing = self.watches.get(table_id)
-            if existing is not None:
-                watch = existing
-            else:
-                self.watches[table_id] = watch
-                for key in (watch.table_key, watch.tournament_key):
-                    if key is not None:
-                        self.by_key.setdefault(key, []).append(watch)
+            # Listed before the first read, so a notification that comes meanwhile pokes it.
+            self.watches[table_id] = watch
+            for key in (watch.table_key, watch.tournament_key):
+                if key is not None:
+                    self.by_key.setdefault(key, []).append(watch)
+            try:
+                await self._first_state(watch)
+            except BaseException:
+                self._forget(watch)
+                if self.missing:  # bounded: expired entries go as new ones come
+                    now = time.monotonic()
+                    self.missing = {k: t for k, t in self.missing.items() if t > now}
+                self.missing[table_id] = time.monotonic() + MISSING_FOR
+                raise
+        elif watch.table is None:
+            await self._first_state(watch)  # another request is making it: wait for it too
         watch.last_used = time.monotonic()
         if watch.task is None or watch.task.done():
             watch.task = asyncio.create_task(self._run(watch))
         return watch
+
+    def _forget(self, watch: _Watch) -> None:
+        if self.watches.get(watch.table_key) is watch:
+            del self.watches[watch.table_key]
+        for key in (watch.table_key, watch.tournament_key):
+            if key is not None and key in self.by_key:
+                self.by_key[key] = [w for w in self.by_key[key] if w is not watch]
+                if not self.by_key[key]:
+                    del self.by_key[key]
 
     async def _first_state(self, watch: _Watch) -> None:
         """Read the store; a table that has not published yet (it just started) gets
@@ -347,24 +392,22 @@ class GameStateCache:
             await asyncio.sleep(TICK)
 
     async def _run(self, watch: _Watch) -> None:
-        # A finished table stops costing reads: its last state is served from memory.
+        # A finished table stops costing reads: its last state is served from memory until
+        # nobody has asked for IDLE seconds.
         try:
-            while time.monotonic() - watch.last_used < IDLE and not watch.final:
+            while time.monotonic() - watch.last_used < IDLE:
+                if watch.final:
+                    await asyncio.sleep(1.0)
+                    continue
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(watch.poked.wait(), SAFETY if self.listening else TICK)
                 watch.poked.clear()
                 try:
                     await self._refresh(watch)
-                except (OSError, asyncpg.PostgresError, ApiError) as err:
-                    log.debug("read store unreadable for %s: %s", watch.table_key, err)
+                except STORE_TROUBLE as err:
+                    log.warning("read store unreadable for %s: %s", watch.table_key, err)
         finally:
-            if self.watches.get(watch.table_key) is watch:
-                del self.watches[watch.table_key]
-                for key in (watch.table_key, watch.tournament_key):
-                    if key is not None:
-                        self.by_key[key] = [w for w in self.by_key.get(key, []) if w is not watch]
-                        if not self.by_key[key]:
-                            del self.by_key[key]
+            self._forget(watch)
 
     async def _refresh(self, watch: _Watch) -> None:
         keys = [k for k in (watch.table_key, watch.tournament_key) if k is not None]
@@ -373,7 +416,8 @@ class GameStateCache:
             rows = (
                 await conn.execute(
                     text(
-                        "SELECT key, version, public, private FROM read_states WHERE key IN :keys"
+                        "SELECT key, version, public, private, updated_at FROM read_states"
+                        " WHERE key IN :keys"
                     ).bindparams(bindparam("keys", expanding=True)),
                     {"keys": keys},
                 )
@@ -381,8 +425,13 @@ class GameStateCache:
         table: TableSnapshot | None = None
         sealed: dict[str, str] | None = None
         tournament: TournamentView | None = None
-        for key, version, public, private in rows:
-            if key == watch.table_key and version > watch.table_version:
+        stamp: Any = None
+        for key, version, public, private, updated_at in rows:
+            if key == watch.table_key and (
+                version > watch.table_version
+                or (version == watch.table_version and updated_at != watch.table_stamp)
+            ):
+                stamp = updated_at
                 table = TableSnapshot(
                     key=key,
                     view=TableView.model_validate(public["view"]),
@@ -393,7 +442,7 @@ class GameStateCache:
                 watch.tournament.version if watch.tournament else -1
             ):
                 tournament = TournamentView.model_validate(public["view"])
-        watch.install(table, sealed, tournament)
+        watch.install(table, sealed, tournament, stamp)
 
     def _view_for(self, watch: _Watch, viewer: str | None) -> TableView:
         table = watch.table

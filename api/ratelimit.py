@@ -24,7 +24,7 @@ import time
 from limits import RateLimitItem, parse
 from limits.aio.storage import MemoryStorage
 from limits.aio.strategies import MovingWindowRateLimiter
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from domain.errors import ErrorCode
 
@@ -42,7 +42,7 @@ class RateLimit:
         self.limiter = MovingWindowRateLimiter(MemoryStorage())
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["path"] in UNLIMITED_PATHS:
+        if scope["type"] not in ("http", "websocket") or scope["path"] in UNLIMITED_PATHS:
             await self.app(scope, receive, send)
             return
         checks: list[tuple[RateLimitItem, str]] = []
@@ -52,12 +52,51 @@ class RateLimit:
         credential = credential_key(scope)
         if self.per_credential is not None and credential is not None:
             checks.append((self.per_credential, f"credential:{credential}"))
+        if scope["type"] == "websocket":
+            await self._socket(scope, receive, send, checks)
+            return
+        refused = await self._refused(checks)
+        if refused is not None:
+            await _refuse(send, *refused)
+            return
+        await self.app(scope, receive, send)
+
+    async def _refused(
+        self, checks: list[tuple[RateLimitItem, str]]
+    ) -> tuple[int, RateLimitItem] | None:
         for item, key in checks:
             if not await self.limiter.hit(item, key):
                 stats = await self.limiter.get_window_stats(item, key)
-                await _refuse(send, max(1, math.ceil(stats.reset_time - time.time())), item)
-                return
-        await self.app(scope, receive, send)
+                return max(1, math.ceil(stats.reset_time - time.time())), item
+        return None
+
+    async def _socket(
+        self, scope: Scope, receive: Receive, send: Send, checks: list[tuple[RateLimitItem, str]]
+    ) -> None:
+        """A WebSocket counts like requests: its handshake, and then each message the client
+        sends (an ``act`` is an Update on the table, as ``POST …/act`` is). A message over
+        the limit is answered with an ``error`` frame (``rate_limited``) and never reaches
+        the route; a handshake over it is closed (4429)."""
+        if await self._refused(checks) is not None:
+            await send({"type": "websocket.close", "code": 4429, "reason": "rate_limited"})
+            return
+
+        async def limited() -> Message:
+            while True:
+                message = await receive()
+                if message["type"] != "websocket.receive":
+                    return message
+                refused = await self._refused(checks)
+                if refused is None:
+                    return message
+                wait, item = refused
+                await send({"type": "websocket.send", "text": json.dumps({
+                    "event": "error",
+                    "data": {"code": ErrorCode.RATE_LIMITED.value,
+                             "message": f"more than {item}: retry in {wait} s"},
+                })})  # fmt: skip
+
+        await self.app(scope, limited, send)
 
 
 def credential_key(scope: Scope) -> str | None:

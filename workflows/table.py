@@ -40,6 +40,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.errors import refusal
     from workflows.inbox import Inbox, wait_or_serve
     from workflows.room import HANDS_PER_RUN, RoomMixin
+    from workflows.room_hand import READ_MODEL_PATCH
     from workflows.table_messages import (
         ActInput,
         ActResult,
@@ -157,27 +158,39 @@ class TableWorkflow(RoomMixin):
         self._bump()
         await self.room_hand_started(hand)
 
+        # Histories from before the read model read a stop at the top of every turn.
+        legacy_stop = not workflow.patched(READ_MODEL_PATCH)
         while not hand.over:
-            await self.room_stream(hand)
+            if legacy_stop and self.st.stop_requested:
+                return self._void_hand(hand_no)
             seat = hand.actor_seat
             assert seat is not None
             table_seat = self._seat(seat)
-            if table_seat.sitting_out or table_seat.leaving:
+            auto = table_seat.sitting_out or table_seat.leaving
+            # The seat's deadline goes out with the state the room's stream publishes first.
+            self.deadline_ms = None if auto else self._now_ms() + self._decision_seconds() * 1000
+            await self.room_stream(hand)
+            if auto:
                 self._auto_act(hand, seat, "leaving" if table_seat.leaving else "sitting_out")
                 continue
             await self._decision(hand, table_seat)
             # A stop is read here only, once a decision has begun (its publication and its
             # timer are out): whether it came with the input before or after, the commands
-            # are the same (docs/durability.md, rule 1).
-            if self.st.stop_requested:
-                self.hand = None
-                self._answer_stale_intents()
-                self._bump()
-                return hand_no  # the hand is void: stacks stay as they were before it
+            # are the same (docs/durability.md, rule 8). A hand that the decision finished is
+            # finished, as before.
+            if not legacy_stop and self.st.stop_requested and not hand.over:
+                return self._void_hand(hand_no)
 
         self._answer_stale_intents()
         await self._finish_hand(hand, seed_hex)
         return None
+
+    def _void_hand(self, hand_no: int) -> int:
+        """A stop abandons the running hand: stacks stay as they were before it."""
+        self.hand = None
+        self._answer_stale_intents()
+        self._bump()
+        return hand_no
 
     async def _decision(self, hand: Hand, table_seat: TableSeat) -> None:
         """Wait for the seat to act, or apply the timeout rules when its timer fired.
@@ -189,10 +202,9 @@ class TableWorkflow(RoomMixin):
         """
         turn = hand.turn
         # Publish once per decision, before its timer and before any recorded action is
-        # applied, and again only after requests the wait served: how many publications a
-        # hand makes then depends on the decisions and requests, never on how the SDK batched
-        # them (docs/durability.md).
-        self.deadline_ms = self._now_ms() + self._decision_seconds() * 1000
+        # applied (and once per served request, in ``serve``): how many publications a hand
+        # makes then depends on the decisions and requests, never on how the SDK batched
+        # them (docs/durability.md, rule 8). The deadline was set by the hand loop.
         await self._flush()
         alarm = await Alarm.start(
             timedelta(seconds=self._decision_seconds()),
@@ -227,7 +239,6 @@ class TableWorkflow(RoomMixin):
                     self.inbox,
                     self.serve,
                 )
-                await self._flush()  # what a served request changed (a no-op otherwise)
         finally:
             alarm.cancel()
             self.deadline_ms = None
@@ -240,12 +251,9 @@ class TableWorkflow(RoomMixin):
         alarm = await Alarm.start(
             timedelta(milliseconds=self.st.hand_pause_ms), "pause between hands"
         )
-        await self._flush()
-        while True:
-            done = await wait_or_serve(lambda: alarm.fired, self.inbox, self.serve)
-            await self._flush()  # after every serve, whether or not the alarm came with it
-            if done:
-                break
+        await self._flush()  # the finished hand (each served request publishes its own)
+        while not await wait_or_serve(lambda: alarm.fired, self.inbox, self.serve):
+            pass
 
     def run_budget_spent(self) -> bool:
         """Time for a fresh run at this hand boundary (workflows/budget.py). No-ops are
@@ -264,6 +272,9 @@ class TableWorkflow(RoomMixin):
         except ApplicationError as err:
             answer = err
         self.inbox.answer(number, answer)
+        # Each served request publishes what it changed, so the publications follow the
+        # requests, not how many of them one wake-up found (docs/durability.md, rule 8).
+        await self._flush()
 
     async def serve_until_handlers_finished(self) -> None:
         """Right before continue-as-new or completion: answer whatever still waits."""

@@ -43,7 +43,7 @@ from api.deps import ID_PATTERN, TournamentId
 from api.errors import ApiError, refusal_of
 from api.gamestate import GameStateCache, NoPublishedState
 from api.presence import touch
-from api.routes.events import PAGE, PING_SECONDS, POLL_SECONDS, _page, is_final
+from api.routes.events import PAGE, PING_SECONDS, POLL_SECONDS, _ended_by, _page, is_final
 from api.routes.play import (
     PRE_PLAY,
     ActBody,
@@ -55,7 +55,7 @@ from api.routes.rooms import RoomId, room_state_for, room_workflow_id
 from api.streams import StreamSlots
 from api.updates import execute_update
 from db.models import Room, Tournament
-from domain.errors import ErrorCode
+from domain.errors import DomainError, ErrorCode
 from workflows.table import TableWorkflow
 from workflows.table_messages import ActResult
 
@@ -161,9 +161,12 @@ async def player_messages(
             if is_final(row.type, row.payload):
                 return
         body = await state()
-        if body is not None and int(body["version"]) != cursor.version:
-            for message in game_state_messages(body):
-                yield message
+        # On (re)connecting the current state always goes out once, so a resumed client that
+        # missed nothing still learns it is its turn.
+        if body is not None and (int(body["version"]) != cursor.version or sent_turn is None):
+            if int(body["version"]) != cursor.version or (body.get("you") or {}).get("toAct"):
+                for message in game_state_messages(body):
+                    yield message
         if len(rows) < PAGE:
             if await disconnected():
                 return
@@ -181,6 +184,8 @@ async def player_messages(
 
 
 async def _sse(request: Request, target: Target, cursor: Cursor) -> Response:
+    if cursor.log > 0 and await _ended_by(request.app.state.db, target.stream_id, cursor.log):
+        return Response(status_code=204)  # resumed after the final event: the stream is over
     slots: StreamSlots = request.app.state.stream_slots
     release = slots.acquire(request)
 
@@ -222,6 +227,7 @@ async def _room_target(app: Any, room_id: str, viewer: str) -> Target:
 
 SSE_RESPONSES: dict[int | str, dict[str, Any]] = {
     200: {"content": {"text/event-stream": {}}, "description": "the player's stream"},
+    204: {"description": "resumed after the final event: the stream has ended"},
 }
 
 
@@ -266,10 +272,13 @@ async def _ws_caller(websocket: WebSocket) -> Caller:
 
 async def _serve_ws(websocket: WebSocket, resolve: Callable[[Caller], Awaitable[Target]],
                     after: str | None) -> None:  # fmt: skip
+    # Accepted first, so a refusal reaches the client as its close code (before accepting,
+    # a close is an HTTP 403 whatever the code).
+    await websocket.accept()
     try:
         caller = await _ws_caller(websocket)
         target = await resolve(caller)
-    except ApiError as err:
+    except (ApiError, DomainError) as err:
         await websocket.close(code=4401 if err.code is ErrorCode.UNAUTHORIZED else 4404,
                               reason=f"{err.code.value}: {err.message}"[:120])  # fmt: skip
         return
@@ -279,7 +288,6 @@ async def _serve_ws(websocket: WebSocket, resolve: Callable[[Caller], Awaitable[
     except ApiError as err:
         await websocket.close(code=4429, reason=err.code.value)
         return
-    await websocket.accept()
     closed = asyncio.Event()
     outbox: asyncio.Queue[dict[str, Any]] = asyncio.Queue(maxsize=WS_QUEUE)
 
@@ -303,17 +311,22 @@ async def _serve_ws(websocket: WebSocket, resolve: Callable[[Caller], Awaitable[
     async def receive() -> None:
         while True:
             raw = await websocket.receive_text()
-            reply = await _ws_request(websocket, target, caller, raw)
+            reply = await _ws_request(websocket, target, raw)
             await outbox.put(reply)
 
-    tasks = [asyncio.create_task(t()) for t in (pump, send, receive)]
+    sender = asyncio.create_task(send())
+    others = [asyncio.create_task(pump()), asyncio.create_task(receive())]
     try:
-        await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+        done, _ = await asyncio.wait([sender, *others], return_when=asyncio.FIRST_COMPLETED)
+        if others[0] in done and not others[0].cancelled() and others[0].exception() is None:
+            # The stream ended: let the sender deliver what is queued, the end included.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(sender), 10)
     finally:
         closed.set()
-        for task in tasks:
+        for task in (sender, *others):
             task.cancel()
-        for task in tasks:
+        for task in (sender, *others):
             with contextlib.suppress(asyncio.CancelledError, WebSocketDisconnect, Exception):
                 await task
         release()
@@ -323,9 +336,7 @@ WS_QUEUE = 256
 """Messages queued for one socket at most; a client that reads slower waits the stream."""
 
 
-async def _ws_request(
-    websocket: WebSocket, target: Target, caller: Caller, raw: str
-) -> dict[str, Any]:
+async def _ws_request(websocket: WebSocket, target: Target, raw: str) -> dict[str, Any]:
     request_id: Any = None
     try:
         message = json.loads(raw)
@@ -340,6 +351,11 @@ async def _ws_request(
             raise ApiError(ErrorCode.VALIDATION_ERROR, "idempotencyKey: 1-64 characters",
                            field="idempotencyKey")  # fmt: skip
         body = ActBody.model_validate(message)
+        # The credential is checked again for each action: one that expired or was revoked
+        # while the socket stayed open acts no more.
+        caller = await _ws_caller(websocket)
+        if caller.user_id != target.viewer:
+            raise ApiError(ErrorCode.UNAUTHORIZED, "the credential changed")
         result = await _act(websocket, target, caller, body, key)
         reply: dict[str, Any] = {"event": "act_result",
                                  "data": result.model_dump(by_alias=True)}  # fmt: skip

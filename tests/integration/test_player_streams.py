@@ -212,3 +212,47 @@ async def test_a_cash_room_played_from_the_websocket_alone(
         for i, event in enumerate(events):
             if event == "hand_result":
                 assert events[i - 1] == "game_state", events[i - 3 : i + 1]
+
+
+async def test_a_socket_without_a_credential_or_a_table_is_closed_with_a_code(
+    settings: Settings, api_url: str
+) -> None:
+    from websockets.exceptions import ConnectionClosed
+
+    base = api_url.replace("http://", "ws://")
+
+    async def close_code(path: str, headers: dict[str, str]) -> int | None:
+        async with connect(base + path, additional_headers=headers) as ws:
+            try:
+                await ws.recv()
+            except ConnectionClosed as closed:
+                return closed.rcvd.code if closed.rcvd else None
+        return None
+
+    assert await close_code("/tournaments/nope/me/ws", {}) == 4401
+    assert await close_code("/tournaments/nope/me/ws", player(settings, "someone")) == 4404
+    assert await close_code("/rooms/bad%20id/me/ws", player(settings, "someone")) == 4404
+
+
+async def test_socket_messages_count_against_the_rate_limits(
+    client: Client, db: Database, task_queue: str, settings: Settings, worker: Worker
+) -> None:
+    """Security: each message on the socket is a request (an act is an Update on the
+    table), so the per-credential limit applies to it as to ``POST …/act``."""
+    from tests.conftest import serve_api
+
+    tid = f"rl-{uuid.uuid4().hex[:8]}"
+    await start_paid_tournament(client, db, task_queue, tid, SETTINGS, hand_pause_ms=0)
+    limited = settings.model_copy(update={"rate_limit_credential": "4/second"})
+    async with serve_api(limited) as url:
+        ws_url = url.replace("http://", "ws://") + f"/tournaments/{tid}/me/ws"
+        async with connect(ws_url, additional_headers=player(settings, f"{tid}-0")) as ws:
+            for _ in range(12):
+                await ws.send("{}")
+            codes: list[str] = []
+            while len(codes) < 12:
+                message = json.loads(await asyncio.wait_for(ws.recv(), 10))
+                if message["event"] == "error":
+                    codes.append(message["data"]["code"])
+    assert "rate_limited" in codes and "validation_error" in codes, codes
+    assert codes.count("validation_error") <= 4, codes  # the handshake took one of the four
