@@ -330,6 +330,14 @@ class GameStateCache:
             watch.rendered[viewer] = (version, body)
         return body
 
+    async def refresh(self, table_id: str) -> None:
+        """Read the store for a watched table now (a stream that needs the state at least as
+        new as an event it read from the log)."""
+        watch = self.watches.get(table_id)
+        if watch is not None and watch.table is not None:
+            with contextlib.suppress(*STORE_TROUBLE):
+                await self._refresh(watch)
+
     def snapshot(self, table_id: str) -> _Watch | None:
         """The watch of a table this replica serves (the per-player streams read it)."""
         return self.watches.get(table_id)

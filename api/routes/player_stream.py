@@ -152,6 +152,9 @@ async def player_messages(
         for row in rows:
             assert row.id is not None
             if row.type == "hand_result":
+                # The hand's state was stored before its result was logged: read the store
+                # now, so the state injected here is at least that new.
+                await cache.refresh(target.table_id)
                 body = await state()
                 if body is not None:
                     for message in game_state_messages(body):
