@@ -12,9 +12,11 @@ know bearer auth). A JWT never starts with ``sk_``, so the two cannot be confuse
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import hmac
 import re
 import time
+from collections import OrderedDict
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Annotated, Any
@@ -82,8 +84,37 @@ def valid_user_id(user_id: object) -> str | None:
     return user_id
 
 
+VERIFIED_FOR = 60.0
+"""A verified token is trusted again without re-verifying for at most this long (and never
+past its ``exp``): pollers send the same token many times a second."""
+VERIFIED_MAX = 10_000
+_verified: OrderedDict[tuple[str, str], tuple[Caller, float]] = OrderedDict()
+
+
+def _trust(settings: Settings) -> str:
+    """What a verification depended on: a token verified under other keys or claims is
+    verified again."""
+    basis = [settings.jwt_secret.get_secret_value(), settings.jwt_issuer, settings.jwt_audience,
+             settings.jwt_jwks_url]  # fmt: skip
+    return hashlib.sha256(repr(basis).encode()).hexdigest()
+
+
 async def verify_player_token(settings: Settings, token: str) -> Caller:
-    """The player a bearer JWT names, or an ``unauthorized`` refusal."""
+    """The player a bearer JWT names, or an ``unauthorized`` refusal. A token verified in the
+    last minute (and not expired since) is answered from memory, by its hash."""
+    key = (_trust(settings), hashlib.sha256(token.encode()).hexdigest())
+    hit = _verified.get(key)
+    if hit is not None and time.time() < hit[1]:
+        _verified.move_to_end(key)
+        return hit[0]
+    caller, exp = await _verify_player_token(settings, token)
+    _verified[key] = (caller, min(exp, time.time() + VERIFIED_FOR))
+    while len(_verified) > VERIFIED_MAX:
+        _verified.popitem(last=False)
+    return caller
+
+
+async def _verify_player_token(settings: Settings, token: str) -> tuple[Caller, float]:
     try:
         alg = jwt.get_unverified_header(token).get("alg")
         key: Any
@@ -114,7 +145,7 @@ async def verify_player_token(settings: Settings, token: str) -> Caller:
             ErrorCode.UNAUTHORIZED,
             "the token's sub is not a user id (1-100 printable characters, not agent-...)",
         )
-    return Caller(user_id=user_id, owner_user_id=user_id)
+    return Caller(user_id=user_id, owner_user_id=user_id), float(claims["exp"])
 
 
 async def verify_agent_key(db: Database, key: str) -> Caller:

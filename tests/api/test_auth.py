@@ -208,3 +208,21 @@ async def test_cli_creates_an_agent_key_that_authenticates(
     async with httpx.AsyncClient(base_url=api_url) as http:
         r = await me(http, agent_headers(out["key"]))
         assert (r.status_code, r.json()["userId"]) == (200, out["agent_id"]), r.text
+
+
+async def test_a_remembered_token_still_expires_and_is_bound_to_its_keys() -> None:
+    """Verified tokens are remembered (pollers send one many times a second), never past
+    their ``exp``, and only under the keys and claims they were verified with."""
+    from api.auth import verify_player_token
+    from api.errors import ApiError
+
+    signer = Settings(env="test", jwt_secret="a-secret-of-at-least-32-bytes-long!!")
+    other = Settings(env="test", jwt_secret="another-secret-of-32-bytes-or-more!!")
+    token = mint_player_token(signer, "remembered", ttl_seconds=2)
+    assert (await verify_player_token(signer, token)).user_id == "remembered"
+    assert (await verify_player_token(signer, token)).user_id == "remembered"  # from memory
+    with pytest.raises(ApiError):
+        await verify_player_token(other, token)  # another secret: verified again, refused
+    await asyncio.sleep(2.2)
+    with pytest.raises(ApiError):
+        await verify_player_token(signer, token)  # expired, however recently verified
