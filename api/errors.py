@@ -112,11 +112,17 @@ class ApiError(Exception):
         self.retry_after_seconds = retry_after_seconds
 
 
+def _first_detail(err: ApplicationError) -> dict[str, Any]:
+    """A coded refusal's details (``field``, ``retryAfterSeconds``), as workflows/errors.py
+    writes them."""
+    details: list[Any] = list(err.details or [])
+    return details[0] if details and isinstance(details[0], dict) else {}
+
+
 def _from_application_error(err: ApplicationError) -> JSONResponse | None:
     if err.type is None:
         return None
-    details: list[Any] = list(err.details or [])
-    first = details[0] if details and isinstance(details[0], dict) else {}
+    first = _first_detail(err)
     response = error_response(err.type, err.message, first.get("field"))
     retry_after = first.get("retryAfterSeconds")
     if isinstance(retry_after, int):
@@ -134,9 +140,7 @@ def refusal_of(err: Exception) -> tuple[str, str, str | None]:
     if isinstance(err, WorkflowUpdateFailedError) and isinstance(err.cause, ApplicationError):
         cause = err.cause
         if cause.type is not None:
-            details: list[Any] = list(cause.details or [])
-            first = details[0] if details and isinstance(details[0], dict) else {}
-            return cause.type, cause.message, first.get("field")
+            return cause.type, cause.message, _first_detail(cause).get("field")
     if isinstance(err, RPCError) and err.status == RPCStatusCode.NOT_FOUND:
         return ErrorCode.NOT_FOUND.value, "no such table", None
     return (

@@ -342,9 +342,6 @@ class GameStateCache:
         """The watch of a table this replica serves (the per-player streams read it)."""
         return self.watches.get(table_id)
 
-    async def watch(self, tournament_id: str | None, table_id: str) -> _Watch:
-        return await self._watch(tournament_id, table_id)
-
     async def _watch(self, tournament_id: str | None, table_id: str) -> _Watch:
         watch = self.watches.get(table_id)
         if watch is None:

@@ -24,6 +24,7 @@ from api.gamestate import (
     game_state,
     unavailable,
 )
+from api.presence import touch
 from api.updates import execute_update
 from db.models import Tournament
 from domain.errors import ErrorCode
@@ -178,24 +179,44 @@ async def act(
     body: ActBody,
     request: Request,
     caller: CurrentPlayer,
-    temporal: TemporalDep,
     idempotency_key: IdempotencyKey = None,
 ) -> ActResult:
     """Act on your turn. The answer's ``version`` is the game state's, ready for
     ``waitForChange``."""
-    handle: WorkflowHandle[Any, Any] = temporal.get_workflow_handle_for(
-        TableWorkflow.run, table_workflow_id(tournament_id)
+    return await act_at_table(
+        request.app, table_workflow_id(tournament_id), caller.user_id, body, idempotency_key,
+        tournament_id=tournament_id,
+    )  # fmt: skip
+
+
+async def act_at_table(
+    app: Any,
+    table_id: str,
+    player_id: str,
+    body: ActBody,
+    key: str | None,
+    *,
+    tournament_id: str | None = None,
+    room_id: str | None = None,
+) -> ActResult:
+    """One action at a table, whichever channel sent it (a tournament's or a room's HTTP
+    route, the WebSocket): the act Update under its retry-safe id, a room's presence once the
+    room took it, and the answer in game-state terms (read-your-writes on this replica)."""
+    handle: WorkflowHandle[Any, Any] = app.state.temporal.get_workflow_handle_for(
+        TableWorkflow.run, table_id
     )
     result = await execute_update(
-        handle,
-        TableWorkflow.act,
-        body.for_player(caller.user_id),
-        closed_code=ErrorCode.STALE_TURN,
-        update_id=act_update_id(caller.user_id, body, idempotency_key),
-    )
-    cache: GameStateCache = request.app.state.game_states
-    table = table_workflow_id(tournament_id)
-    version = await cache.acted(tournament_id, table, caller.user_id, result)
+        handle, TableWorkflow.act, body.for_player(player_id),
+        closed_code=ErrorCode.ROOM_CLOSED if room_id else ErrorCode.STALE_TURN,
+        noun="room" if room_id else "tournament",
+        update_id=act_update_id(player_id, body, key),
+    )  # fmt: skip
+    if room_id is not None:
+        # Presence only once the room took the action: an unknown room id writes nothing
+        # (security review L7).
+        await touch(app.state.db, room_id, player_id, seated=True)
+    cache: GameStateCache = app.state.game_states
+    version = await cache.acted(tournament_id, table_id, player_id, result)
     return ActResult(version=version, hand_no=result.hand_no, turn=result.turn)
 
 

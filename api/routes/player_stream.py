@@ -47,17 +47,14 @@ from api.routes.events import PAGE, PING_SECONDS, POLL_SECONDS, _ended_by, _page
 from api.routes.play import (
     PRE_PLAY,
     ActBody,
-    act_update_id,
+    act_at_table,
     table_workflow_id,
     tournament_game_state,
 )
 from api.routes.rooms import RoomId, room_state_for, room_workflow_id
 from api.streams import StreamSlots
-from api.updates import execute_update
 from db.models import Room, Tournament
 from domain.errors import DomainError, ErrorCode
-from workflows.table import TableWorkflow
-from workflows.table_messages import ActResult
 
 router = APIRouter(tags=["player streams"])
 
@@ -359,7 +356,11 @@ async def _ws_request(websocket: WebSocket, target: Target, raw: str) -> dict[st
         caller = await _ws_caller(websocket)
         if caller.user_id != target.viewer:
             raise ApiError(ErrorCode.UNAUTHORIZED, "the credential changed")
-        result = await _act(websocket, target, caller, body, key)
+        result = await act_at_table(
+            websocket.app, target.table_id, caller.user_id, body, key,
+            tournament_id=target.tournament_id,
+            room_id=None if target.tournament_id else target.stream_id,
+        )  # fmt: skip
         reply: dict[str, Any] = {"event": "act_result",
                                  "data": result.model_dump(by_alias=True)}  # fmt: skip
     except json.JSONDecodeError:
@@ -380,23 +381,6 @@ def _error(code: str, message: str, field: str | None = None) -> dict[str, Any]:
     if field:
         data["field"] = field
     return {"event": "error", "data": data}
-
-
-async def _act(websocket: WebSocket, target: Target, caller: Caller, body: ActBody,
-               key: str | None) -> ActResult:  # fmt: skip
-    temporal = websocket.app.state.temporal
-    handle = temporal.get_workflow_handle_for(TableWorkflow.run, target.table_id)
-    result = await execute_update(
-        handle, TableWorkflow.act, body.for_player(caller.user_id),
-        closed_code=ErrorCode.STALE_TURN if target.tournament_id else ErrorCode.ROOM_CLOSED,
-        noun="tournament" if target.tournament_id else "room",
-        update_id=act_update_id(caller.user_id, body, key),
-    )  # fmt: skip
-    if target.tournament_id is None:
-        await touch(websocket.app.state.db, target.stream_id, caller.user_id, seated=True)
-    cache: GameStateCache = websocket.app.state.game_states
-    version = await cache.acted(target.tournament_id, target.table_id, caller.user_id, result)
-    return ActResult(version=version, hand_no=result.hand_no, turn=result.turn)
 
 
 @router.websocket("/tournaments/{tournament_id}/me/ws")

@@ -35,7 +35,7 @@ from api.gamestate import (
     unavailable,
 )
 from api.presence import anonymous, observers, touch
-from api.routes.play import ActBody, IdempotencyKey, act_update_id
+from api.routes.play import ActBody, IdempotencyKey, act_at_table
 from api.updates import execute_update
 from db.engine import Database
 from db.models import Room
@@ -390,23 +390,12 @@ async def room_action(
     body: ActBody,
     request: Request,
     caller: CurrentPlayer,
-    db: DbDep,
-    temporal: TemporalDep,
     idempotency_key: IdempotencyKey = None,
 ) -> ActResult:
     """Act on your turn: ``handNumber`` and ``turn`` from the state you answer. A retry (the
     same hand, turn, action and amount, or the same ``Idempotency-Key``) gets the first
     answer; the answer's ``version`` is the game state's."""
-    result = await execute_update(
-        _handle(temporal, room_id),
-        TableWorkflow.act,
-        body.for_player(caller.user_id),
-        closed_code=ErrorCode.ROOM_CLOSED, noun="room",
-        update_id=act_update_id(caller.user_id, body, idempotency_key),
+    return await act_at_table(
+        request.app, room_workflow_id(room_id), caller.user_id, body, idempotency_key,
+        room_id=room_id,
     )  # fmt: skip
-    # Presence only once the room took the action: an unknown room id writes nothing
-    # (security review L7).
-    await touch(db, room_id, caller.user_id, seated=True)
-    cache: GameStateCache = request.app.state.game_states
-    version = await cache.acted(None, room_workflow_id(room_id), caller.user_id, result)
-    return ActResult(version=version, hand_no=result.hand_no, turn=result.turn)
