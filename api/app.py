@@ -11,6 +11,7 @@ from limits.aio.storage import MemoryStorage
 from limits.aio.strategies import MovingWindowRateLimiter
 
 from api import errors
+from api.fastpath import GameStateFastPath
 from api.gamestate import GameStateCache
 from api.guards import LoopbackHostOnly, RefuseNul
 from api.ratelimit import RateLimit
@@ -74,6 +75,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         lifespan=lifespan,
     )
     errors.install(app)
+    # Innermost: the hot read's short way (api/fastpath.py), behind every guard below.
+    app.add_middleware(GameStateFastPath)
     app.add_middleware(RefuseNul)
     if settings.env == "dev" and settings.api_host in LOOPBACK_HOSTS:
         # Security review L12: a web page can point its own DNS name at 127.0.0.1 (DNS

@@ -99,14 +99,24 @@ def _trust(settings: Settings) -> str:
     return hashlib.sha256(repr(basis).encode()).hexdigest()
 
 
-async def verify_player_token(settings: Settings, token: str) -> Caller:
-    """The player a bearer JWT names, or an ``unauthorized`` refusal. A token verified in the
-    last minute (and not expired since) is answered from memory, by its hash."""
+def remembered_player(settings: Settings, token: str) -> Caller | None:
+    """The player of a token verified in the last minute (and not expired since), from
+    memory; None when it must be verified (``verify_player_token``)."""
     key = (_trust(settings), hashlib.sha256(token.encode()).hexdigest())
     hit = _verified.get(key)
     if hit is not None and time.time() < hit[1]:
         _verified.move_to_end(key)
         return hit[0]
+    return None
+
+
+async def verify_player_token(settings: Settings, token: str) -> Caller:
+    """The player a bearer JWT names, or an ``unauthorized`` refusal. A token verified in the
+    last minute (and not expired since) is answered from memory, by its hash."""
+    remembered = remembered_player(settings, token)
+    if remembered is not None:
+        return remembered
+    key = (_trust(settings), hashlib.sha256(token.encode()).hexdigest())
     caller, exp = await _verify_player_token(settings, token)
     _verified[key] = (caller, min(exp, time.time() + VERIFIED_FOR))
     while len(_verified) > VERIFIED_MAX:
@@ -200,13 +210,17 @@ def key_matches(presented: str | None, expected: str) -> bool:
     return hmac.compare_digest(presented.encode(), expected.encode())
 
 
-def admin_key(request: Request, x_service_key: Annotated[str | None, Header()] = None) -> None:
+async def admin_key(
+    request: Request, x_service_key: Annotated[str | None, Header()] = None
+) -> None:
     """Operators: ``X-Service-Key`` must be the admin key (security review M6)."""
     if not key_matches(x_service_key, _settings(request).key("admin")):
         raise ApiError(ErrorCode.UNAUTHORIZED, "a valid X-Service-Key header is required")
 
 
-def internal_key(request: Request, x_service_key: Annotated[str | None, Header()] = None) -> None:
+async def internal_key(
+    request: Request, x_service_key: Annotated[str | None, Header()] = None
+) -> None:
     """Internal services (the agent-hosting platform): the internal key, not the admin one."""
     if not key_matches(x_service_key, _settings(request).key("internal")):
         raise ApiError(

@@ -1,4 +1,7 @@
-"""Shared clients as typed dependencies (created once per process in the lifespan)."""
+"""Shared clients as typed dependencies (created once per process in the lifespan).
+
+Every dependency is ``async def``, even one that only reads ``app.state``: FastAPI runs a plain
+``def`` dependency in its thread pool, a thread hop per request for nothing."""
 
 from __future__ import annotations
 
@@ -12,22 +15,22 @@ from db.engine import Database
 from sng.settings import Settings
 
 
-def _client(request: Request) -> Client:
+async def _client(request: Request) -> Client:
     client: Client = request.app.state.temporal
     return client
 
 
-def _db(request: Request) -> Database:
+async def _db(request: Request) -> Database:
     db: Database = request.app.state.db
     return db
 
 
-def _settings(request: Request) -> Settings:
+async def _settings(request: Request) -> Settings:
     settings: Settings = request.app.state.settings
     return settings
 
 
-def _tournament_views(request: Request) -> SingleFlight[str, Any]:
+async def _tournament_views(request: Request) -> SingleFlight[str, Any]:
     views: SingleFlight[str, Any] = request.app.state.tournament_views
     return views
 

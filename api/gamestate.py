@@ -330,6 +330,23 @@ class GameStateCache:
             watch.rendered[viewer] = (version, body)
         return body
 
+    def insider(self, table_id: str, viewer: str) -> bool:
+        """Whether ``viewer``'s game state can differ from a spectator's: seated at the table,
+        holding a sealed part or a pinned view, or in the tournament's stacks or standings.
+        Everyone else sees what a spectator sees, so their bodies are rendered once between
+        them (100 watchers of one table cost one rendering per version, not 100)."""
+        watch = self.watches.get(table_id)
+        if watch is None or watch.table is None:
+            return True
+        if viewer in watch.sealed or viewer in watch.pinned:
+            return True
+        if any(s.player_id == viewer for s in watch.table.view.seats):
+            return True
+        t = watch.tournament
+        return t is not None and (
+            viewer in t.stacks or any(f.player_id == viewer for f in t.standings)
+        )
+
     async def refresh(self, table_id: str) -> None:
         """Read the store for a watched table now (a stream that needs the state at least as
         new as an event it read from the log)."""

@@ -26,6 +26,7 @@ from api.gamestate import (
 )
 from api.presence import touch
 from api.updates import execute_update
+from db.engine import Database
 from db.models import Tournament
 from domain.errors import ErrorCode
 from domain.game_state import tournament_fields
@@ -37,6 +38,10 @@ from workflows.table_messages import ActInput, ActResult, SitInInput, TableView
 router = APIRouter(prefix="/tournaments", tags=["play"])
 
 PRE_PLAY = {"registering", "starting", "cancelled"}
+
+
+SPECTATORS = "\0spectators"
+"""The render key every watcher of a tournament table shares (never a player id)."""
 
 
 def table_workflow_id(tournament_id: str) -> str:
@@ -67,28 +72,42 @@ async def get_game_state(
     """The caller's view: the table (own hole cards only), legal actions with amounts, and the
     tournament fields. ``waitForChange=<version>`` long-polls until the version moves on (or
     ``timeout`` seconds pass)."""
-    wait_seconds = min(wait_seconds, request.app.state.settings.long_poll_max_seconds)
-    cache: GameStateCache = request.app.state.game_states
+    body = await game_state_body(
+        request.app, tournament_id, caller.user_id, wait_for_change, wait_seconds
+    )
+    return Response(body, media_type="application/json")  # type: ignore[return-value]
+
+
+async def game_state_body(
+    app: Any, tournament_id: str, viewer: str, wait_for_change: int | None, wait_seconds: float
+) -> bytes:
+    """The route's answer for a caller already authenticated, with its parameters already
+    validated: the route and its fast path (api/fastpath.py) both serve this, so they cannot
+    differ."""
+    wait_seconds = min(wait_seconds, app.state.settings.long_poll_max_seconds)
+    cache: GameStateCache = app.state.game_states
     table_id = table_workflow_id(tournament_id)
     if cache.snapshot(table_id) is None:
         # Not served here yet: the tournament row says whether there is a table to read.
+        db: Database = app.state.db
         row = await _row(db, tournament_id)
         if row.state in PRE_PLAY:
             before = await _before_play(row, wait_for_change, wait_seconds, db, tournament_id)
             if before is not None:
-                return before
+                return json.dumps(before, separators=(",", ":")).encode()
     try:
         version, tview, table = await cache.get(
-            tournament_id, table_id, caller.user_id,
+            tournament_id, table_id, viewer,
             after_version=wait_for_change, wait_seconds=wait_seconds,
         )  # fmt: skip
     except NoPublishedState:
         raise unavailable() from None
-    body = cache.render(
-        table_id, caller.user_id, version,
-        lambda: tournament_game_state(version, tview, table, caller.user_id),
+    # A watcher's body is a spectator's (``GameStateCache.insider``): rendered once for all.
+    shared = viewer if cache.insider(table_id, viewer) else SPECTATORS
+    return cache.render(
+        table_id, shared, version,
+        lambda: tournament_game_state(version, tview, table, viewer),
     )  # fmt: skip
-    return Response(body, media_type="application/json")  # type: ignore[return-value]
 
 
 def tournament_game_state(

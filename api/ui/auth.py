@@ -96,7 +96,7 @@ def _settings(request: Request) -> Settings:
     return settings
 
 
-def operator(request: Request) -> OperatorSession:
+async def operator(request: Request) -> OperatorSession:
     """Every admin page's gate: a valid session, else to the login page."""
     session = read_session(_settings(request), request.cookies.get(COOKIE))
     if session is not None:

@@ -149,3 +149,52 @@ async def test_the_store_holds_hole_cards_only_sealed_for_their_seat(
             codec.open_value(row.private[u], seat_binding(key, other, hand_no))
         with pytest.raises(RefusedPayloadError):
             codec.open_value(row.private[u], seat_binding(key, u, hand_no + 1))
+
+
+def _short_reads() -> float:
+    return REGISTRY.get_sample_value("sng_api_game_state_short_reads_total") or 0.0
+
+
+async def test_the_short_way_answers_exactly_what_the_route_answers(
+    client: Client, db: Database, task_queue: str, settings: Settings, counting_worker: Any
+) -> None:
+    """api/fastpath.py takes a game-state read only for a caller and a table this replica
+    already knows, with parameters the route would accept; its body is the route's."""
+    async with serve_api(settings) as url, httpx.AsyncClient(base_url=url, timeout=30) as http:
+        tid, users = await _playing(client, db, task_queue, settings, url)
+        path, headers = f"/tournaments/{tid}/game-state", player(settings, users[0])
+        assert (await http.get(path, headers=headers)).status_code == 200  # token verified
+        before = _short_reads()
+        short = await http.get(path, headers=headers)
+        assert _short_reads() == before + 1
+        # FastAPI ignores an unknown parameter; the short way leaves such a request to it.
+        full = await http.get(path, headers=headers, params={"other": "1"})
+        assert _short_reads() == before + 1
+        assert short.status_code == full.status_code == 200
+        assert short.content == full.content  # nobody acts (300 s to act): one version
+        assert short.headers["content-type"] == full.headers["content-type"]
+        # A long-poll the short way: it waits as the route does, then answers.
+        version = short.json()["version"]
+        began = asyncio.get_running_loop().time()
+        polled = await http.get(path, headers=headers, params={"waitForChange": version,
+                                                               "timeout": 0.3})  # fmt: skip
+        assert polled.status_code == 200 and polled.json()["version"] == version
+        assert asyncio.get_running_loop().time() - began >= 0.3
+        assert _short_reads() == before + 2
+        # What the route refuses, the route refuses: the short way never answers it.
+        for params in ({"timeout": "31"}, {"timeout": "abc"}, {"timeout": ""},
+                       {"waitForChange": "-1"}, {"waitForChange": "1.5"}):  # fmt: skip
+            r = await http.get(path, headers=headers, params=params)
+            assert r.status_code == 422 and r.json()["code"] == "validation_error", (params, r.text)
+        r = await http.get(path, headers={"Authorization": "Bearer not-a-token"})
+        assert r.status_code == 401 and r.json()["code"] == "unauthorized"
+        r = await http.get(path, headers={**headers, "X-Agent-Key": "agent-nothing"})
+        assert r.status_code == 401 and r.json()["code"] == "unauthorized"
+        r = await http.get(f"/tournaments/{tid}x/game-state", headers=headers)
+        assert r.status_code == 404 and r.json()["code"] == "not_found"
+        assert _short_reads() == before + 2
+        # Watchers (not seated, not in the standings) see what a spectator sees, one body.
+        w1 = await http.get(path, headers=player(settings, f"{tid}-watcher1"))
+        w2 = await http.get(path, headers=player(settings, f"{tid}-watcher2"))
+        assert w1.status_code == w2.status_code == 200 and w1.content == w2.content
+        assert w1.json()["you"] is None and w1.content != short.content
