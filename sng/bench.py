@@ -9,7 +9,8 @@ Temporal dev server, a worker and the API as child processes, as ``sng dev`` doe
 3. throughput with N concurrent 6-max tournaments, and its ratio to 1's ceiling, at several
    loads (the latency-against-load curve, drawn as a PNG when matplotlib is installed);
 4. history events and estimated Temporal Cloud actions per hand and per tournament;
-5. GET game-state with 100 pollers, and the Temporal queries it causes;
+5. GET game-state with 100 pollers (a process of their own, sng/bench_poll.py), on one API
+   replica and then over two, and the Temporal queries it causes;
 6. engine µs per action beside pokerkit.
 
 The figures are ratios first: on a small shared machine absolute numbers move run to run.
@@ -66,9 +67,10 @@ QUICK = BenchConfig(
 
 # -- the stack -------------------------------------------------------------------------------
 @contextlib.contextmanager
-def own_stack(console: Console) -> Iterator[Settings]:
+def own_stack(console: Console) -> Iterator[tuple[Settings, list[str]]]:
     """PostgreSQL, Temporal, a worker and the API on free ports under a temporary directory,
-    removed afterwards. DATABASE_URL is ignored so the run never touches a real database."""
+    removed afterwards, and a second API replica (its URL is the list's one element).
+    DATABASE_URL is ignored so the run never touches a real database."""
     from sng.codec import ensure_dev_key
     from sng.devstack import DevStack, free_port
 
@@ -95,7 +97,8 @@ def own_stack(console: Console) -> Iterator[Settings]:
     stack = DevStack(settings)
     try:
         stack.start()
-        yield settings
+        replica = stack.add_api_replica()
+        yield settings, [replica]
     finally:
         console.print("stopping the bench stack…")
         stack.stop()
@@ -106,7 +109,11 @@ def own_stack(console: Console) -> Iterator[Settings]:
 
 # -- the run ---------------------------------------------------------------------------------
 async def run_bench(
-    api_url: str, settings: Settings, cfg: BenchConfig, console: Console
+    api_url: str,
+    settings: Settings,
+    cfg: BenchConfig,
+    console: Console,
+    replicas: list[str] | None = None,
 ) -> dict[str, Any]:
     from sng.bench_history import engine, icm, tournament_accounting
     from sng.bench_load import (
@@ -191,7 +198,9 @@ async def run_bench(
         console.print(f"5. {cfg.pollers} pollers on one table's game state…")
         result["polling"] = await section(
             "polling",
-            lambda: polling(target, operator, pollers=cfg.pollers, seconds=cfg.poll_s),
+            lambda: polling(
+                target, operator, pollers=cfg.pollers, seconds=cfg.poll_s, replicas=replicas
+            ),
         )
 
         console.print("8. turn latency: agents driven by their own streams…")
@@ -311,7 +320,7 @@ def render(result: dict[str, Any]) -> Table:
              f"{me['per_hand']} / {ma['per_hand']}",
              f"fixed {me['fixed_per_tournament']:.0f} ev / {ma['fixed_per_tournament']:.0f} act")
         )  # fmt: skip
-    for mode in ("one_poller", "distinct_viewers", "one_viewer"):
+    for mode in ("one_poller", "distinct_viewers", "one_viewer", "two_replicas"):
         if mode in p:
             m = p[mode]
             who = "1 poller" if mode == "one_poller" else f"{p['pollers']} pollers, {mode}"
@@ -420,9 +429,9 @@ def bench(
     if api_url:
         result = asyncio.run(run_bench(api_url, get_settings(), cfg, console))
     else:
-        with own_stack(console) as settings:
+        with own_stack(console) as (settings, replicas):
             url = f"http://{settings.api_host}:{settings.api_port}"
-            result = asyncio.run(run_bench(url, settings, cfg, console))
+            result = asyncio.run(run_bench(url, settings, cfg, console, replicas))
     out.write_text(json.dumps(result, indent=2) + "\n")
     Console().print(render(result))
     console.print(f"JSON written to {out}")

@@ -13,6 +13,7 @@ import json
 import random
 import secrets
 import statistics
+import sys
 import time
 import uuid
 from collections import defaultdict
@@ -285,23 +286,29 @@ async def query_counter(api_url: str) -> float:
     )
 
 
-async def _poll(
-    http: httpx.AsyncClient, path: str, token: str, until: float, samples: list[float]
-) -> None:
-    headers = {"Authorization": f"Bearer {token}"}
-    while time.monotonic() < until:
-        started = time.perf_counter()
-        response = await http.get(path, headers=headers, params={"timeout": 0})
-        if response.status_code == 200:
-            samples.append(time.perf_counter() - started)
+async def poll_elsewhere(url: str, path: str, tokens: list[str], seconds: float) -> dict[str, Any]:
+    """One poller process (sng/bench_poll.py): ``tokens`` pollers on ``url``'s ``path``."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "sng.bench_poll",
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    job = {"url": url, "path": path, "tokens": tokens, "seconds": seconds}
+    out, _ = await proc.communicate(json.dumps(job).encode())
+    if proc.returncode != 0:
+        raise RuntimeError(f"the poller process exited with {proc.returncode}")
+    result: dict[str, Any] = json.loads(out)
+    return result
 
 
 async def polling(
-    target: Target, operator: SngClient, *, pollers: int, seconds: float
-) -> dict[str, Any]:
+    target: Target, operator: SngClient, *, pollers: int, seconds: float,
+    replicas: list[str] | None = None,
+) -> dict[str, Any]:  # fmt: skip
     """Clients GET one playing table's game state as fast as answers come: one alone (the
     service time), then ``pollers`` each as a distinct spectator, then ``pollers`` as one
-    viewer; the query counter's delta says what the API asked of Temporal meanwhile."""
+    viewer, then (with a second replica) ``pollers`` distinct spectators split over both; the
+    query counters' delta says what the API asked of Temporal meanwhile. The pollers run in
+    a process of their own, one per replica (sng/bench_poll.py)."""
     rec = Recorder()
     tournament = await open_tournament(target, operator, stack=100_000)
     bots = [
@@ -309,35 +316,38 @@ async def polling(
         for i, c in enumerate(tournament.players)
     ]
     path = f"/tournaments/{tournament.tid}/game-state"
-    out: dict[str, Any] = {"pollers": pollers, "seconds_each": seconds}
+    urls = [target.api_url, *(replicas or [])]
+    out: dict[str, Any] = {"pollers": pollers, "seconds_each": seconds, "client": "aiohttp"}
+    modes = [("one_poller", 1, 1), ("distinct_viewers", pollers, 1), ("one_viewer", pollers, 1)]
+    if len(urls) > 1:
+        modes.append(("two_replicas", pollers, 2))
     try:
         for _ in range(200):  # until the table is dealing (start grace is 3 s)
             if rec.hands_seen.get(tournament.tid):
                 break
             await asyncio.sleep(0.1)
-        limits = httpx.Limits(max_connections=pollers, max_keepalive_connections=pollers)
-        async with httpx.AsyncClient(base_url=target.api_url, limits=limits, timeout=30) as http:
-            for mode, count in (("one_poller", 1), ("distinct_viewers", pollers),
-                                ("one_viewer", pollers)):  # fmt: skip
-                tag = secrets.token_hex(3)
-                tokens = [
-                    mint_player_token(
-                        target.settings, f"watcher-{tag}-{i if mode == 'distinct_viewers' else 0}"
-                    )
-                    for i in range(count)
-                ]
-                samples: list[float] = []
-                before = await query_counter(target.api_url)
-                started = time.monotonic()
-                until = started + seconds
-                await asyncio.gather(*(_poll(http, path, t, until, samples) for t in tokens))
-                elapsed = time.monotonic() - started
-                after = await query_counter(target.api_url)
-                out[mode] = {
-                    "requests_per_s": round(len(samples) / elapsed, 1),
-                    "temporal_queries_per_s": round((after - before) / elapsed, 2),
-                    **percentiles(samples),
-                }
+        for mode, count, spread in modes:
+            tag = secrets.token_hex(3)
+            tokens = [
+                mint_player_token(
+                    target.settings, f"watcher-{tag}-{0 if mode == 'one_viewer' else i}"
+                )
+                for i in range(count)
+            ]
+            before = sum([await query_counter(u) for u in urls[:spread]])
+            results = await asyncio.gather(
+                *(poll_elsewhere(urls[k], path, tokens[k::spread], seconds) for k in range(spread))
+            )
+            after = sum([await query_counter(u) for u in urls[:spread]])
+            elapsed = max(r["elapsed"] for r in results)
+            samples = [lat for r in results for lat in r["latencies"]]
+            refused = sum(n for r in results for code, n in r["statuses"].items() if code != "200")
+            out[mode] = {
+                "requests_per_s": round(len(samples) / elapsed, 1),
+                "temporal_queries_per_s": round((after - before) / elapsed, 2),
+                "not_ok": refused,
+                **percentiles(samples),
+            }
     finally:
         for task in bots:
             task.cancel()

@@ -108,6 +108,8 @@ class DevStack:
     pg: EmbeddedPostgres | None = None
     chain: DevChain | None = None
     children: list[tuple[str, subprocess.Popen[bytes]]] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
+    """What the children run with (set by ``start``)."""
 
     @property
     def data_dir(self) -> Path:
@@ -200,6 +202,7 @@ class DevStack:
                     "SNG_CHAIN_START_BLOCK": str(info.deploy_block),
                 }
             )
+        self.env = env
         for name in ("worker", "api"):
             out = open(logs / f"{name}.log", "ab")
             proc = subprocess.Popen(
@@ -228,8 +231,22 @@ class DevStack:
         console.print(f"  data         {self.data_dir}  (logs in {logs})")
         console.print("Ctrl-C stops everything; run `sng dev` again to resume the same data.")
 
-    def _wait_for_api(self, *, timeout: float) -> None:
-        url = f"http://{self.settings.api_host}:{self.settings.api_port}/healthz"
+    def add_api_replica(self) -> str:
+        """One more API process on the same services (a free port); its URL once it answers.
+        ``sng bench`` measures reads across two replicas with it; ``stop`` stops it."""
+        port = free_port()
+        name = f"api-{port}"
+        out = open(self.data_dir / "logs" / f"{name}.log", "ab")
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "sng.cli", "api"], env={**self.env, "SNG_API_PORT": str(port)},
+            stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+        )  # fmt: skip
+        self.children.append((name, proc))
+        self._wait_for_api(timeout=60, port=port)
+        return f"http://{self.settings.api_host}:{port}"
+
+    def _wait_for_api(self, *, timeout: float, port: int | None = None) -> None:
+        url = f"http://{self.settings.api_host}:{port or self.settings.api_port}/healthz"
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             self._check_children()

@@ -11,6 +11,7 @@ from rich.console import Console
 
 from sng.bench import BenchConfig, draw, render, run_bench
 from sng.settings import Settings
+from tests.conftest import serve_api
 
 # drain_s only bounds the wait (it ends when the tournaments do): on a loaded machine a tiny
 # tournament can take over 30 s, and then history had nothing to count.
@@ -24,7 +25,8 @@ TINY = BenchConfig(
 async def test_bench_reports_every_section_with_positive_figures(
     api_url: str, settings: Settings, tmp_path: Path
 ) -> None:
-    result = await run_bench(api_url, settings, TINY, Console(quiet=True))
+    async with serve_api(settings) as second:  # section 5 also reads over two replicas
+        result = await run_bench(api_url, settings, TINY, Console(quiet=True), [second])
     json.dumps(result)  # the JSON file is exactly this
     assert result["failed_sections"] == {}
 
@@ -40,11 +42,13 @@ async def test_bench_reports_every_section_with_positive_figures(
     for section, keys in positive.items():
         for key in keys:
             assert result[section][key] > 0, (section, key, result[section])
-    for mode in ("one_poller", "distinct_viewers", "one_viewer"):
+    modes = ("one_poller", "distinct_viewers", "one_viewer", "two_replicas")
+    for mode in modes:
         polled = result["polling"][mode]
         assert polled["requests_per_s"] > 0 and polled["p99_ms"] > 0, (mode, polled)
+        assert polled["not_ok"] == 0, (mode, polled)
     # Reads come from the pushed read model (docs/read-model.md): pollers cost no query.
-    for mode in ("one_poller", "distinct_viewers", "one_viewer"):
+    for mode in modes:
         assert result["polling"][mode]["temporal_queries_per_s"] == 0, result["polling"][mode]
     assert [level["concurrent_tournaments"] for level in result["load_curve"]] == [1]
     turns = result["turn_latency"]
