@@ -11,12 +11,13 @@ cards) is sealed for that seat, table and hand, and only the API, which holds th
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from temporalio import activity
 
 from activities.events import append
 from db.engine import Database
-from db.readstore import seat_binding, write_state
+from db.readstore import seat_binding, write_state, write_state_now
 from sng.codec import EncryptionCodec
 from workflows.table_messages import TablePublication
 
@@ -29,23 +30,30 @@ class ReadModelActivities:
     @activity.defn
     async def publish_table(self, publication: TablePublication) -> None:
         """A room's stream events (in order; a retry's duplicates are skipped), then the
-        table's newest version, in one transaction."""
+        table's newest version, in one transaction; a version alone in one statement."""
+        state = publication.state
+        written: dict[str, Any] | None = None
+        if state is not None:
+            view = state.view
+            sealed = {
+                player: self.codec.seal_value(
+                    json.dumps(cards).encode(), seat_binding(state.key, player, view.hand_no)
+                )
+                for player, cards in state.private.items()
+            }
+            written = {
+                "key": state.key, "kind": "room" if view.room else "table",
+                "version": view.version,
+                "public": {"view": view.model_dump(mode="json"), "legal": state.legal},
+                "private": sealed,
+            }  # fmt: skip
+        if not publication.events:
+            if written is not None:
+                await write_state_now(self.db, **written)
+            return
         async with self.db.session() as session:
             for event in publication.events:  # one by one: the log's id order is the order
                 await append(session, event)
-            state = publication.state
-            if state is not None:
-                view = state.view
-                sealed = {
-                    player: self.codec.seal_value(
-                        json.dumps(cards).encode(), seat_binding(state.key, player, view.hand_no)
-                    )
-                    for player, cards in state.private.items()
-                }
-                await write_state(
-                    session, key=state.key, kind="room" if view.room else "table",
-                    version=view.version,
-                    public={"view": view.model_dump(mode="json"), "legal": state.legal},
-                    private=sealed,
-                )  # fmt: skip
+            if written is not None:
+                await write_state(session, **written)
             await session.commit()

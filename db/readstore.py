@@ -12,6 +12,7 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlmodel import col, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
+from db.engine import Database
 from db.models import ReadState
 
 CHANNEL = "sng_read_state"
@@ -46,3 +47,38 @@ async def write_state(
     )
     await session.exec(stmt)
     await session.exec(select(func.pg_notify(CHANNEL, f"{key} {version}")))
+
+
+UPSERT_AND_NOTIFY = """
+WITH written AS (
+    INSERT INTO read_states AS r (key, kind, version, public, private, updated_at)
+    VALUES ($1, $2, $3, $4::jsonb, $5::jsonb, $6)
+    ON CONFLICT (key) DO UPDATE SET
+        kind = excluded.kind, version = excluded.version, public = excluded.public,
+        private = excluded.private, updated_at = excluded.updated_at
+    WHERE r.version <= excluded.version
+    RETURNING 1
+)
+SELECT pg_notify($7, $8)
+"""
+
+
+async def write_state_now(
+    db: Database,
+    *,
+    key: str,
+    kind: str,
+    version: int,
+    public: dict[str, Any],
+    private: dict[str, str] | None = None,
+) -> None:
+    """``write_state`` on its own, as one statement (one round trip, its own transaction):
+    a table publishes once per decision, before the act's answer goes out, and the ORM's
+    four round trips were a third of the act's time in the worker (docs/capacity.md)."""
+    async with db.engine.connect() as conn:
+        raw = await conn.get_raw_connection()
+        driver: Any = raw.driver_connection
+        await driver.execute(
+            UPSERT_AND_NOTIFY, key, kind, version, json.dumps(public), json.dumps(private or {}),
+            datetime.now(UTC), CHANNEL, f"{key} {version}",
+        )  # fmt: skip
