@@ -11,6 +11,7 @@ from limits.aio.storage import MemoryStorage
 from limits.aio.strategies import MovingWindowRateLimiter
 
 from api import errors
+from api.backfill import Backfill
 from api.fastpath import GameStateFastPath
 from api.gamestate import GameStateCache
 from api.guards import LoopbackHostOnly, RefuseNul
@@ -55,8 +56,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.temporal = await connect(settings)
         app.state.db = Database(settings.database_url)
         app.state.game_states = GameStateCache(
-            app.state.db, codec_for(settings), settings.database_url
-        )
+            app.state.db, codec_for(settings), settings.database_url,
+            backfill=Backfill(app.state.temporal, app.state.db),
+        )  # fmt: skip
         await app.state.game_states.start()
         app.state.tournament_views = SingleFlight[str, Any](ttl=TOURNAMENT_VIEW_TTL)
         app.state.metrics_snapshots = SingleFlight[str, Any](ttl=METRICS_TTL, size=1)

@@ -21,7 +21,7 @@ import contextlib
 import json
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Annotated, Any
 
@@ -112,6 +112,8 @@ class _Watch:
     task: asyncio.Task[None] | None = None
     table_stamp: Any = None
     """When the store wrote ``table`` (a same-version rewrite replaces it)."""
+    backfilled: bool = False
+    """The workflows were asked once for what finished before the read model existed."""
 
     @property
     def table_version(self) -> int:
@@ -179,9 +181,17 @@ class _Watch:
 class GameStateCache:
     """Every watched table's newest published state, kept current by ``LISTEN``."""
 
-    def __init__(self, db: Database, codec: EncryptionCodec, database_url: str) -> None:
+    def __init__(
+        self,
+        db: Database,
+        codec: EncryptionCodec,
+        database_url: str,
+        backfill: Callable[[str, str | None], Awaitable[bool]] | None = None,
+    ) -> None:
         self.db = db
         self.codec = codec
+        self.backfill = backfill
+        """Asked once when a first read finds nothing (api/backfill.py)."""
         self.dsn = make_url(database_url).set(drivername="postgresql").render_as_string(False)
         self.watches: dict[str, _Watch] = {}
         self.by_key: dict[str, list[_Watch]] = {}
@@ -410,6 +420,11 @@ class GameStateCache:
             if ready:
                 return
             if time.monotonic() >= deadline:
+                if self.backfill is not None and not watch.backfilled:
+                    # Finished before the read model existed? Its workflows say (api/backfill.py).
+                    watch.backfilled = True
+                    if await self.backfill(watch.table_key, watch.tournament_key):
+                        continue
                 raise NoPublishedState(watch.table_key)
             await asyncio.sleep(TICK)
 

@@ -198,3 +198,45 @@ async def test_the_short_way_answers_exactly_what_the_route_answers(
         w2 = await http.get(path, headers=player(settings, f"{tid}-watcher2"))
         assert w1.status_code == w2.status_code == 200 and w1.content == w2.content
         assert w1.json()["you"] is None and w1.content != short.content
+
+
+async def test_a_tournament_finished_before_the_read_model_is_served_from_its_workflows_once(
+    client: Client, db: Database, task_queue: str, settings: Settings, counting_worker: Any
+) -> None:
+    """Tables that finished before the read model existed never published: the first read
+    asks their workflows once and writes the store (api/backfill.py), then no read asks."""
+    async with serve_api(settings) as url, httpx.AsyncClient(base_url=url, timeout=30) as http:
+        tid, users = await _playing(client, db, task_queue, settings, url)
+        headers = {u: player(settings, u) for u in users}
+        for _ in range(200):  # both shove until the tournament closes
+            states = {u: await _state(http, settings, tid, u) for u in users}
+            if states[users[0]]["tournament"]["state"] == "closed":
+                break
+            actor = next((u for u in users if states[u]["legalActions"]), None)
+            if actor is None:
+                await asyncio.sleep(0.1)
+                continue
+            legal = states[actor]["legalActions"]["actions"]
+            await http.post(f"/tournaments/{tid}/act", headers=headers[actor], json={
+                "handNumber": states[actor]["handNumber"], "turn": states[actor]["turn"],
+                "action": "all_in" if "all_in" in legal else "call"})  # fmt: skip
+        final = await _state(http, settings, tid, users[0])
+    assert final["tournament"]["state"] == "closed"
+    keys = [f"table-{tid}-1", f"tournament-{tid}"]
+    async with db.session() as session:  # as if it had finished before the release
+        for row in (await session.exec(select(ReadState).where(ReadState.key.in_(keys)))).all():  # type: ignore[attr-defined]
+            await session.delete(row)
+        await session.commit()
+    QUERIES.clear()
+    async with serve_api(settings) as url, httpx.AsyncClient(base_url=url, timeout=30) as http:
+        again = await _state(http, settings, tid, users[0])
+        assert again["tournament"]["state"] == "closed"
+        assert again["seats"] == final["seats"] and again["handNumber"] == final["handNumber"]
+        asked = len(QUERIES)
+        assert asked == 2, QUERIES  # the table and the tournament, once each
+    async with db.session() as session:
+        stored = (await session.exec(select(ReadState).where(ReadState.key.in_(keys)))).all()  # type: ignore[attr-defined]
+    assert len(stored) == 2
+    async with serve_api(settings) as url, httpx.AsyncClient(base_url=url, timeout=30) as http:
+        assert (await _state(http, settings, tid, users[1]))["tournament"]["state"] == "closed"
+    assert len(QUERIES) == asked  # another replica reads it from the store
