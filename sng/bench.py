@@ -11,7 +11,10 @@ Temporal dev server, a worker and the API as child processes, as ``sng dev`` doe
 4. history events and estimated Temporal Cloud actions per hand and per tournament;
 5. GET game-state with 100 pollers (a process of their own, sng/bench_poll.py), on one API
    replica and then over two, and the Temporal queries it causes;
-6. engine µs per action beside pokerkit.
+6. engine µs per action beside pokerkit;
+7. ICM ms per call;
+8. turn latency: from an action sent to the next player learning of its turn, by SSE stream
+   and by long-poll.
 
 The figures are ratios first: on a small shared machine absolute numbers move run to run.
 """
@@ -88,6 +91,9 @@ def own_stack(console: Console) -> Iterator[tuple[Settings, list[str]]]:
         # per-address and per-credential limits by design (docs/capacity.md).
         rate_limit_ip="",
         rate_limit_credential="",
+        # The bench force-ends what it leaves running; a refused force-end would leave a
+        # tournament dealing on timeouts under every later section (docs/capacity.md).
+        force_end_min_level_age_seconds=0,
     )
     settings = settings.model_copy(
         update={"temporal_address": f"127.0.0.1:{settings.temporal_port}"}
@@ -117,13 +123,16 @@ async def run_bench(
 ) -> dict[str, Any]:
     from sng.bench_history import engine, icm, tournament_accounting
     from sng.bench_load import (
+        FORCE_END_REFUSED,
         Target,
         baseline,
         polling,
         query_counter,
         quiesce,
         run_level,
+        settle,
         turn_latency,
+        turn_latency_long_poll,
     )
     from sng.client import SngClient
     from sng.temporal import connect
@@ -139,6 +148,7 @@ async def run_bench(
     }
     failed: dict[str, str] = {}
     result["failed_sections"] = failed
+    FORCE_END_REFUSED.clear()
 
     async def section(name: str, run: Callable[[], Awaitable[Any]]) -> Any:
         """One figure: a failure is written down (and the run goes on to the next one), so a
@@ -195,6 +205,12 @@ async def run_bench(
             if is_main:
                 main = figures
 
+        result["settled_before_reads_s"] = await section(
+            "settle",
+            lambda: settle(
+                target.client, target.settings.temporal_task_queue, max_s=cfg.settle_s * 2
+            ),
+        )
         console.print(f"5. {cfg.pollers} pollers on one table's game state…")
         result["polling"] = await section(
             "polling",
@@ -207,10 +223,13 @@ async def run_bench(
         result["turn_latency"] = await section(
             "turn latency", lambda: turn_latency(target, operator, seconds=cfg.poll_s)
         )
-        if result["turn_latency"] and base and base["p50_ms"]:
-            result["turn_latency"]["ratio_p50"] = round(
-                result["turn_latency"]["p50_ms"] / base["p50_ms"], 2
-            )
+        result["turn_latency_long_poll"] = await section(
+            "turn latency (long-poll)",
+            lambda: turn_latency_long_poll(target, operator, seconds=cfg.poll_s),
+        )
+        for name in ("turn_latency", "turn_latency_long_poll"):
+            if result[name] and base and base["p50_ms"]:
+                result[name]["ratio_p50"] = round(result[name]["p50_ms"] / base["p50_ms"], 2)
 
         console.print(f"4. histories of {len(finished)} finished tournament(s)…")
         hands_by_tid = (
@@ -254,6 +273,7 @@ async def run_bench(
     else:
         result["api_action"] = result["throughput"] = None
     result["load_curve"] = curve
+    result["force_end_refused"] = list(FORCE_END_REFUSED)
     result["seconds"] = round(time.monotonic() - began, 1)
     return result
 
@@ -329,12 +349,14 @@ def render(result: dict[str, Any]) -> Table:
                  f"{m['requests_per_s']:.0f}, {m['p99_ms']:.0f}",
                  f"{m['temporal_queries_per_s']:.0f} queries/s")
             )  # fmt: skip
-    t = result.get("turn_latency")
-    if t:
-        rows.append(
-            ("8", "turn latency p50 / p99 ms (action sent → next action_required, SSE)",
-             f"{t['p50_ms']:.0f} / {t['p99_ms']:.0f}", f"{t.get('ratio_p50', 0)}× baseline")
-        )  # fmt: skip
+    for name, how in (("turn_latency", "action_required, SSE"),
+                      ("turn_latency_long_poll", "legalActions, long-poll")):  # fmt: skip
+        t = result.get(name)
+        if t:
+            rows.append(
+                ("8", f"turn latency p50 / p99 ms (action sent → next {how})",
+                 f"{t['p50_ms']:.0f} / {t['p99_ms']:.0f}", f"{t.get('ratio_p50', 0)}× baseline")
+            )  # fmt: skip
     if e:
         rows.append(
             ("6", "engine µs/action ours / pokerkit",
