@@ -215,13 +215,21 @@ keeps dealing on timeouts and loads every later section."""
 async def end_tournament(operator: SngClient, tid: str) -> None:
     """Force-end a tournament the bench is done with; a refusal is written down, not hidden
     (a running stack may refuse it: ``SNG_FORCE_END_MIN_LEVEL_AGE_SECONDS``)."""
-    try:
-        await operator.force_end(tid)
-    except (SngError, httpx.HTTPError) as err:
-        with contextlib.suppress(SngError, httpx.HTTPError):
-            if (await operator.tournament(tid)).get("state") in FINAL_STATES:
+    for _ in range(20):
+        try:
+            await operator.force_end(tid)
+            return
+        except (SngError, httpx.HTTPError) as err:
+            refusal = f"{tid}: {err}"
+            state = None
+            with contextlib.suppress(SngError, httpx.HTTPError):
+                state = (await operator.tournament(tid)).get("state")
+            if state in FINAL_STATES:
                 return  # it ended by itself meanwhile
-        FORCE_END_REFUSED.append(f"{tid}: {err}")
+            if state != "starting":
+                break
+            await asyncio.sleep(0.5)  # full, about to deal: it can be force-ended once playing
+    FORCE_END_REFUSED.append(refusal)
 
 
 async def run_level(
