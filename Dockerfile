@@ -4,12 +4,17 @@ WORKDIR /app
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1
 COPY pyproject.toml README.md ./
 COPY domain domain
-COPY workflows workflows
-COPY activities activities
-COPY api api
+COPY wire wire
+COPY core core
 COPY db db
+COPY activities activities
+COPY workflows workflows
+COPY api api
+COPY sdk sdk
+COPY devtools devtools
+COPY bench bench
 COPY sng sng
-COPY worker.py ./
+COPY worker worker
 RUN pip install --no-cache-dir .
 USER nobody
 CMD ["sng", "api"]

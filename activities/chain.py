@@ -48,9 +48,9 @@ from activities.chain_support import (
     permit_typed_data,
     revert_of,
 )
+from core.settings import Settings
 from domain.errors import ErrorCode
-from sng.settings import Settings
-from workflows.messages import MoneyMove, MoneyReceipt, PayoutReceipt, PrizePayment
+from wire.messages import MoneyMove, MoneyReceipt, PayoutReceipt, PrizePayment
 
 NONCES_ABI = [
     {

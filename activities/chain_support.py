@@ -223,7 +223,7 @@ def sign_permit(
     chain_id: int,
     name: str = TOKEN_NAME,
 ) -> dict[str, Any]:
-    """An ERC-2612 permit signed by ``owner_key``: the fields of ``workflows.messages.Permit``."""
+    """An ERC-2612 permit signed by ``owner_key``: the fields of ``wire.messages.Permit``."""
     account = Account.from_key(owner_key)
     typed = permit_typed_data(
         owner=account.address, token=token, spender=spender, value=value, nonce=nonce,

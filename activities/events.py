@@ -13,7 +13,7 @@ from temporalio import activity
 
 from db.engine import Database
 from db.models import Event
-from workflows.messages import EventInput
+from wire.messages import EventInput
 
 
 class EventActivities:

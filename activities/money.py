@@ -13,7 +13,7 @@ from temporalio.exceptions import ApplicationError
 from db import ledger
 from db.engine import Database
 from domain.errors import DomainError
-from workflows.messages import MoneyMove, MoneyReceipt, PayoutReceipt, PrizePayment
+from wire.messages import MoneyMove, MoneyReceipt, PayoutReceipt, PrizePayment
 
 
 def refused(err: DomainError) -> ApplicationError:

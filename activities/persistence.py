@@ -17,7 +17,7 @@ from temporalio import activity
 from db.engine import Database
 from db.models import Entrant, Hand, PayoutIntent, Tournament
 from db.readstore import write_state
-from workflows.messages import (
+from wire.messages import (
     EntrantRow,
     HandRow,
     PayoutConfirmation,

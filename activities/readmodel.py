@@ -16,10 +16,10 @@ from typing import Any
 from temporalio import activity
 
 from activities.events import append
+from core.codec import EncryptionCodec
 from db.engine import Database
 from db.readstore import seat_binding, write_state, write_state_now
-from sng.codec import EncryptionCodec
-from workflows.table_messages import TablePublication
+from wire.table_messages import TablePublication
 
 
 class ReadModelActivities:

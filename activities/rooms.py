@@ -21,8 +21,8 @@ from db import ledger
 from db.engine import Database
 from db.models import Hand, Room
 from domain.errors import DomainError
-from workflows.messages import EventInput, MoneyReceipt
-from workflows.table_messages import RoomHandInput, RoomMove, RoomRow, SeenQuery
+from wire.messages import EventInput, MoneyReceipt
+from wire.table_messages import RoomHandInput, RoomMove, RoomRow, SeenQuery
 
 
 class RoomActivities:

@@ -11,7 +11,7 @@ import secrets
 
 from temporalio import activity
 
-from workflows.table_messages import DeckDraw
+from wire.table_messages import DeckDraw
 
 
 @activity.defn

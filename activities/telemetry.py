@@ -15,7 +15,7 @@ from opentelemetry import trace
 from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags, Tracer
 from temporalio import activity
 
-from workflows.messages import LifecycleRecord
+from wire.messages import LifecycleRecord
 
 MS = 1_000_000  # nanoseconds per millisecond
 

@@ -36,10 +36,10 @@ from api.routes.codec import LOOPBACK_HOSTS
 from api.streams import StreamSlots
 from api.ui import rooms as room_pages
 from api.ui import routes as admin_pages
+from core.codec import codec_for
+from core.settings import Settings, get_settings
+from core.temporal import connect
 from db.engine import Database
-from sng.codec import codec_for
-from sng.settings import Settings, get_settings
-from sng.temporal import connect
 
 TOURNAMENT_VIEW_TTL = 1.0
 """``GET /tournaments/{id}`` is at most this stale (a write through this replica refreshes it)."""

@@ -25,10 +25,10 @@ import jwt
 from fastapi import Depends, Header, Request
 
 from api.errors import ApiError
+from core.settings import Settings
 from db import agents
 from db.engine import Database
 from domain.errors import ErrorCode
-from sng.settings import Settings
 
 HMAC_ALGORITHMS = ["HS256"]
 JWKS_ALGORITHMS = ["RS256", "RS384", "RS512", "PS256", "ES256", "ES384", "EdDSA"]
@@ -47,19 +47,6 @@ class Caller:
     @property
     def owner(self) -> str:
         return self.owner_user_id or self.user_id
-
-
-def mint_player_token(settings: Settings, user_id: str, *, ttl_seconds: int = 86_400) -> str:
-    now = int(time.time())
-    claims: dict[str, Any] = {
-        "sub": user_id,
-        "iss": settings.jwt_issuer,
-        "iat": now,
-        "exp": now + ttl_seconds,
-    }
-    if settings.jwt_audience:
-        claims["aud"] = settings.jwt_audience
-    return jwt.encode(claims, settings.jwt_secret.get_secret_value(), algorithm="HS256")
 
 
 @lru_cache(maxsize=4)

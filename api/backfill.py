@@ -11,7 +11,9 @@ spectator view does not carry.
 
 from __future__ import annotations
 
-from temporalio.client import Client, WorkflowQueryFailedError
+from typing import Any
+
+from temporalio.client import Client, WorkflowHandle, WorkflowQueryFailedError
 from temporalio.service import RPCError
 
 from api.gamestate import WORKFLOW_QUERIES
@@ -33,15 +35,17 @@ class Backfill:
         there is nothing finished to write (or the workflows cannot be read)."""
         try:
             WORKFLOW_QUERIES.labels(workflow="table_backfill").inc()
-            table = await self.client.get_workflow_handle_for(TableWorkflow.run, table_key).query(
-                TableWorkflow.view, None
+            table_handle: WorkflowHandle[Any, Any] = self.client.get_workflow_handle_for(
+                TableWorkflow.run, table_key
             )
+            table = await table_handle.query(TableWorkflow.view, None)
             tournament = None
             if tournament_key is not None:
                 WORKFLOW_QUERIES.labels(workflow="tournament_backfill").inc()
-                tournament = await self.client.get_workflow_handle_for(
+                handle: WorkflowHandle[Any, Any] = self.client.get_workflow_handle_for(
                     TournamentWorkflow.run, tournament_key
-                ).query(TournamentWorkflow.state)
+                )
+                tournament = await handle.query(TournamentWorkflow.state)
         except (RPCError, WorkflowQueryFailedError):
             return False
         if not table.finished or (tournament is not None and tournament.state not in CLOSED):

@@ -11,8 +11,8 @@ from fastapi import Depends, Path, Request
 from temporalio.client import Client
 
 from api.readcache import SingleFlight
+from core.settings import Settings
 from db.engine import Database
-from sng.settings import Settings
 
 
 async def _client(request: Request) -> Client:

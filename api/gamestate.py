@@ -34,13 +34,13 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError
 
 from api.errors import ApiError
+from core.codec import EncryptionCodec, RefusedPayloadError
 from db.engine import Database
 from db.readstore import CHANNEL, seat_binding
 from domain.errors import ErrorCode
 from domain.game_state import you_view
-from sng.codec import EncryptionCodec, RefusedPayloadError
-from workflows.messages import TournamentView
-from workflows.table_messages import TableActResult, TableSnapshot, TableView, seat_view
+from wire.messages import TournamentView
+from wire.table_messages import TableActResult, TableSnapshot, TableView, seat_view
 
 WORKFLOW_QUERIES = Counter(
     "sng_api_workflow_queries_total",

@@ -1,9 +1,10 @@
 """Engine throughput: hands/s and µs per action, ours against pokerkit on the same hands.
 
-Run: ``python bench/engine.py [hands]``. Hands are random 6-max and 9-max deals with a seeded
-random player (this is a script, not domain code). Both engines replay the same recorded action
-scripts from the same decks; dealing, showdown and payout are included in both timings.
-Note: tests/domain/oracle.py memoises pokerkit's hand evaluator (a pure function), which only
+Run: ``python -m bench.engine [hands]`` (or ``sng bench``, section 6). Hands are random 6-max
+and 9-max deals with a seeded random player (this is a script, not domain code). Both engines
+replay the same recorded action scripts from the same decks; dealing, showdown and payout are
+included in both timings.
+Note: bench/oracle.py memoises pokerkit's hand evaluator (a pure function), which only
 makes pokerkit faster here.
 """
 
@@ -12,12 +13,8 @@ from __future__ import annotations
 import random
 import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from domain.holdem import Hand
-from tests.domain.oracle import (
+from bench.oracle import (
     Spec,
     advance_pokerkit,
     apply_pokerkit,
@@ -26,6 +23,7 @@ from tests.domain.oracle import (
     start_ours,
     start_pokerkit,
 )
+from domain.holdem import Hand
 
 
 def scripts(players: int, count: int) -> list[tuple[Spec, list[dict[str, object]]]]:

@@ -1,0 +1,1 @@
+"""The `sng` command line (``sng.cli``) and nothing else: every command imports what it runs."""

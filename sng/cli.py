@@ -7,10 +7,10 @@ from typing import Annotated
 
 import typer
 
-from sng.bench import bench
+from bench.runner import bench
+from core.settings import get_settings, refuse_implicit_dev
 from sng.cli_hand import hand_app
 from sng.cli_structure import structure_app
-from sng.settings import get_settings, refuse_implicit_dev
 
 app = typer.Typer(
     help="Durable Sit-and-Go tournaments: operator and developer commands.", no_args_is_help=True
@@ -29,7 +29,7 @@ def dev(
     ),
 ) -> None:
     """Start PostgreSQL, Temporal, the worker and the API together; Ctrl-C stops them all."""
-    from sng.devstack import run_dev
+    from devtools.devstack import run_dev
 
     if chain not in ("none", "anvil"):
         raise typer.BadParameter("--chain is 'none' or 'anvil'")
@@ -87,7 +87,7 @@ def demo(
     from rich.console import Console
     from rich.table import Table
 
-    from sng.demo import run_demo
+    from sdk.demo import run_demo
 
     settings = get_settings()
     url = api_url or f"http://{settings.api_host}:{settings.api_port}"
@@ -115,7 +115,7 @@ def token(
     ttl: int = typer.Option(86_400, help="seconds until it expires"),
 ) -> None:
     """Mint a player bearer token signed with the configured secret (dev and tests)."""
-    from api.auth import mint_player_token
+    from core.tokens import mint_player_token
 
     typer.echo(mint_player_token(get_settings(), user_id, ttl_seconds=ttl))
 

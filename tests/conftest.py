@@ -24,13 +24,13 @@ from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
+from core.codec import new_key
+from core.settings import Settings
+from core.temporal import data_converter, interceptors
 from db.engine import Database
 from db.migrate import upgrade_async
-from sng.codec import new_key
-from sng.devstack import free_port, temporal_binary
-from sng.pg import EmbeddedPostgres
-from sng.settings import Settings
-from sng.temporal import data_converter, interceptors
+from devtools.devstack import free_port, temporal_binary
+from devtools.pg import EmbeddedPostgres
 from tests.replay import StartedWorkflows, replay_everything
 from workflows import search_attributes
 
@@ -86,7 +86,7 @@ def table_activities(db: Database) -> list[Any]:
     publishes to (docs/read-model.md)."""
     from activities.readmodel import ReadModelActivities
     from activities.table import new_deck_seed
-    from sng.codec import codec_for
+    from core.codec import codec_for
 
     return [new_deck_seed, ReadModelActivities(db, codec_for(Settings())).publish_table]
 

@@ -27,7 +27,7 @@ from worker import build_replayer
 def helper_workflows() -> list[type]:
     """The small workflows tests run beside ours (a hand sink, money-leg drivers, the bench's
     bare-update baseline)."""
-    from sng.bench_echo import EchoWorkflow
+    from bench.echo import EchoWorkflow
     from tests.chain.money_workflows import MoneyMoveWorkflow, PayPrizeWorkflow
     from tests.integration.hand_sink import HandSink
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from sng.bench import BenchConfig, draw, render, run_bench
-from sng.settings import Settings
+from bench.runner import BenchConfig, draw, render, run_bench
+from core.settings import Settings
 from tests.conftest import serve_api
 
 # drain_s only bounds the wait (it ends when the tournaments do): on a loaded machine a tiny

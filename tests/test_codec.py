@@ -11,7 +11,7 @@ import pytest
 from pydantic import ValidationError
 from temporalio.api.common.v1 import Payload
 
-from sng.codec import (
+from core.codec import (
     ENCODING,
     CodecKeyError,
     EncryptionCodec,
@@ -23,8 +23,8 @@ from sng.codec import (
     new_key,
     parse_previous_keys,
 )
-from sng.settings import Settings
-from sng.temporal import data_converter
+from core.settings import Settings
+from core.temporal import data_converter
 
 
 def payload(text: str) -> Payload:

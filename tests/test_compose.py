@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
-from sng.settings import Settings
+from core.settings import Settings
 from workflows import search_attributes
 
 ROOT = Path(__file__).resolve().parents[1]

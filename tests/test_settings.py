@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from sng.settings import Settings
+from core.settings import Settings
 
 
 def test_dev_defaults_work_without_configuration() -> None:

@@ -21,7 +21,7 @@ with workflow.unsafe.imports_passed_through():
     from activities.table import new_deck_seed, new_secret, wall_clock_ms
     from activities.telemetry import TelemetryActivities
     from domain.errors import ErrorCode
-    from workflows.messages import (
+    from wire.messages import (
         EntrantRow,
         EventInput,
         HandRow,
@@ -34,7 +34,7 @@ with workflow.unsafe.imports_passed_through():
         PrizePayment,
         TournamentRow,
     )
-    from workflows.table_messages import (
+    from wire.table_messages import (
         DeckDraw,
         RoomHandInput,
         RoomMove,

@@ -33,12 +33,7 @@ with workflow.unsafe.imports_passed_through():
         RoomStatus,
         status_for,
     )
-    from workflows import effects
-    from workflows.alarm import Alarm
-    from workflows.errors import checked
-    from workflows.inbox import Inbox, wait_or_serve
-    from workflows.room_hand import RoomHandMixin
-    from workflows.table_messages import (
+    from wire.table_messages import (
         CloseRoomInput,
         CloseRoomResult,
         JoinInput,
@@ -51,6 +46,11 @@ with workflow.unsafe.imports_passed_through():
         TableSeat,
         TableState,
     )
+    from workflows import effects
+    from workflows.alarm import Alarm
+    from workflows.errors import checked
+    from workflows.inbox import Inbox, wait_or_serve
+    from workflows.room_hand import RoomHandMixin
 
 HANDS_PER_RUN = 20
 """Continue-as-new at least this often: ~20 hands stay far below 2,000 updates and 10,000

@@ -17,9 +17,8 @@ from temporalio import workflow
 with workflow.unsafe.imports_passed_through():
     from domain.holdem import Hand, public_view
     from domain.rooms import StreamCursor, hand_events, settle
-    from workflows import effects
-    from workflows.messages import EventInput
-    from workflows.table_messages import (
+    from wire.messages import EventInput
+    from wire.table_messages import (
         RoomHandInput,
         RoomRow,
         RoomSpec,
@@ -29,6 +28,7 @@ with workflow.unsafe.imports_passed_through():
         TableSnapshot,
         TableState,
     )
+    from workflows import effects
 
 READ_MODEL_PATCH = "read-model-v1"
 """Tables publish their state to the read store (docs/read-model.md) from this patch on."""

@@ -34,14 +34,7 @@ with workflow.unsafe.imports_passed_through():
         start_hand,
     )
     from domain.settings import TournamentSettings, validate_settings
-    from workflows import effects
-    from workflows.alarm import Alarm
-    from workflows.budget import run_budget_spent
-    from workflows.errors import refusal
-    from workflows.inbox import Inbox, wait_or_serve
-    from workflows.room import HANDS_PER_RUN, RoomMixin
-    from workflows.room_hand import READ_MODEL_PATCH
-    from workflows.table_messages import (
+    from wire.table_messages import (
         ActInput,
         ActResult,
         HandReport,
@@ -54,6 +47,13 @@ with workflow.unsafe.imports_passed_through():
         TableView,
         seat_view,
     )
+    from workflows import effects
+    from workflows.alarm import Alarm
+    from workflows.budget import run_budget_spent
+    from workflows.errors import refusal
+    from workflows.inbox import Inbox, wait_or_serve
+    from workflows.room import HANDS_PER_RUN, RoomMixin
+    from workflows.room_hand import READ_MODEL_PATCH
 
 __all__ = ["HANDS_PER_RUN", "TableWorkflow"]
 

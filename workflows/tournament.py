@@ -28,9 +28,7 @@ with workflow.unsafe.imports_passed_through():
     from domain.seating import draw_seats
     from domain.settings import TournamentSettings, validate_settings
     from domain.standings import force_end_ranking, order_busts
-    from workflows import effects
-    from workflows.alarm import Alarm
-    from workflows.messages import (
+    from wire.messages import (
         CreateTournamentInput,
         EntrantStatus,
         Finish,
@@ -40,8 +38,10 @@ with workflow.unsafe.imports_passed_through():
         TournamentState,
         TournamentView,
     )
+    from wire.table_messages import HandReport, TableResult, TableSeat, TableState
+    from workflows import effects
+    from workflows.alarm import Alarm
     from workflows.table import TableWorkflow
-    from workflows.table_messages import HandReport, TableResult, TableSeat, TableState
     from workflows.tournament_registration import RegistrationMixin
     from workflows.tournament_settlement import SettlementMixin
 

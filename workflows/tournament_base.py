@@ -15,10 +15,7 @@ with workflow.unsafe.imports_passed_through():
     from domain.clock import level_deadline_ms, level_started_at_ms
     from domain.payouts import resolved_prize_structure
     from domain.settings import TournamentSettings
-    from workflows import effects
-    from workflows import search_attributes as sa
-    from workflows.errors import checked
-    from workflows.messages import (
+    from wire.messages import (
         CreateTournamentInput,
         EntrantRow,
         EntrantStatus,
@@ -30,6 +27,9 @@ with workflow.unsafe.imports_passed_through():
         TournamentView,
         Transition,
     )
+    from workflows import effects
+    from workflows import search_attributes as sa
+    from workflows.errors import checked
 
 T = TypeVar("T")
 

@@ -11,11 +11,7 @@ from temporalio.exceptions import ActivityError, ApplicationError
 with workflow.unsafe.imports_passed_through():
     from domain import registration
     from domain.errors import DomainError, ErrorCode
-    from workflows import effects
-    from workflows.alarm import Alarm
-    from workflows.budget import run_budget_spent
-    from workflows.errors import refuse
-    from workflows.messages import (
+    from wire.messages import (
         CancelInput,
         EntrantStatus,
         EntrantView,
@@ -29,6 +25,10 @@ with workflow.unsafe.imports_passed_through():
         TournamentView,
         UnregisterInput,
     )
+    from workflows import effects
+    from workflows.alarm import Alarm
+    from workflows.budget import run_budget_spent
+    from workflows.errors import refuse
     from workflows.tournament_base import TournamentBase
 
 MAX_ENTRIES = 5

@@ -14,11 +14,7 @@ with workflow.unsafe.imports_passed_through():
     from domain.payouts import resolve_payout_amounts
     from domain.standings import Finish as Place
     from domain.standings import split_prizes
-    from workflows import effects
-    from workflows.alarm import Alarm
-    from workflows.budget import run_budget_spent
-    from workflows.errors import refuse
-    from workflows.messages import (
+    from wire.messages import (
         MoneyMove,
         PayoutConfirmation,
         PayoutFailure,
@@ -29,6 +25,10 @@ with workflow.unsafe.imports_passed_through():
         TournamentPhase,
         TournamentView,
     )
+    from workflows import effects
+    from workflows.alarm import Alarm
+    from workflows.budget import run_budget_spent
+    from workflows.errors import refuse
     from workflows.tournament_base import TournamentBase
 
 MAX_RETRY_SECONDS = 30 * 60

@@ -24,15 +24,14 @@ from api.deps import (
 )
 from api.errors import QUERY_TIMEOUT
 from api.updates import execute_update
+from core.settings import Settings
 from db import ledger
 from db.models import PayoutIntent, Tournament
 from domain.clock import level_started_at_ms
 from domain.errors import ErrorCode
 from domain.operations import verify_force_end
 from domain.settings import validate_settings
-from sng.settings import Settings
-from workflows import search_attributes as sa
-from workflows.messages import (
+from wire.messages import (
     CancelInput,
     CreateTournamentInput,
     ForceEndInput,
@@ -40,6 +39,7 @@ from workflows.messages import (
     TournamentView,
     WireModel,
 )
+from workflows import search_attributes as sa
 from workflows.tournament import TournamentWorkflow
 
 router = APIRouter(prefix="/admin", tags=["admin"], dependencies=[ServiceKey])

@@ -15,7 +15,7 @@ from api.errors import ApiError
 from db import agents
 from db.models import Agent
 from domain.errors import ErrorCode
-from workflows.messages import WireModel
+from wire.messages import WireModel
 
 router = APIRouter(prefix="/admin/agents", tags=["admin", "agents"], dependencies=[ServiceKey])
 

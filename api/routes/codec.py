@@ -23,9 +23,9 @@ from google.protobuf.message import DecodeError
 from temporalio.api.common.v1 import Payload, Payloads
 
 from api.auth import key_matches
+from core.codec import EncryptionCodec, codec_for
+from core.settings import Settings
 from domain.errors import ErrorCode
-from sng.codec import EncryptionCodec, codec_for
-from sng.settings import Settings
 
 router = APIRouter(prefix="/codec", tags=["ops"])
 

@@ -32,7 +32,7 @@ from api.streams import StreamSlots
 from db.engine import Database
 from db.models import Event, Tournament
 from domain.errors import ErrorCode
-from workflows.messages import WireModel
+from wire.messages import WireModel
 
 router = APIRouter(prefix="/tournaments", tags=["events"])
 

@@ -18,7 +18,7 @@ from api.errors import ApiError
 from db.models import Hand, Tournament
 from domain.errors import ErrorCode
 from domain.phh import to_phh
-from workflows.messages import WireModel
+from wire.messages import WireModel
 
 router = APIRouter(prefix="/tournaments", tags=["hands"])
 

@@ -23,7 +23,7 @@ from api.updates import execute_update
 from db import agents
 from db.models import Room, Tournament
 from domain.errors import ErrorCode
-from workflows.messages import (
+from wire.messages import (
     LeaveResult,
     LeaveVia,
     RegisterInput,

@@ -15,7 +15,7 @@ from api.errors import ApiError
 from api.routes.admin import Balance
 from db import ledger, wallets
 from domain.errors import ErrorCode
-from workflows.messages import ADDRESS, WireModel
+from wire.messages import ADDRESS, WireModel
 
 router = APIRouter(prefix="/me", tags=["me"])
 

@@ -31,9 +31,9 @@ from db.models import Tournament
 from domain.errors import ErrorCode
 from domain.game_state import tournament_fields
 from domain.settings import validate_settings
-from workflows.messages import TournamentView, WireModel
+from wire.messages import TournamentView, WireModel
+from wire.table_messages import ActInput, ActResult, SitInInput, TableView
 from workflows.table import TableWorkflow
-from workflows.table_messages import ActInput, ActResult, SitInInput, TableView
 
 router = APIRouter(prefix="/tournaments", tags=["play"])
 

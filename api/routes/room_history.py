@@ -15,7 +15,7 @@ from api.routes.events import AfterQuery, EventPage, page, resume_point, sse
 from api.routes.rooms import MAX_HAND, RoomId, room_row, room_workflow_id
 from db.models import Hand
 from domain.errors import ErrorCode
-from workflows.messages import WireModel
+from wire.messages import WireModel
 
 router = APIRouter(prefix="/rooms", tags=["rooms"])
 

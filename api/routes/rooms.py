@@ -37,14 +37,13 @@ from api.gamestate import (
 from api.presence import anonymous, observers, touch
 from api.routes.play import ActBody, IdempotencyKey, act_at_table
 from api.updates import execute_update
+from core.settings import Settings
 from db.engine import Database
 from db.models import Room
 from domain.errors import ErrorCode
 from domain.rooms import CURRENCY, validate_room
-from sng.settings import Settings
-from workflows.messages import WireModel
-from workflows.table import TableWorkflow
-from workflows.table_messages import (
+from wire.messages import WireModel
+from wire.table_messages import (
     ActResult,
     CloseRoomInput,
     CloseRoomResult,
@@ -57,6 +56,7 @@ from workflows.table_messages import (
     TableState,
     TableView,
 )
+from workflows.table import TableWorkflow
 
 router = APIRouter(prefix="/rooms", tags=["rooms"])
 

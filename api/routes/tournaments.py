@@ -26,7 +26,7 @@ from db.models import Tournament
 from domain.errors import ErrorCode
 from domain.game_state import tournament_fields
 from domain.settings import validate_settings
-from workflows.messages import (
+from wire.messages import (
     EntrantStatus,
     LeaveResult,
     LeaveVia,

@@ -23,7 +23,7 @@ from urllib.parse import parse_qsl
 from fastapi import Depends, HTTPException, Request, Response
 
 from api.auth import key_matches
-from sng.settings import Settings
+from core.settings import Settings
 
 COOKIE = "sng_admin"
 COOKIE_PATH = "/ui"

@@ -50,7 +50,7 @@ from domain.errors import DomainError
 from domain.operations import can_force_end
 from domain.schedule import schedule_preview
 from domain.settings import validate_settings
-from workflows.messages import TournamentView
+from wire.messages import TournamentView
 from workflows.tournament import TournamentWorkflow
 
 HERE = Path(__file__).parent

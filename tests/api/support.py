@@ -6,7 +6,7 @@ from typing import Any
 
 import httpx
 
-from sng.settings import Settings
+from core.settings import Settings
 from tests.integration.helpers import admin
 
 

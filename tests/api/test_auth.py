@@ -18,9 +18,9 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
 from sqlalchemy import text
 
-from api.auth import mint_player_token
+from core.settings import Settings
+from core.tokens import mint_player_token
 from db.engine import Database
-from sng.settings import Settings
 from tests.api.support import agent_headers, new_agent
 from tests.conftest import serve_api
 from tests.integration.helpers import admin, player

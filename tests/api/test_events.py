@@ -12,9 +12,9 @@ import httpx
 from sqlalchemy.dialects.postgresql import insert
 
 from api.routes import events as events_route
+from core.settings import Settings
 from db.engine import Database
 from db.models import Event
-from sng.settings import Settings
 from tests.integration.helpers import admin, create, eventually
 
 

@@ -8,7 +8,7 @@ from typing import Any
 import httpx
 from temporalio.client import Client
 
-from sng.settings import Settings
+from core.settings import Settings
 from tests.api.support import agent_headers, new_agent
 from tests.integration.helpers import admin, create, credit, player
 from workflows.tournament import TournamentWorkflow

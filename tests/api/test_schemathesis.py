@@ -19,10 +19,10 @@ import asyncpg
 import pytest
 from temporalio.client import Client
 
-from api.auth import mint_player_token
+from core.settings import Settings
+from core.tokens import mint_player_token
 from db.engine import Database
 from db.migrate import upgrade_async
-from sng.settings import Settings
 from tests.conftest import serve_api
 
 pytestmark = pytest.mark.slow

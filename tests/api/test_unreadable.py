@@ -10,7 +10,7 @@ import asyncio
 
 import httpx
 
-from sng.settings import Settings
+from core.settings import Settings
 from tests.conftest import serve_api
 from tests.integration.helpers import create, player
 

@@ -16,8 +16,8 @@ from web3 import Web3
 
 from activities.chain import ChainMoneyActivities
 from activities.chain_support import artifact, sign_permit
-from sng.chain import ChainInfo, DevChain, Wallet, fund, start_dev_chain
-from sng.devstack import free_port
+from devtools.chain import ChainInfo, DevChain, Wallet, fund, start_dev_chain
+from devtools.devstack import free_port
 from tests.chain.proxy import RpcProxy
 
 

@@ -8,7 +8,7 @@ from temporalio import workflow
 from temporalio.common import RetryPolicy
 
 with workflow.unsafe.imports_passed_through():
-    from workflows.messages import MoneyMove, MoneyReceipt, PayoutReceipt, PrizePayment
+    from wire.messages import MoneyMove, MoneyReceipt, PayoutReceipt, PrizePayment
 
 # What settlement uses: transient faults retry forever with capped backoff; refusals do not.
 RETRY = RetryPolicy(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 
-from sng.devstack import free_port
+from devtools.devstack import free_port
 
 
 class RpcProxy:

@@ -18,11 +18,11 @@ from temporalio.worker import Worker
 
 from activities.chain import ChainMoneyActivities
 from activities.chain_support import chain_id_of
-from sng.chain import ChainInfo, Wallet
+from devtools.chain import ChainInfo, Wallet
 from tests.chain.conftest import Chips, chain_activities
 from tests.chain.money_workflows import MoneyMoveWorkflow, PayPrizeWorkflow
 from tests.chain.proxy import RpcProxy
-from workflows.messages import MoneyMove, Permit, PrizePayment
+from wire.messages import MoneyMove, Permit, PrizePayment
 
 
 async def _run(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sng.settings import ANVIL_DEV_OPERATOR_KEY, Settings
+from core.settings import ANVIL_DEV_OPERATOR_KEY, Settings
 
 CODEC = "A" * 43 + "="
 CHAIN = {

@@ -9,7 +9,7 @@ from web3 import Web3
 from web3.logs import DISCARD
 
 from activities.chain_support import chain_id_of, revert_of
-from sng.chain import ChainInfo
+from devtools.chain import ChainInfo
 from tests.chain.conftest import Chips
 
 

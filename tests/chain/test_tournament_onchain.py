@@ -16,13 +16,13 @@ from web3 import Web3
 from activities.chain_support import chain_id_of
 from db.engine import Database
 from db.migrate import upgrade_async
-from sng.chain import ChainInfo
-from sng.devstack import free_port
-from sng.pg import EmbeddedPostgres
+from devtools.chain import ChainInfo
+from devtools.devstack import free_port
+from devtools.pg import EmbeddedPostgres
 from tests.chain.conftest import Chips, chain_activities
 from tests.chain.proxy import RpcProxy
 from tests.integration.bots import play, shove
-from workflows.messages import CreateTournamentInput, PayEntryInput, Permit, RegisterInput
+from wire.messages import CreateTournamentInput, PayEntryInput, Permit, RegisterInput
 from workflows.tournament import TournamentWorkflow
 
 pytestmark = pytest.mark.slow

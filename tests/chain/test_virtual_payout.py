@@ -11,7 +11,7 @@ from temporalio.testing import ActivityEnvironment
 from activities.money import VirtualMoneyActivities
 from db import ledger
 from db.engine import Database
-from workflows.messages import PrizePayment
+from wire.messages import PrizePayment
 
 
 async def test_a_retried_virtual_payout_posts_once(db: Database) -> None:

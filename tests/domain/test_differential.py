@@ -14,8 +14,7 @@ from __future__ import annotations
 
 import random
 
-from domain.holdem import ActionKind
-from tests.domain.oracle import (
+from bench.oracle import (
     advance_pokerkit,
     apply_pokerkit,
     choose,
@@ -23,6 +22,7 @@ from tests.domain.oracle import (
     start_ours,
     start_pokerkit,
 )
+from domain.holdem import ActionKind
 
 HANDS = 10_000
 

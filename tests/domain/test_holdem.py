@@ -7,6 +7,7 @@ import random
 
 import pytest
 
+from bench.oracle import choose, random_spec, start_ours
 from domain.errors import DomainError, ErrorCode
 from domain.holdem import (
     ALL_CARDS,
@@ -20,7 +21,6 @@ from domain.holdem import (
     start_hand,
     viewer_view,
 )
-from tests.domain.oracle import choose, random_spec, start_ours
 
 DECK = list(ALL_CARDS)
 

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from pokerkit import HandHistory
 
+from bench.oracle import choose, random_spec, start_ours
 from domain.holdem import hand_record
 from domain.phh import PhhReplayError, parse_phh, replay_phh, to_phh
-from tests.domain.oracle import choose, random_spec, start_ours
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 

@@ -20,12 +20,12 @@ from pathlib import Path
 import pytest
 from temporalio.client import Client
 
+from core.settings import Settings
+from core.temporal import connect
 from db.engine import Database
 from db.migrate import upgrade_async
-from sng.devstack import free_port, start_temporal, wait_for_tcp
-from sng.pg import EmbeddedPostgres
-from sng.settings import Settings
-from sng.temporal import connect
+from devtools.devstack import free_port, start_temporal, wait_for_tcp
+from devtools.pg import EmbeddedPostgres
 from tests.replay import replay_everything
 
 

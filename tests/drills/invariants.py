@@ -6,7 +6,7 @@ from sqlalchemy import text
 
 from db import ledger
 from db.engine import Database
-from workflows.messages import TournamentView
+from wire.messages import TournamentView
 
 
 async def check_tournament(

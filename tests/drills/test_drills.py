@@ -31,9 +31,9 @@ from tests.drills.conftest import DrillStack
 from tests.drills.invariants import check_tournament
 from tests.integration.bots import play, shove
 from tests.replay import replay_everything
-from workflows.messages import CreateTournamentInput, PayEntryInput, RegisterInput, TournamentView
+from wire.messages import CreateTournamentInput, PayEntryInput, RegisterInput, TournamentView
+from wire.table_messages import ActInput
 from workflows.table import TableWorkflow
-from workflows.table_messages import ActInput
 from workflows.tournament import TournamentWorkflow
 
 pytestmark = pytest.mark.slow

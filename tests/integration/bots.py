@@ -13,8 +13,8 @@ from temporalio.client import (
 )
 from temporalio.service import RPCError, RPCStatusCode
 
+from wire.table_messages import ActInput, TableView
 from workflows.table import TableWorkflow
-from workflows.table_messages import ActInput, TableView
 
 Policy = Callable[[dict[str, Any]], tuple[str, int | None]]
 

@@ -15,11 +15,11 @@ from temporalio.worker import (
     WorkflowInterceptorClassInput,
 )
 
-from api.auth import mint_player_token
+from core.settings import Settings
+from core.tokens import mint_player_token
 from db import ledger
 from db.engine import Database
-from sng.settings import Settings
-from workflows.messages import (
+from wire.messages import (
     CreateTournamentInput,
     PayEntryInput,
     RegisterInput,

@@ -18,7 +18,7 @@ from typing import Any
 import httpx
 from temporalio.client import Client
 
-from sng.settings import Settings
+from core.settings import Settings
 from tests.integration.helpers import admin, eventually, player
 from tests.integration.test_tournament import create_fast, fill, until_state
 

@@ -12,8 +12,8 @@ import pytest
 from google.protobuf import json_format
 from temporalio.client import Client
 
-from sng.devstack import free_port, start_temporal, wait_for_tcp
-from sng.settings import Settings
+from core.settings import Settings
+from devtools.devstack import free_port, start_temporal, wait_for_tcp
 from tests.conftest import serve_api
 from tests.integration.helpers import admin
 

@@ -12,14 +12,14 @@ from temporalio.api.history.v1 import HistoryEvent
 from temporalio.client import Client
 from temporalio.worker import Worker
 
+from core.codec import ENCODING
 from domain import deck as decks
-from sng.codec import ENCODING
 from tests.integration.bots import passive, play
 from tests.integration.hand_sink import HandSink
 from tests.integration.helpers import eventually
 from tests.integration.test_table import table_state
+from wire.table_messages import DeckDraw, HandReport
 from workflows.table import TableWorkflow
-from workflows.table_messages import DeckDraw, HandReport
 
 
 def raw(events: list[HistoryEvent]) -> bytes:

@@ -8,9 +8,9 @@ import httpx
 import pytest
 from prometheus_client import REGISTRY
 
-from sng.client import SngClient, SngError
-from sng.demo import run_demo
-from sng.settings import Settings
+from core.settings import Settings
+from sdk.client import SngClient, SngError
+from sdk.demo import run_demo
 from tests.integration.helpers import player
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from sng.devstack import free_port, port_is_free
+from devtools.devstack import free_port, port_is_free
 
 pytestmark = pytest.mark.slow
 

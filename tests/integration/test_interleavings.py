@@ -26,9 +26,9 @@ from tests.integration.helpers import start_paid_tournament
 from tests.integration.test_table import table_state
 from tests.interleave import merged, mixed_pairs
 from tests.replay import histories_from
+from wire.table_messages import ActInput
 from worker import build_replayer
 from workflows.table import TableWorkflow
-from workflows.table_messages import ActInput
 
 pytestmark = pytest.mark.slow
 

@@ -11,12 +11,12 @@ from temporalio.client import Client
 from temporalio.worker import Worker
 
 from api.routes.metrics import Snapshot, SnapshotCollector, exposition, read_snapshot
+from core.settings import Settings
+from core.telemetry import worker_runtime
+from core.temporal import data_converter
 from db.engine import Database
 from db.models import Hand, PayoutIntent, Tournament
-from sng.devstack import free_port
-from sng.settings import Settings
-from sng.telemetry import worker_runtime
-from sng.temporal import data_converter
+from devtools.devstack import free_port
 from tests.integration.test_table import start, table_state
 from workflows.table import TableWorkflow
 

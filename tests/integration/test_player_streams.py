@@ -13,8 +13,8 @@ from temporalio.client import Client
 from temporalio.worker import Worker
 from websockets.asyncio.client import connect
 
+from core.settings import Settings
 from db.engine import Database
-from sng.settings import Settings
 from tests.integration.helpers import eventually, player, start_paid_tournament
 
 SETTINGS = {

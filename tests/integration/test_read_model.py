@@ -15,11 +15,11 @@ from prometheus_client import REGISTRY
 from sqlmodel import select
 from temporalio.client import Client
 
+from core.codec import RefusedPayloadError, codec_for
+from core.settings import Settings
 from db.engine import Database
 from db.models import ReadState
 from db.readstore import seat_binding
-from sng.codec import RefusedPayloadError, codec_for
-from sng.settings import Settings
 from tests.conftest import serve_api
 from tests.integration.helpers import (
     QUERIES,

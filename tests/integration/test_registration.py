@@ -8,10 +8,10 @@ import httpx
 from sqlmodel import select
 from temporalio.client import Client
 
+from core.settings import Settings
 from db import ledger
 from db.engine import Database
 from db.models import Event
-from sng.settings import Settings
 from tests.integration.helpers import admin, balance, create, credit, eventually, player
 
 

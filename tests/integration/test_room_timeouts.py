@@ -18,15 +18,14 @@ from sqlalchemy import text
 from temporalio.client import Client, WorkflowHandle, WorkflowUpdateFailedError
 from temporalio.testing import WorkflowEnvironment
 
+from core.temporal import data_converter
 from db import ledger
 from db.engine import Database
 from domain.rooms import IDLE_CLOSE_SECONDS
-from sng.temporal import data_converter
 from tests.integration.bots import passive
 from tests.integration.helpers import eventually
 from tests.replay import StartedWorkflows, histories_from
-from workflows.table import TableWorkflow
-from workflows.table_messages import (
+from wire.table_messages import (
     ActInput,
     CloseRoomInput,
     JoinInput,
@@ -37,6 +36,7 @@ from workflows.table_messages import (
     TableState,
     TableView,
 )
+from workflows.table import TableWorkflow
 
 ENTRY = 1000
 

@@ -15,9 +15,9 @@ import httpx
 from temporalio.client import Client
 from temporalio.worker import Worker
 
+from core.settings import Settings
 from db import ledger
 from db.engine import Database
-from sng.settings import Settings
 from tests.integration.bots import play
 from tests.integration.helpers import admin, balance, credit, eventually, player
 from worker import build_replayer
@@ -428,8 +428,8 @@ async def test_the_room_stream_is_sse_resumable_and_counts_its_watcher(
 async def test_bots_play_a_room_over_http_only_and_leave_with_their_stacks(
     api_url: str, settings: Settings, worker: Worker
 ) -> None:
-    from sng.bots import random_bot, run_room_bot
-    from sng.client import SngClient
+    from sdk.bots import random_bot, run_room_bot
+    from sdk.client import SngClient
 
     users = [f"hb-{n}-{uuid.uuid4().hex[:4]}" for n in "abc"]
     async with SngClient(api_url, service_key=settings.key("admin")) as op:

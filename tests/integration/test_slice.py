@@ -10,10 +10,10 @@ from pydantic import SecretStr
 from sqlmodel import select
 from temporalio.client import Client
 
-from api.auth import mint_player_token
+from core.settings import Settings
+from core.tokens import mint_player_token
 from db.engine import Database
 from db.models import Entrant, Tournament
-from sng.settings import Settings
 from tests.integration.helpers import SETTINGS, admin, create, eventually, player
 
 

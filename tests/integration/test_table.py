@@ -16,8 +16,8 @@ from temporalio.worker import Worker
 
 from domain import deck as decks
 from tests.integration.bots import passive, play, shove
+from wire.table_messages import ActInput, TableResult, TableSeat, TableState
 from workflows.table import HANDS_PER_RUN, TableWorkflow
-from workflows.table_messages import ActInput, TableResult, TableSeat, TableState
 
 SETTINGS: dict[str, Any] = {
     "seats": 6,

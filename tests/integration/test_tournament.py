@@ -9,11 +9,11 @@ import pytest
 from sqlmodel import col, select
 from temporalio.client import Client
 
+from core.settings import Settings
 from db import ledger
 from db.engine import Database
 from db.models import Entrant, Event, Hand, PayoutIntent
 from domain import deck as decks
-from sng.settings import Settings
 from tests.integration.bots import passive, play, shove
 from tests.integration.helpers import admin, credit, eventually, player
 from worker import build_replayer

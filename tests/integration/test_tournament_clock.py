@@ -14,7 +14,7 @@ from db import ledger
 from db.engine import Database
 from db.models import Event, Tournament
 from tests.integration.helpers import start_paid_tournament
-from workflows.messages import CancelInput, CreateTournamentInput, RegisterInput
+from wire.messages import CancelInput, CreateTournamentInput, RegisterInput
 from workflows.tournament import TournamentWorkflow
 
 pytestmark = pytest.mark.slow

@@ -11,9 +11,9 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from temporalio.client import Client
 from temporalio.worker import Worker
 
-from sng.settings import Settings
-from sng.telemetry import configure_tracing
-from sng.temporal import data_converter, interceptors
+from core.settings import Settings
+from core.telemetry import configure_tracing
+from core.temporal import data_converter, interceptors
 from tests.integration.bots import passive, play
 from tests.integration.test_table import start, table_state
 from workflows.table import TableWorkflow

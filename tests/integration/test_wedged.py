@@ -16,10 +16,10 @@ import httpx
 from temporalio.client import Client
 from temporalio.worker import Worker
 
+from core.settings import Settings
 from db import ledger
 from db.engine import Database
-from sng.devstack import temporal_binary
-from sng.settings import Settings
+from devtools.devstack import temporal_binary
 from tests.conftest import serve_api
 from tests.integration.helpers import create, credit, eventually, player
 from tests.integration.unpatched import ReleasedWithoutAPatch

@@ -10,7 +10,7 @@ from datetime import timedelta
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from workflows.messages import CreateTournamentInput, TournamentView
+    from wire.messages import CreateTournamentInput, TournamentView
     from workflows.tournament import TournamentWorkflow
 
 

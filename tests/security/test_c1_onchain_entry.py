@@ -29,12 +29,12 @@ from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 from temporalio.worker import Worker
 
+from core.settings import Settings
 from db.engine import Database
-from sng.chain import ChainInfo
-from sng.settings import Settings
+from devtools.chain import ChainInfo
 from tests.chain.conftest import Chips, chain, chain_activities, chips, dev_chain, w3  # noqa: F401
 from tests.integration.helpers import create, credit, player
-from workflows.messages import (
+from wire.messages import (
     CreateTournamentInput,
     MoneyMove,
     PayEntryInput,

@@ -22,9 +22,9 @@ from eth_account import Account
 from eth_account.messages import encode_defunct
 from temporalio.client import Client
 
+from core.settings import Settings
 from db.engine import Database
-from sng.chain import ChainInfo, Wallet
-from sng.settings import Settings
+from devtools.chain import ChainInfo, Wallet
 from tests.api.support import agent_headers, new_agent
 from tests.chain.conftest import Chips, chain, chain_activities, chips, dev_chain, w3  # noqa: F401
 from tests.conftest import serve_api

@@ -21,14 +21,14 @@ from temporalio.worker import Worker
 from db import ledger
 from db.engine import Database
 from tests.integration.helpers import SETTINGS, start_paid_tournament
-from workflows.messages import (
+from wire.messages import (
     CreateTournamentInput,
     Finish,
     TournamentPhase,
     TournamentState,
     TournamentView,
 )
-from workflows.table_messages import HandReport, TableResult
+from wire.table_messages import HandReport, TableResult
 from workflows.tournament import TournamentWorkflow
 
 FEE = int(SETTINGS["entryFee"])

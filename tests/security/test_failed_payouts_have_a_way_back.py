@@ -17,12 +17,12 @@ import httpx
 from temporalio.client import Client, WorkflowHandle
 from temporalio.worker import Worker
 
+from core.settings import Settings
 from db import ledger
 from db.engine import Database
-from sng.settings import Settings
 from tests.integration.bots import play, shove
 from tests.integration.helpers import SETTINGS, admin, eventually, start_paid_tournament
-from workflows.messages import (
+from wire.messages import (
     PayoutStatus,
     TournamentPhase,
     TournamentView,

@@ -20,9 +20,9 @@ from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 from temporalio.worker import Worker
 
+from core.settings import Settings
 from db.engine import Database
-from sng.chain import ChainInfo
-from sng.settings import Settings
+from devtools.chain import ChainInfo
 from tests.chain.conftest import (  # noqa: F401
     Chips,
     chain,
@@ -34,7 +34,7 @@ from tests.chain.conftest import (  # noqa: F401
 )
 from tests.chain.proxy import RpcProxy
 from tests.integration.helpers import create, credit, player
-from workflows.messages import (
+from wire.messages import (
     CreateTournamentInput,
     MoneyMove,
     PayEntryInput,

@@ -25,11 +25,11 @@ from temporalio.client import Client, WorkflowUpdateFailedError
 from temporalio.exceptions import ApplicationError
 from temporalio.worker import Worker
 
+from core.settings import Settings
 from db import ledger
 from db.engine import Database
-from sng.settings import Settings
 from tests.integration.helpers import SETTINGS, create, player
-from workflows.messages import (
+from wire.messages import (
     CancelInput,
     CreateTournamentInput,
     PayEntryInput,

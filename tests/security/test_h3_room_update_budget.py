@@ -18,12 +18,12 @@ import httpx
 from temporalio.client import Client, WorkflowHandle
 from temporalio.worker import Worker
 
-from sng.settings import Settings
+from core.settings import Settings
 from tests.integration.bots import passive
 from tests.integration.helpers import credit, eventually, player
 from tests.integration.test_rooms import open_room, workflow_id
+from wire.table_messages import TableView
 from workflows.table import TableWorkflow
-from workflows.table_messages import TableView
 
 SPAM = 300
 """Enough to show that none reaches history (on the reviewed main each one did, and 2,000

@@ -15,7 +15,7 @@ from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from temporalio.api.common.v1 import Payload
 
-from sng.codec import ENCODING, KEY_ID_HEADER, EncryptionCodec
+from core.codec import ENCODING, KEY_ID_HEADER, EncryptionCodec
 
 KEY = os.urandom(32)
 

@@ -18,7 +18,7 @@ from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.worker import Worker
 
 from api.routes.admin import start_tournament
-from sng.settings import Settings
+from core.settings import Settings
 from tests.integration.helpers import SETTINGS, create
 from tests.integration.test_rooms import open_room, workflow_id
 

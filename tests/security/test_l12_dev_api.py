@@ -14,7 +14,7 @@ from pathlib import Path
 
 import httpx
 
-from sng.settings import Settings
+from core.settings import Settings
 from tests.conftest import serve_api
 
 PLAIN = {

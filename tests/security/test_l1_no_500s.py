@@ -17,8 +17,8 @@ from temporalio.worker import Worker
 
 from activities.chain import ChainError
 from api.errors import STATUS
+from core.settings import Settings
 from domain.errors import ErrorCode
-from sng.settings import Settings
 from tests.integration.helpers import admin, balance, create, credit, player
 
 NUL_PATHS = [

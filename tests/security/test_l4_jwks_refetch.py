@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 import jwt
 
-from sng.settings import Settings
+from core.settings import Settings
 from tests.api.test_auth import jwks_server  # noqa: F401
 from tests.conftest import serve_api
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import httpx
 from temporalio.worker import Worker
 
-from sng.settings import Settings
+from core.settings import Settings
 from tests.conftest import serve_api
 
 

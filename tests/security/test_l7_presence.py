@@ -16,9 +16,9 @@ import httpx
 from sqlmodel import col, select
 from temporalio.worker import Worker
 
+from core.settings import Settings
 from db.engine import Database
 from db.models import RoomPresence
-from sng.settings import Settings
 from tests.integration.helpers import player
 from tests.integration.test_rooms import open_room
 

@@ -20,7 +20,7 @@ from temporalio.exceptions import ApplicationError
 from db import ledger
 from db.engine import Database
 from tests.integration.helpers import SETTINGS
-from workflows.messages import CreateTournamentInput, PayEntryInput, RegisterInput
+from wire.messages import CreateTournamentInput, PayEntryInput, RegisterInput
 from workflows.tournament import TournamentWorkflow
 
 

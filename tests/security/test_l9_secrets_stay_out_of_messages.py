@@ -17,8 +17,8 @@ from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
 from activities.chain import ChainMoneyActivities
-from sng.devstack import free_port
-from workflows.messages import PrizePayment
+from devtools.devstack import free_port
+from wire.messages import PrizePayment
 
 SECRET = "sk-provider-3b1f9a0e77c24d1d"
 
@@ -59,7 +59,7 @@ async def test_a_failed_rpc_call_never_writes_the_url_into_history(failing_rpc: 
 
 
 def test_settings_never_show_the_database_password_or_the_rpc_url() -> None:
-    from sng.settings import Settings
+    from core.settings import Settings
 
     shown = repr(
         Settings(

@@ -20,10 +20,10 @@ import uuid
 
 import httpx
 
-from api.auth import mint_player_token
+from core.settings import Settings
+from core.tokens import mint_player_token
 from db import ledger
 from db.engine import Database
-from sng.settings import Settings
 from tests.api.support import agent_headers, new_agent
 from tests.integration.helpers import admin, create, credit, player
 from tests.integration.test_rooms import open_room

@@ -24,8 +24,8 @@ import httpx
 from temporalio.client import Client
 from temporalio.worker import Worker
 
+from core.settings import Settings
 from db.engine import Database
-from sng.settings import Settings
 from tests.conftest import serve_api
 from tests.integration.helpers import QUERIES, CountQueries, create, player
 

@@ -19,8 +19,7 @@ from temporalio.client import Client, WorkflowHandle
 from db import ledger
 from db.engine import Database
 from tests.integration.helpers import eventually
-from workflows.table import TableWorkflow
-from workflows.table_messages import (
+from wire.table_messages import (
     ActInput,
     CloseRoomInput,
     JoinInput,
@@ -29,6 +28,7 @@ from workflows.table_messages import (
     TableState,
     TableView,
 )
+from workflows.table import TableWorkflow
 
 ENTRY = 1000
 

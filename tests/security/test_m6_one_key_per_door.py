@@ -18,7 +18,7 @@ import httpx
 import pytest
 from pydantic import SecretStr, ValidationError
 
-from sng.settings import Settings
+from core.settings import Settings
 from tests.conftest import serve_api
 
 ADMIN, INTERNAL, CODEC = (f"{door}-{uuid.uuid4().hex}" for door in ("admin", "internal", "codec"))

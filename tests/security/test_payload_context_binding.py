@@ -26,11 +26,11 @@ from temporalio.converter import WorkflowSerializationContext
 from temporalio.service import RPCError
 from temporalio.worker import Worker
 
+from core.codec import EncryptionCodec, PayloadContextError, TamperedPayloadError
 from db import ledger
 from db.engine import Database
-from sng.codec import EncryptionCodec, PayloadContextError, TamperedPayloadError
 from tests.integration.helpers import SETTINGS
-from workflows.messages import (
+from wire.messages import (
     CreateTournamentInput,
     EntrantStatus,
     PayEntryInput,

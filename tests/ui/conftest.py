@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from temporalio.worker import Worker
 
-from sng.settings import Settings
+from core.settings import Settings
 from tests.conftest import serve_api
 
 CHROMIUM = Path("/usr/bin/chromium")

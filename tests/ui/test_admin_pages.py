@@ -14,9 +14,9 @@ import httpx
 from playwright.async_api import Page, expect
 from temporalio.client import Client
 
+from core.settings import Settings
 from db import ledger
 from db.engine import Database
-from sng.settings import Settings
 from tests.integration.bots import play, shove
 from tests.integration.helpers import admin, create, eventually
 from tests.integration.test_tournament import create_fast, fill, until_state

@@ -13,7 +13,7 @@ import httpx
 from playwright.async_api import Page, expect
 from temporalio.client import Client
 
-from sng.settings import Settings
+from core.settings import Settings
 from tests.integration.bots import play
 from tests.integration.helpers import admin, balance, credit, eventually, player
 from tests.integration.test_rooms import open_room, record, status_is, workflow_id

@@ -9,7 +9,7 @@ Temporal dev server, a worker and the API as child processes, as ``sng dev`` doe
 3. throughput with N concurrent 6-max tournaments, and its ratio to 1's ceiling, at several
    loads (the latency-against-load curve, drawn as a PNG when matplotlib is installed);
 4. history events and estimated Temporal Cloud actions per hand and per tournament;
-5. GET game-state with 100 pollers (a process of their own, sng/bench_poll.py), on one API
+5. GET game-state with 100 pollers (a process of their own, bench/poll.py), on one API
    replica and then over two, and the Temporal queries it causes;
 6. engine µs per action beside pokerkit;
 7. ICM ms per call;
@@ -38,7 +38,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from sng.settings import Settings, get_settings
+from core.settings import Settings, get_settings
 
 
 @dataclass(frozen=True)
@@ -74,8 +74,8 @@ def own_stack(console: Console) -> Iterator[tuple[Settings, list[str]]]:
     """PostgreSQL, Temporal, a worker and the API on free ports under a temporary directory,
     removed afterwards, and a second API replica (its URL is the list's one element).
     DATABASE_URL is ignored so the run never touches a real database."""
-    from sng.codec import ensure_dev_key
-    from sng.devstack import DevStack, free_port
+    from core.codec import ensure_dev_key
+    from devtools.devstack import DevStack, free_port
 
     root = Path(tempfile.mkdtemp(prefix="sng-bench-"))
     saved = os.environ.pop("DATABASE_URL", None)
@@ -121,8 +121,8 @@ async def run_bench(
     console: Console,
     replicas: list[str] | None = None,
 ) -> dict[str, Any]:
-    from sng.bench_history import engine, icm, tournament_accounting
-    from sng.bench_load import (
+    from bench.history import engine, icm, tournament_accounting
+    from bench.load import (
         FORCE_END_REFUSED,
         Target,
         baseline,
@@ -134,8 +134,8 @@ async def run_bench(
         turn_latency,
         turn_latency_long_poll,
     )
-    from sng.client import SngClient
-    from sng.temporal import connect
+    from core.temporal import connect
+    from sdk.client import SngClient
 
     began = time.monotonic()
     result: dict[str, Any] = {
@@ -282,7 +282,7 @@ async def _settled_hands(
     operator: Any, finished: list[dict[str, Any]], *, timeout_s: float
 ) -> dict[str, int]:
     """Hands played per finished tournament, once each has settled (or the time is up)."""
-    from sng.demo import DONE
+    from sdk.demo import DONE
 
     deadline = time.monotonic() + timeout_s
     hands: dict[str, int] = {}

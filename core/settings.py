@@ -97,7 +97,7 @@ class Settings(BaseSettings):
     force_end_min_level_age_seconds: int = Field(default=300, ge=0)
     admin_refresh_seconds: float = Field(default=10.0, gt=0)
 
-    # Payload encryption (sng/codec.py). Empty key: dev and test use <data_dir>/codec.key,
+    # Payload encryption (core/codec.py). Empty key: dev and test use <data_dir>/codec.key,
     # created once; prod refuses to start. Retired keys stay listed for decryption only.
     codec_key: SecretStr = SecretStr("")
     codec_key_id: str = "k1"
@@ -186,11 +186,11 @@ class Settings(BaseSettings):
                 size = -1
             if size != 32:
                 raise ValueError(
-                    "SNG_CODEC_KEY must be 32 bytes in base64 (python -m sng.codec prints one)"
+                    "SNG_CODEC_KEY must be 32 bytes in base64 (python -m core.codec prints one)"
                 )
         elif self.env == "prod":
             raise ValueError(
-                "refusing to start in prod without SNG_CODEC_KEY (python -m sng.codec prints one)"
+                "refusing to start in prod without SNG_CODEC_KEY (python -m core.codec prints one)"
             )
         return self
 

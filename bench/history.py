@@ -16,10 +16,8 @@ Queries never reach the history; the API's query counter measures them separatel
 
 from __future__ import annotations
 
-import importlib.util
 import time
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
 from temporalio.api.enums.v1 import EventType
@@ -147,16 +145,9 @@ def _fit(points: list[tuple[int, int]]) -> dict[str, float] | None:
 
 # -- 6. the engine -----------------------------------------------------------------------------
 def engine(hands: int) -> dict[str, Any] | None:
-    """µs per action, ours against pokerkit on the same recorded 6-max hands (bench/engine.py);
-    None when the repository's bench/ and tests/ are not beside this package."""
-    script = Path(__file__).resolve().parents[1] / "bench" / "engine.py"
-    if not script.exists():
-        return None
-    spec = importlib.util.spec_from_file_location("sng_bench_engine", script)
-    if spec is None or spec.loader is None:
-        return None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    """µs per action, ours against pokerkit on the same recorded 6-max hands (bench/engine.py)."""
+    from bench import engine as module
+
     started = time.perf_counter()
     work = module.scripts(6, hands)
     actions = sum(len(a) for _, a in work)

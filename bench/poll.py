@@ -1,4 +1,4 @@
-"""``sng bench``'s game-state pollers, in a process of their own (``python -m sng.bench_poll``).
+"""``sng bench``'s game-state pollers, in a process of their own (``python -m bench.poll``).
 
 The pollers stand for agents on other machines: measured from inside the bench's own process,
 with httpx, the client was the bottleneck (one core of two spent on building requests while

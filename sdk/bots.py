@@ -13,7 +13,7 @@ from typing import Any
 
 import eval7
 
-from sng.client import SngClient, SngError
+from sdk.client import SngClient, SngError
 
 Policy = Callable[[dict[str, Any], random.Random], tuple[str, int | None]]
 FINAL_STATES = {"ended", "settling", "closed", "cancelled"}

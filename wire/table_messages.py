@@ -7,7 +7,7 @@ from typing import Any
 from pydantic import Field
 
 from domain.holdem import viewer_view
-from workflows.messages import EventInput, WireModel
+from wire.messages import EventInput, WireModel
 
 
 class TableSeat(WireModel):

@@ -7,7 +7,7 @@ loaded on the next start, and the deployment is remembered in ``<data_dir>/chain
 second ``start_dev_chain`` on the same directory resumes the same contracts and balances.
 
 The operator is anvil's first well-known development account; demo wallets are derived from
-fixed strings. Both keys are public: ``sng.settings`` refuses the operator key in prod.
+fixed strings. Both keys are public: ``core.settings`` refuses the operator key in prod.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from web3 import Web3
 from web3.types import TxReceipt
 
 from activities.chain_support import artifact
-from sng.settings import ANVIL_DEV_OPERATOR_KEY
+from core.settings import ANVIL_DEV_OPERATOR_KEY
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO_CHIPS = 1_000_000

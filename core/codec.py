@@ -64,7 +64,7 @@ from temporalio.converter import (
     WorkflowSerializationContext,
 )
 
-from sng.settings import Settings
+from core.settings import Settings
 
 ENCODING = b"binary/encrypted"
 KEY_ID_HEADER = "encryption-key-id"
@@ -80,7 +80,7 @@ HKDF_INFO = b"sng payload codec v2"
 DEV_KEY_FILE = "codec.key"
 REFUSED_ENCODING = "binary/sng-refused"
 
-log = logging.getLogger("sng.codec")
+log = logging.getLogger("core.codec")
 
 
 class RefusedPayloadError(ValueError):

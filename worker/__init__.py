@@ -30,11 +30,11 @@ from activities.readmodel import ReadModelActivities
 from activities.rooms import RoomActivities
 from activities.table import new_deck_seed, new_secret, wall_clock_ms
 from activities.telemetry import TelemetryActivities
+from core.codec import EncryptionCodec, codec_for
+from core.settings import Settings, get_settings
+from core.telemetry import worker_runtime
+from core.temporal import connect
 from db.engine import Database
-from sng.codec import EncryptionCodec, codec_for
-from sng.settings import Settings, get_settings
-from sng.telemetry import worker_runtime
-from sng.temporal import connect
 from workflows.table import TableWorkflow
 from workflows.tournament import TournamentWorkflow
 
@@ -152,7 +152,7 @@ async def _connect_patiently(settings: Settings, *, limit: float = 120.0) -> Cli
 
 
 async def run_worker(settings: Settings) -> None:
-    # SDK metrics for Prometheus when SNG_WORKER_METRICS_ADDRESS is set (sng/telemetry.py).
+    # SDK metrics for Prometheus when SNG_WORKER_METRICS_ADDRESS is set (core/telemetry.py).
     client = await _connect_patiently(settings)
     db = Database(settings.database_url)
     chain = (

@@ -1,6 +1,8 @@
 """pokerkit as the oracle: play the same deck and the same actions through both engines.
 
-Test helper (and used by bench/engine.py). Random choices come from a caller-provided
+The differential harness the domain tests (tests/domain) and the engine bench (bench/engine.py)
+share; it lives here, not under tests/, so the installed bench needs no test code. Random
+choices come from a caller-provided
 ``random.Random`` so every run is reproducible; nothing here is domain code.
 """
 

@@ -1,7 +1,7 @@
 """Process-wide telemetry: where traces go (OTLP) and where the worker's SDK metrics are served.
 
 Both are off unless configured: ``SNG_OTLP_ENDPOINT`` (an OTLP/HTTP traces URL) installs a
-global tracer provider that the Temporal tracing interceptor (see ``sng.temporal``) writes to;
+global tracer provider that the Temporal tracing interceptor (see ``core.temporal``) writes to;
 ``SNG_WORKER_METRICS_ADDRESS`` ("host:port") makes the worker's Temporal runtime serve its SDK
 metrics for Prometheus at ``http://host:port/metrics``.
 """
@@ -14,7 +14,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 from temporalio.runtime import PrometheusConfig, Runtime, TelemetryConfig
 
-from sng.settings import Settings
+from core.settings import Settings
 
 _installed: TracerProvider | None = None
 

@@ -12,9 +12,9 @@ from temporalio.converter import DataConverter
 from temporalio.runtime import Runtime
 from temporalio.service import TLSConfig
 
-from sng.codec import RefusedPayloadConverter, codec_for
-from sng.settings import Settings, get_settings
-from sng.telemetry import configure_tracing
+from core.codec import RefusedPayloadConverter, codec_for
+from core.settings import Settings, get_settings
+from core.telemetry import configure_tracing
 
 
 class PayloadConverter(PydanticPayloadConverter):

@@ -23,11 +23,11 @@ import httpx
 from rich.console import Console
 from sqlalchemy.engine import make_url
 
-from sng.pg import EmbeddedPostgres
+from devtools.pg import EmbeddedPostgres
 
 if TYPE_CHECKING:
-    from sng.chain import DevChain
-from sng.settings import Settings
+    from devtools.chain import DevChain
+from core.settings import Settings
 from workflows.search_attributes import dev_server_flags
 
 console = Console()
@@ -188,7 +188,7 @@ class DevStack:
 
         env = self.child_env(database_url)
         if self.chain_mode == "anvil":
-            from sng.chain import start_dev_chain
+            from devtools.chain import start_dev_chain
 
             with console.status("starting anvil and deploying the contracts"):
                 self.chain = start_dev_chain(self.data_dir / "chain", s.chain_port)

@@ -13,10 +13,10 @@ from typing import Any
 
 from rich.console import Console
 
-from api.auth import mint_player_token
-from sng.bots import POLICIES, run_bot
-from sng.client import SngClient
-from sng.settings import Settings
+from core.settings import Settings
+from core.tokens import mint_player_token
+from sdk.bots import POLICIES, run_bot
+from sdk.client import SngClient
 
 DONE = {"closed", "cancelled"}
 

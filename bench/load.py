@@ -24,12 +24,12 @@ import httpx
 from temporalio.client import Client
 from temporalio.worker import Worker
 
-from api.auth import mint_player_token
-from sng.bench_echo import UPDATES_PER_RUN, EchoWorkflow
-from sng.bots import FINAL_STATES, Policy, random_bot
-from sng.client import SngClient, SngError
-from sng.demo import demo_settings
-from sng.settings import Settings
+from bench.echo import UPDATES_PER_RUN, EchoWorkflow
+from core.settings import Settings
+from core.tokens import mint_player_token
+from sdk.bots import FINAL_STATES, Policy, random_bot
+from sdk.client import SngClient, SngError
+from sdk.demo import demo_settings
 
 SEATS = 6
 ENTRY_FEE = 10
@@ -327,9 +327,9 @@ async def query_counter(api_url: str) -> float:
 
 
 async def poll_elsewhere(url: str, path: str, tokens: list[str], seconds: float) -> dict[str, Any]:
-    """One poller process (sng/bench_poll.py): ``tokens`` pollers on ``url``'s ``path``."""
+    """One poller process (bench/poll.py): ``tokens`` pollers on ``url``'s ``path``."""
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "sng.bench_poll",
+        sys.executable, "-m", "bench.poll",
         stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
     )  # fmt: skip
     job = {"url": url, "path": path, "tokens": tokens, "seconds": seconds}
@@ -348,7 +348,7 @@ async def polling(
     service time), then ``pollers`` each as a distinct spectator, then ``pollers`` as one
     viewer, then (with a second replica) ``pollers`` distinct spectators split over both; the
     query counters' delta says what the API asked of Temporal meanwhile. The pollers run in
-    a process of their own, one per replica (sng/bench_poll.py)."""
+    a process of their own, one per replica (bench/poll.py)."""
     rec = Recorder()
     tournament = await open_tournament(target, operator, stack=100_000)
     bots = [
