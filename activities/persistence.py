@@ -17,6 +17,7 @@ from temporalio import activity
 from db.engine import Database
 from db.models import Entrant, Hand, PayoutIntent, Tournament
 from db.readstore import write_state
+from wire.ids import tournament_workflow_id
 from wire.messages import (
     EntrantRow,
     HandRow,
@@ -36,7 +37,7 @@ async def publish_view(session: AsyncSession, view: TournamentView | None) -> No
     """The tournament's newest state for the pushed read model, in the same transaction."""
     if view is not None:
         await write_state(
-            session, key=f"tournament-{view.tournament_id}", kind="tournament",
+            session, key=tournament_workflow_id(view.tournament_id), kind="tournament",
             version=view.version, public={"view": view.model_dump(mode="json")},
         )  # fmt: skip
 

@@ -42,10 +42,6 @@ DbDep = Annotated[Database, Depends(_db)]
 SettingsDep = Annotated[Settings, Depends(_settings)]
 
 
-def tournament_workflow_id(tournament_id: str) -> str:
-    return f"tournament-{tournament_id}"
-
-
 ID_PATTERN = r"^[A-Za-z0-9_.:-]{1,64}$"
 """Tournament, room and table ids in paths and bodies (what the service mints, and room
 ``room_...`` ids): anything else is a coded 422 before a lookup (security review L)."""

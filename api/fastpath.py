@@ -33,8 +33,9 @@ from api.auth import remembered_player
 from api.deps import ID_PATTERN
 from api.errors import ApiError
 from api.gamestate import GameStateCache, WaitForChange, WaitSeconds
-from api.routes.play import game_state_body, table_workflow_id
+from api.routes.play import game_state_body
 from db import agents
+from wire.ids import table_workflow_id
 
 PATH = re.compile(r"/tournaments/([^/]{1,64})/game-state")
 TOURNAMENT_ID = re.compile(ID_PATTERN)

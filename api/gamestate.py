@@ -39,6 +39,7 @@ from db.engine import Database
 from db.readstore import CHANNEL, seat_binding
 from domain.errors import ErrorCode
 from domain.game_state import you_view
+from wire.ids import tournament_workflow_id
 from wire.messages import TournamentView
 from wire.table_messages import TableActResult, TableSnapshot, TableView, seat_view
 
@@ -376,7 +377,7 @@ class GameStateCache:
                 raise NoPublishedState(table_id)
             watch = _Watch(
                 table_key=table_id,
-                tournament_key=f"tournament-{tournament_id}" if tournament_id else None,
+                tournament_key=tournament_workflow_id(tournament_id) if tournament_id else None,
             )
             # Listed before the first read, so a notification that comes meanwhile pokes it.
             self.watches[table_id] = watch

@@ -23,6 +23,8 @@ from typing import Any
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 
+from wire.ids import table_workflow_id, tournament_workflow_id
+
 ACTION_EVENTS = {
     "EVENT_TYPE_WORKFLOW_EXECUTION_STARTED": "workflow_started",
     "EVENT_TYPE_ACTIVITY_TASK_SCHEDULED": "activity",
@@ -80,7 +82,7 @@ async def tournament_accounting(
     for item in finished:
         tid = item["tid"]
         mine: Counter[str] = Counter()
-        for workflow_id in (f"tournament-{tid}", f"table-{tid}-1"):
+        for workflow_id in (tournament_workflow_id(tid), table_workflow_id(tid)):
             counted, n = await workflow_events(client, workflow_id)
             mine.update(counted)
             runs += n

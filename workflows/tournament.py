@@ -28,6 +28,7 @@ with workflow.unsafe.imports_passed_through():
     from domain.seating import draw_seats
     from domain.settings import TournamentSettings, validate_settings
     from domain.standings import force_end_ranking, order_busts
+    from wire.ids import table_workflow_id, tournament_workflow_id
     from wire.messages import (
         CreateTournamentInput,
         EntrantStatus,
@@ -63,7 +64,7 @@ class TournamentWorkflow(RegistrationMixin, SettlementMixin):
                 type=ErrorCode.INVALID_STATE.value,
                 non_retryable=True,
             )
-        if workflow.info().workflow_id != f"tournament-{inp.tournament_id}":
+        if workflow.info().workflow_id != tournament_workflow_id(inp.tournament_id):
             # Its money keys (escrow, entries, payouts) are the tournament id's: a workflow
             # under another id must not move another tournament's escrow.
             raise ApplicationError(
@@ -129,7 +130,7 @@ class TournamentWorkflow(RegistrationMixin, SettlementMixin):
         # and a decision must never rest on a clock a replay could read differently.
         self.s.play_start_ms = await effects.read_clock_ms()
         self.s.stacks = {e.player_id: self.settings.starting_stack for e in paid}
-        self.s.table_workflow_id = f"table-{self.s.tournament_id}-1"
+        self.s.table_workflow_id = table_workflow_id(self.s.tournament_id)
         self.s.table_secret = await effects.new_report_secret(self.s.table_workflow_id)
         await workflow.start_child_workflow(
             TableWorkflow.run,

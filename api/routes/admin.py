@@ -14,14 +14,7 @@ from temporalio.client import Client, WorkflowHandle
 from temporalio.common import SearchAttributePair, TypedSearchAttributes, WorkflowIDReusePolicy
 
 from api.auth import ServiceKey
-from api.deps import (
-    NAME_PATTERN,
-    DbDep,
-    SettingsDep,
-    TemporalDep,
-    TournamentId,
-    tournament_workflow_id,
-)
+from api.deps import NAME_PATTERN, DbDep, SettingsDep, TemporalDep, TournamentId
 from api.errors import QUERY_TIMEOUT
 from api.updates import execute_update
 from core.settings import Settings
@@ -31,6 +24,7 @@ from domain.clock import level_started_at_ms
 from domain.errors import ErrorCode
 from domain.operations import verify_force_end
 from domain.settings import validate_settings
+from wire.ids import tournament_workflow_id
 from wire.messages import (
     CancelInput,
     CreateTournamentInput,

@@ -26,12 +26,13 @@ from starlette.background import BackgroundTask
 from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 
-from api.deps import DbDep, TemporalDep, TournamentId, tournament_workflow_id
+from api.deps import DbDep, TemporalDep, TournamentId
 from api.errors import ApiError
 from api.streams import StreamSlots
 from db.engine import Database
 from db.models import Event, Tournament
 from domain.errors import ErrorCode
+from wire.ids import tournament_workflow_id
 from wire.messages import WireModel
 
 router = APIRouter(prefix="/tournaments", tags=["events"])

@@ -17,12 +17,13 @@ from temporalio.client import WorkflowHandle
 from temporalio.service import RPCError, RPCStatusCode
 
 from api.auth import InternalKey
-from api.deps import DbDep, TemporalDep, tournament_workflow_id
+from api.deps import DbDep, TemporalDep
 from api.errors import ApiError
 from api.updates import execute_update
 from db import agents
 from db.models import Room, Tournament
 from domain.errors import ErrorCode
+from wire.ids import tournament_workflow_id
 from wire.messages import (
     LeaveResult,
     LeaveVia,

@@ -31,6 +31,7 @@ from db.models import Tournament
 from domain.errors import ErrorCode
 from domain.game_state import tournament_fields
 from domain.settings import validate_settings
+from wire.ids import table_workflow_id
 from wire.messages import TournamentView, WireModel
 from wire.table_messages import ActInput, ActResult, SitInInput, TableView
 from workflows.table import TableWorkflow
@@ -42,10 +43,6 @@ PRE_PLAY = {"registering", "starting", "cancelled"}
 
 SPECTATORS = "\0spectators"
 """The render key every watcher of a tournament table shares (never a player id)."""
-
-
-def table_workflow_id(tournament_id: str) -> str:
-    return f"table-{tournament_id}-1"
 
 
 async def _row(db: DbDep, tournament_id: str) -> Tournament:

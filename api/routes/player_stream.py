@@ -44,17 +44,12 @@ from api.errors import ApiError, refusal_of
 from api.gamestate import GameStateCache, NoPublishedState
 from api.presence import touch
 from api.routes.events import PAGE, PING_SECONDS, POLL_SECONDS, _ended_by, _page, is_final
-from api.routes.play import (
-    PRE_PLAY,
-    ActBody,
-    act_at_table,
-    table_workflow_id,
-    tournament_game_state,
-)
-from api.routes.rooms import RoomId, room_state_for, room_workflow_id
+from api.routes.play import PRE_PLAY, ActBody, act_at_table, tournament_game_state
+from api.routes.rooms import RoomId, room_state_for
 from api.streams import StreamSlots
 from db.models import Room, Tournament
 from domain.errors import DomainError, ErrorCode
+from wire.ids import room_workflow_id, table_workflow_id
 
 router = APIRouter(tags=["player streams"])
 

@@ -12,9 +12,10 @@ from api.deps import DbDep
 from api.errors import ApiError
 from api.presence import anonymous, touch
 from api.routes.events import AfterQuery, EventPage, page, resume_point, sse
-from api.routes.rooms import MAX_HAND, RoomId, room_row, room_workflow_id
+from api.routes.rooms import MAX_HAND, RoomId, room_row
 from db.models import Hand
 from domain.errors import ErrorCode
+from wire.ids import room_workflow_id
 from wire.messages import WireModel
 
 router = APIRouter(prefix="/rooms", tags=["rooms"])

@@ -42,6 +42,7 @@ from db.engine import Database
 from db.models import Room
 from domain.errors import ErrorCode
 from domain.rooms import CURRENCY, validate_room
+from wire.ids import room_workflow_id
 from wire.messages import WireModel
 from wire.table_messages import (
     ActResult,
@@ -62,10 +63,6 @@ router = APIRouter(prefix="/rooms", tags=["rooms"])
 
 MAX_HAND = 2**31 - 1
 RoomId = Annotated[str, Path(pattern=ID_PATTERN, max_length=64)]
-
-
-def room_workflow_id(room_id: str) -> str:
-    return f"room-{room_id.removeprefix('room_')}"
 
 
 # -- records ---------------------------------------------------------------------------------

@@ -11,13 +11,7 @@ from temporalio.client import WorkflowHandle
 from temporalio.workflow import UpdateMethodMultiParam
 
 from api.auth import CurrentPlayer
-from api.deps import (
-    DbDep,
-    TemporalDep,
-    TournamentId,
-    TournamentViewsDep,
-    tournament_workflow_id,
-)
+from api.deps import DbDep, TemporalDep, TournamentId, TournamentViewsDep
 from api.errors import QUERY_TIMEOUT, ApiError
 from api.gamestate import WORKFLOW_QUERIES
 from api.updates import execute_update
@@ -26,6 +20,7 @@ from db.models import Tournament
 from domain.errors import ErrorCode
 from domain.game_state import tournament_fields
 from domain.settings import validate_settings
+from wire.ids import tournament_workflow_id
 from wire.messages import (
     EntrantStatus,
     LeaveResult,

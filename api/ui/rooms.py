@@ -17,12 +17,13 @@ from temporalio.client import WorkflowUpdateFailedError
 
 from api.deps import DbDep, SettingsDep, TemporalDep
 from api.errors import ApiError
-from api.routes.rooms import close_room, get_room, list_rooms, room_workflow_id, start_room
+from api.routes.rooms import close_room, get_room, list_rooms, start_room
 from api.ui import forms
 from api.ui.auth import COOKIE_PATH, Operator, check_csrf, read_form
 from api.ui.routes import LIST_LIMIT, _missing, _refusal, _render, _see_other
 from db.models import Hand
 from domain.errors import DomainError, ErrorCode
+from wire.ids import room_workflow_id
 
 ROOM_HANDS = 20
 """How many of a room's latest hands its page lists."""

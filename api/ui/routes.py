@@ -24,7 +24,7 @@ from temporalio.client import WorkflowHandle, WorkflowQueryFailedError, Workflow
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
-from api.deps import DbDep, SettingsDep, TemporalDep, tournament_workflow_id
+from api.deps import DbDep, SettingsDep, TemporalDep
 from api.errors import QUERY_TIMEOUT, ApiError
 from api.health import task_trouble
 from api.routes.admin import (
@@ -50,6 +50,7 @@ from domain.errors import DomainError
 from domain.operations import can_force_end
 from domain.schedule import schedule_preview
 from domain.settings import validate_settings
+from wire.ids import tournament_workflow_id
 from wire.messages import TournamentView
 from workflows.tournament import TournamentWorkflow
 
