@@ -26,8 +26,8 @@ import pytest
 from temporalio.api.common.v1 import Payload
 from temporalio.client import WorkflowHistory
 
-from sng.settings import Settings
-from sng.temporal import data_converter
+from core.settings import Settings
+from core.temporal import data_converter
 from worker import build_replayer
 
 HERE = Path(__file__).parent / "histories" / "worker-kill-2026-12-01"
