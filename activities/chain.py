@@ -54,11 +54,13 @@ from wire.messages import MoneyMove, MoneyReceipt, PayoutReceipt, PrizePayment
 
 NONCES_ABI = [
     {
-        "type": "function", "name": "nonces", "stateMutability": "view",
+        "type": "function",
+        "name": "nonces",
+        "stateMutability": "view",
         "inputs": [{"name": "owner", "type": "address"}],
         "outputs": [{"name": "", "type": "uint256"}],
     }
-]  # fmt: skip
+]
 """The one token function the worker reads: ERC-2612's permit nonce."""
 
 
@@ -144,10 +146,13 @@ class ChainMoneyActivities:
     def from_settings(cls, settings: Settings) -> ChainMoneyActivities:
         """The backend ``money_backend="chain"`` selects (the settings validate completeness)."""
         return cls(
-            settings.chain_rpc_url, settings.chain_operator_key.get_secret_value(),
-            settings.vault_address, settings.token_address,
-            start_block=settings.chain_start_block, confirmations=settings.chain_confirmations,
-        )  # fmt: skip
+            settings.chain_rpc_url,
+            settings.chain_operator_key.get_secret_value(),
+            settings.vault_address,
+            settings.token_address,
+            start_block=settings.chain_start_block,
+            confirmations=settings.chain_confirmations,
+        )
 
     async def aclose(self) -> None:
         await self.w3.provider.disconnect()
@@ -182,9 +187,15 @@ class ChainMoneyActivities:
 
         try:
             call = self.vault.functions.depositWithPermit(
-                tournament, entry_id, owner, move.amount, permit.deadline, permit.v,
-                HexBytes(permit.r).rjust(32, b"\0"), HexBytes(permit.s).rjust(32, b"\0"),
-            )  # fmt: skip
+                tournament,
+                entry_id,
+                owner,
+                move.amount,
+                permit.deadline,
+                permit.v,
+                HexBytes(permit.r).rjust(32, b"\0"),
+                HexBytes(permit.s).rjust(32, b"\0"),
+            )
         except (ValueError, TypeError, OverflowError, Web3Exception) as err:
             # web3 cannot encode it, and no retry will (security review H1).
             raise _refusal(
@@ -203,10 +214,14 @@ class ChainMoneyActivities:
                 )
             )
             typed = permit_typed_data(
-                owner=owner, token=self.token_address, spender=self.vault.address,
-                value=permit.value, nonce=int(nonce), deadline=permit.deadline,
+                owner=owner,
+                token=self.token_address,
+                spender=self.vault.address,
+                value=permit.value,
+                nonce=int(nonce),
+                deadline=permit.deadline,
                 chain_id=await self._guarded(self._get_chain_id()),
-            )  # fmt: skip
+            )
             if not _same(permit_signer(typed, permit.v, permit.r, permit.s) or "", owner):
                 raise _refusal(
                     ErrorCode.VALIDATION_ERROR.value,
@@ -269,9 +284,11 @@ class ChainMoneyActivities:
         if tx_hash is None:
             tx_hash = await self._earlier_payout(payment, intent, to)
         return PayoutReceipt(
-            intent_id=payment.intent_id, applied=applied, tx_hash=tx_hash,
+            intent_id=payment.intent_id,
+            applied=applied,
+            tx_hash=tx_hash,
             reference=f"vault-intent:0x{intent.hex()}",
-        )  # fmt: skip
+        )
 
     # -- exactly once -------------------------------------------------------------------------
 
@@ -368,8 +385,9 @@ class ChainMoneyActivities:
             if time.monotonic() > deadline:
                 raise ApplicationError(
                     f"transaction {tx_hash.to_0x_hex()} not confirmed after"
-                    f" {self.receipt_timeout}s", type=ChainError.NOT_MINED.value,
-                )  # fmt: skip
+                    f" {self.receipt_timeout}s",
+                    type=ChainError.NOT_MINED.value,
+                )
             await asyncio.sleep(self.poll_interval)
 
     async def _confirmed(self, tx_hash: HexBytes, receipt: Any) -> Any:

@@ -73,8 +73,10 @@ def _error_selectors() -> dict[str, tuple[str, list[str], list[str]]]:
             types = [i["type"] for i in item["inputs"]]
             sig = f"{item['name']}({','.join(types)})"
             selectors[keccak(text=sig)[:4].hex()] = (
-                item["name"], types, [i["name"] for i in item["inputs"]],
-            )  # fmt: skip
+                item["name"],
+                types,
+                [i["name"] for i in item["inputs"]],
+            )
     return selectors
 
 
@@ -189,14 +191,19 @@ def permit_typed_data(
         },
         "primaryType": "Permit",
         "domain": {
-            "name": name, "version": "1", "chainId": chain_id,
+            "name": name,
+            "version": "1",
+            "chainId": chain_id,
             "verifyingContract": to_checksum_address(token),
         },
         "message": {
-            "owner": to_checksum_address(owner), "spender": to_checksum_address(spender),
-            "value": value, "nonce": nonce, "deadline": deadline,
+            "owner": to_checksum_address(owner),
+            "spender": to_checksum_address(spender),
+            "value": value,
+            "nonce": nonce,
+            "deadline": deadline,
         },
-    }  # fmt: skip
+    }
 
 
 def permit_signer(typed: dict[str, Any], v: int, r: str, s: str) -> str | None:
@@ -226,9 +233,15 @@ def sign_permit(
     """An ERC-2612 permit signed by ``owner_key``: the fields of ``wire.messages.Permit``."""
     account = Account.from_key(owner_key)
     typed = permit_typed_data(
-        owner=account.address, token=token, spender=spender, value=value, nonce=nonce,
-        deadline=deadline, chain_id=chain_id, name=name,
-    )  # fmt: skip
+        owner=account.address,
+        token=token,
+        spender=spender,
+        value=value,
+        nonce=nonce,
+        deadline=deadline,
+        chain_id=chain_id,
+        name=name,
+    )
     signed = Account.sign_message(encode_typed_data(full_message=typed), owner_key)
     return {
         "owner": account.address,

@@ -47,18 +47,20 @@ class VirtualMoneyActivities:
     @activity.defn
     async def collect_entry(self, move: MoneyMove) -> MoneyReceipt:
         return await self._move(
-            move, ledger.user_account(move.owner_user_id or move.player_id),
+            move,
+            ledger.user_account(move.owner_user_id or move.player_id),
             ledger.escrow_account(move.tournament_id),
             f"entry fee {move.tournament_id}",
-        )  # fmt: skip
+        )
 
     @activity.defn
     async def refund_entry(self, move: MoneyMove) -> MoneyReceipt:
         return await self._move(
-            move, ledger.escrow_account(move.tournament_id),
+            move,
+            ledger.escrow_account(move.tournament_id),
             ledger.user_account(move.owner_user_id or move.player_id),
             f"refund {move.tournament_id}",
-        )  # fmt: skip
+        )
 
     @activity.defn
     async def pay_prize(self, payment: PrizePayment) -> PayoutReceipt:
@@ -66,10 +68,13 @@ class VirtualMoneyActivities:
         key = f"payout:{payment.intent_id}"
         try:
             result = await ledger.transfer(
-                self.db, key=key, source=ledger.escrow_account(payment.tournament_id),
-                destination=payment.destination, amount=payment.amount,
+                self.db,
+                key=key,
+                source=ledger.escrow_account(payment.tournament_id),
+                destination=payment.destination,
+                amount=payment.amount,
                 memo=f"prize {payment.tournament_id} #{payment.position}",
-            )  # fmt: skip
+            )
         except DomainError as err:
             raise refused(err) from None
         return PayoutReceipt(
@@ -81,6 +86,8 @@ class VirtualMoneyActivities:
         """The house's share of the entry fees, out of the tournament's escrow (virtual only:
         on-chain the rake stays in the vault for the operator)."""
         return await self._move(
-            move, ledger.escrow_account(move.tournament_id), ledger.HOUSE,
+            move,
+            ledger.escrow_account(move.tournament_id),
+            ledger.HOUSE,
             f"rake {move.tournament_id}",
-        )  # fmt: skip
+        )

@@ -37,9 +37,12 @@ async def publish_view(session: AsyncSession, view: TournamentView | None) -> No
     """The tournament's newest state for the pushed read model, in the same transaction."""
     if view is not None:
         await write_state(
-            session, key=tournament_workflow_id(view.tournament_id), kind="tournament",
-            version=view.version, public={"view": view.model_dump(mode="json")},
-        )  # fmt: skip
+            session,
+            key=tournament_workflow_id(view.tournament_id),
+            kind="tournament",
+            version=view.version,
+            public={"view": view.model_dump(mode="json")},
+        )
 
 
 class PersistenceActivities:

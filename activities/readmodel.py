@@ -42,11 +42,12 @@ class ReadModelActivities:
                 for player, cards in state.private.items()
             }
             written = {
-                "key": state.key, "kind": "room" if view.room else "table",
+                "key": state.key,
+                "kind": "room" if view.room else "table",
                 "version": view.version,
                 "public": {"view": view.model_dump(mode="json"), "legal": state.legal},
                 "private": sealed,
-            }  # fmt: skip
+            }
         if not publication.events:
             if written is not None:
                 await write_state_now(self.db, **written)

@@ -33,12 +33,19 @@ class RoomActivities:
     async def save_room(self, row: RoomRow) -> None:
         now = datetime.now(UTC)
         values = {
-            "name": row.name, "seats": row.seats, "entry": row.entry,
-            "small_blind": row.small_blind, "big_blind": row.big_blind, "speed": row.speed,
-            "decision_timeout": row.decision_timeout, "disconnect_grace": row.disconnect_grace,
-            "status": row.status, "hand_number": row.hand_number, "players": row.players,
+            "name": row.name,
+            "seats": row.seats,
+            "entry": row.entry,
+            "small_blind": row.small_blind,
+            "big_blind": row.big_blind,
+            "speed": row.speed,
+            "decision_timeout": row.decision_timeout,
+            "disconnect_grace": row.disconnect_grace,
+            "status": row.status,
+            "hand_number": row.hand_number,
+            "players": row.players,
             "updated_at": now,
-        }  # fmt: skip
+        }
         if row.closed:
             values["closed_at"] = now
         stmt = (
@@ -61,16 +68,20 @@ class RoomActivities:
     @activity.defn
     async def room_buy_in(self, move: RoomMove) -> MoneyReceipt:
         return await self._move(
-            move, ledger.user_account(move.owner_user_id),
-            ledger.room_seat_account(move.room_id, move.player_id), f"room entry {move.room_id}",
-        )  # fmt: skip
+            move,
+            ledger.user_account(move.owner_user_id),
+            ledger.room_seat_account(move.room_id, move.player_id),
+            f"room entry {move.room_id}",
+        )
 
     @activity.defn
     async def room_cash_out(self, move: RoomMove) -> MoneyReceipt:
         return await self._move(
-            move, ledger.room_seat_account(move.room_id, move.player_id),
-            ledger.user_account(move.owner_user_id), f"room stack home {move.room_id}",
-        )  # fmt: skip
+            move,
+            ledger.room_seat_account(move.room_id, move.player_id),
+            ledger.user_account(move.owner_user_id),
+            f"room stack home {move.room_id}",
+        )
 
     @activity.defn
     async def settle_room_hand(self, hand: RoomHandInput) -> None:
@@ -84,9 +95,11 @@ class RoomActivities:
         if legs:
             try:
                 await ledger.post(
-                    self.db, key=f"room:{hand.room_id}:hand:{hand.hand_no}", legs=legs,
+                    self.db,
+                    key=f"room:{hand.room_id}:hand:{hand.hand_no}",
+                    legs=legs,
                     memo=hand.memo,
-                )  # fmt: skip
+                )
             except DomainError as err:
                 raise refused(err) from None
         async with self.db.session() as session:

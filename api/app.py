@@ -56,9 +56,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.temporal = await connect(settings)
         app.state.db = Database(settings.database_url)
         app.state.game_states = GameStateCache(
-            app.state.db, codec_for(settings), settings.database_url,
+            app.state.db,
+            codec_for(settings),
+            settings.database_url,
             backfill=Backfill(app.state.temporal, app.state.db),
-        )  # fmt: skip
+        )
         await app.state.game_states.start()
         app.state.tournament_views = SingleFlight[str, Any](ttl=TOURNAMENT_VIEW_TTL)
         app.state.metrics_snapshots = SingleFlight[str, Any](ttl=METRICS_TTL, size=1)

@@ -81,8 +81,12 @@ _verified: OrderedDict[tuple[str, str], tuple[Caller, float]] = OrderedDict()
 def _trust(settings: Settings) -> str:
     """What a verification depended on: a token verified under other keys or claims is
     verified again."""
-    basis = [settings.jwt_secret.get_secret_value(), settings.jwt_issuer, settings.jwt_audience,
-             settings.jwt_jwks_url]  # fmt: skip
+    basis = [
+        settings.jwt_secret.get_secret_value(),
+        settings.jwt_issuer,
+        settings.jwt_audience,
+        settings.jwt_jwks_url,
+    ]
     return hashlib.sha256(repr(basis).encode()).hexdigest()
 
 

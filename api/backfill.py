@@ -52,14 +52,19 @@ class Backfill:
             return False
         async with self.db.session() as session:
             await write_state(
-                session, key=table_key, kind="room" if table.room else "table",
+                session,
+                key=table_key,
+                kind="room" if table.room else "table",
                 version=table.version,
                 public={"view": table.model_dump(mode="json"), "legal": None},
-            )  # fmt: skip
+            )
             if tournament is not None:
                 await write_state(
-                    session, key=tournament_key or "", kind="tournament",
-                    version=tournament.version, public={"view": tournament.model_dump(mode="json")},
-                )  # fmt: skip
+                    session,
+                    key=tournament_key or "",
+                    kind="tournament",
+                    version=tournament.version,
+                    public={"view": tournament.model_dump(mode="json")},
+                )
             await session.commit()
         return True

@@ -104,9 +104,13 @@ def error_response(code: str, message: str, field: str | None = None) -> JSONRes
 
 class ApiError(Exception):
     def __init__(
-        self, code: ErrorCode, message: str, *, field: str | None = None,
+        self,
+        code: ErrorCode,
+        message: str,
+        *,
+        field: str | None = None,
         retry_after_seconds: int | None = None,
-    ) -> None:  # fmt: skip
+    ) -> None:
         super().__init__(message)
         self.code, self.message, self.field = code, message, field
         self.retry_after_seconds = retry_after_seconds

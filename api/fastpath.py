@@ -81,9 +81,12 @@ class GameStateFastPath:
             return False
         try:
             body = await game_state_body(
-                app, tournament_id, caller.user_id,
-                params.get("waitForChange"), params.get("timeout", DEFAULT_WAIT),
-            )  # fmt: skip
+                app,
+                tournament_id,
+                caller.user_id,
+                params.get("waitForChange"),
+                params.get("timeout", DEFAULT_WAIT),
+            )
         except ApiError:
             return False  # the full route answers it, with its coded error
         SHORT_READS.inc()
@@ -91,10 +94,12 @@ class GameStateFastPath:
             {
                 "type": "http.response.start",
                 "status": 200,
-                "headers": [(b"content-type", b"application/json"),
-                            (b"content-length", str(len(body)).encode())],
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(body)).encode()),
+                ],
             }
-        )  # fmt: skip
+        )
         await send({"type": "http.response.body", "body": body})
         return True
 

@@ -113,19 +113,23 @@ async def _too_large(send: Send, limit: int) -> None:
 
 
 async def _refuse(
-    send: Send, status: int = 422, code: ErrorCode = ErrorCode.VALIDATION_ERROR,
+    send: Send,
+    status: int = 422,
+    code: ErrorCode = ErrorCode.VALIDATION_ERROR,
     message: str = MESSAGE,
-) -> None:  # fmt: skip
+) -> None:
     body: dict[str, Any] = {"code": code.value, "message": message}
     payload = json.dumps(body).encode()
     await send(
         {
             "type": "http.response.start",
             "status": status,
-            "headers": [(b"content-type", b"application/json"),
-                        (b"content-length", str(len(payload)).encode())],
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(payload)).encode()),
+            ],
         }
-    )  # fmt: skip
+    )
     await send({"type": "http.response.body", "body": payload})
 
 
@@ -146,8 +150,10 @@ class LoopbackHostOnly:
             name = host.rsplit(b":", 1)[0] if not host.endswith(b"]") else host
             if name not in LOOPBACK_NAMES:
                 await _refuse(
-                    send, 400, ErrorCode.VALIDATION_ERROR,
+                    send,
+                    400,
+                    ErrorCode.VALIDATION_ERROR,
                     "the dev API answers requests to localhost or 127.0.0.1 only",
-                )  # fmt: skip
+                )
                 return
         await self.app(scope, receive, send)

@@ -90,11 +90,20 @@ class RateLimit:
                 if refused is None:
                     return message
                 wait, item = refused
-                await send({"type": "websocket.send", "text": json.dumps({
-                    "event": "error",
-                    "data": {"code": ErrorCode.RATE_LIMITED.value,
-                             "message": f"more than {item}: retry in {wait} s"},
-                })})  # fmt: skip
+                await send(
+                    {
+                        "type": "websocket.send",
+                        "text": json.dumps(
+                            {
+                                "event": "error",
+                                "data": {
+                                    "code": ErrorCode.RATE_LIMITED.value,
+                                    "message": f"more than {item}: retry in {wait} s",
+                                },
+                            }
+                        ),
+                    }
+                )
 
         await self.app(scope, limited, send)
 
@@ -118,9 +127,11 @@ async def _refuse(send: Send, retry_after: int, item: RateLimitItem) -> None:
         {
             "type": "http.response.start",
             "status": 429,
-            "headers": [(b"content-type", b"application/json"),
-                        (b"content-length", str(len(payload)).encode()),
-                        (b"retry-after", str(retry_after).encode())],
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(payload)).encode()),
+                (b"retry-after", str(retry_after).encode()),
+            ],
         }
-    )  # fmt: skip
+    )
     await send({"type": "http.response.body", "body": payload})

@@ -135,9 +135,12 @@ async def _bot(client: SngClient, tid: str, policy: Policy, rec: Recorder, *, se
         started = time.perf_counter()
         try:
             await client.act(
-                tid, hand_number=state["handNumber"], turn=state["turn"], action=action,
+                tid,
+                hand_number=state["handNumber"],
+                turn=state["turn"],
+                action=action,
                 amount=amount,
-            )  # fmt: skip
+            )
         except SngError as err:
             if err.code not in {"stale_turn", "not_your_turn"}:
                 raise
@@ -265,9 +268,11 @@ async def run_level(
         await end_tournament(operator, tid)
     in_window = [lat for at, lat in rec.acts if window_from <= at <= window_to]
     hands = sum(
-        1 for seen in rec.hands_seen.values() for at in seen.values()
+        1
+        for seen in rec.hands_seen.values()
+        for at in seen.values()
         if window_from <= at <= window_to
-    )  # fmt: skip
+    )
     figures: dict[str, Any] = {
         "concurrent_tournaments": concurrency,
         "window_s": window_s,
@@ -329,9 +334,12 @@ async def query_counter(api_url: str) -> float:
 async def poll_elsewhere(url: str, path: str, tokens: list[str], seconds: float) -> dict[str, Any]:
     """One poller process (bench/poll.py): ``tokens`` pollers on ``url``'s ``path``."""
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bench.poll",
-        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-    )  # fmt: skip
+        sys.executable,
+        "-m",
+        "bench.poll",
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+    )
     job = {"url": url, "path": path, "tokens": tokens, "seconds": seconds}
     out, _ = await proc.communicate(json.dumps(job).encode())
     if proc.returncode != 0:
@@ -341,9 +349,13 @@ async def poll_elsewhere(url: str, path: str, tokens: list[str], seconds: float)
 
 
 async def polling(
-    target: Target, operator: SngClient, *, pollers: int, seconds: float,
+    target: Target,
+    operator: SngClient,
+    *,
+    pollers: int,
+    seconds: float,
     replicas: list[str] | None = None,
-) -> dict[str, Any]:  # fmt: skip
+) -> dict[str, Any]:
     """Clients GET one playing table's game state as fast as answers come: one alone (the
     service time), then ``pollers`` each as a distinct spectator, then ``pollers`` as one
     viewer, then (with a second replica) ``pollers`` distinct spectators split over both; the
@@ -410,9 +422,12 @@ async def turn_latency(target: Target, operator: SngClient, *, seconds: float) -
 
     async def agent(client: SngClient) -> None:
         headers = dict(client.http.headers)
-        async with httpx.AsyncClient(base_url=target.api_url, timeout=None) as http, \
-                http.stream("GET", f"/tournaments/{tournament.tid}/me/stream",
-                            headers=headers) as response:  # fmt: skip
+        async with (
+            httpx.AsyncClient(base_url=target.api_url, timeout=None) as http,
+            http.stream(
+                "GET", f"/tournaments/{tournament.tid}/me/stream", headers=headers
+            ) as response,
+        ):
             event = ""
             async for line in response.aiter_lines():
                 if time.monotonic() > until[0]:
@@ -429,9 +444,12 @@ async def turn_latency(target: Target, operator: SngClient, *, seconds: float) -
                     last_sent.append(time.monotonic())
                     with contextlib.suppress(SngError):
                         await client.act(
-                            tournament.tid, hand_number=data["handNumber"], turn=data["turn"],
-                            action=action, amount=amount,
-                        )  # fmt: skip
+                            tournament.tid,
+                            hand_number=data["handNumber"],
+                            turn=data["turn"],
+                            action=action,
+                            amount=amount,
+                        )
 
     try:
         tasks = [asyncio.create_task(agent(c)) for c in tournament.players]
@@ -481,9 +499,12 @@ async def turn_latency_long_poll(
             last_sent.append(time.monotonic())
             with contextlib.suppress(SngError):
                 await client.act(
-                    tournament.tid, hand_number=state["handNumber"], turn=state["turn"],
-                    action=action, amount=amount,
-                )  # fmt: skip
+                    tournament.tid,
+                    hand_number=state["handNumber"],
+                    turn=state["turn"],
+                    action=action,
+                    amount=amount,
+                )
 
     try:
         tasks = [asyncio.create_task(agent(c)) for c in tournament.players]

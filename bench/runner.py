@@ -63,9 +63,17 @@ class BenchConfig:
 
 
 QUICK = BenchConfig(
-    baseline_updates=100, concurrency=2, levels=(1, 2), warmup_s=15.0, window_s=8.0,
-    drain_s=25.0, poll_s=3.0, engine_hands=100, settle_s=15.0, quiesce_s=5.0,
-)  # fmt: skip
+    baseline_updates=100,
+    concurrency=2,
+    levels=(1, 2),
+    warmup_s=15.0,
+    window_s=8.0,
+    drain_s=25.0,
+    poll_s=3.0,
+    engine_hands=100,
+    settle_s=15.0,
+    quiesce_s=5.0,
+)
 
 
 # -- the stack -------------------------------------------------------------------------------
@@ -187,9 +195,13 @@ async def run_bench(
             async def one_level(level: int = level, is_main: bool = is_main) -> dict[str, Any]:
                 queries_before, level_began = await query_counter(api_url), time.monotonic()
                 figures, rec = await run_level(
-                    target, operator, concurrency=level, warmup_s=cfg.warmup_s,
-                    window_s=cfg.window_s, drain_s=cfg.drain_s if is_main else 0.0,
-                )  # fmt: skip
+                    target,
+                    operator,
+                    concurrency=level,
+                    warmup_s=cfg.warmup_s,
+                    window_s=cfg.window_s,
+                    drain_s=cfg.drain_s if is_main else 0.0,
+                )
                 level_seconds = time.monotonic() - level_began
                 queries = await query_counter(api_url) - queries_before
                 figures["temporal_queries_per_s"] = round(queries / level_seconds, 2)
@@ -319,55 +331,88 @@ def render(result: dict[str, Any]) -> Table:
                 f"{a['ratio_p50']}× / {a['ratio_p95']}× / {a['ratio_p99']}×",
             ),
             ("3", "hands/min", f"{t['hands_per_min']:.0f}", ""),
-            ("3", "actions/s", f"{t['actions_per_s']:.1f}",
-             f"{t['ratio_to_ceiling']:.1%} of ceiling"),
-        ]  # fmt: skip
+            (
+                "3",
+                "actions/s",
+                f"{t['actions_per_s']:.1f}",
+                f"{t['ratio_to_ceiling']:.1%} of ceiling",
+            ),
+        ]
     if h:
         rows += [
-            ("4", "events per hand / per tournament",
-             f"{h['events_per_hand']} / {h['events_per_tournament']}",
-             f"{h['tournaments']} tourn."),
-            ("4", "table events per accepted action", f"{h['table_events_per_accepted_action']}",
-             f"{h['accepted_actions']} accepted actions"),
-            ("4", "actions per hand / per tournament (history)",
-             f"{h['actions_per_hand']} / {h['actions_per_tournament']}",
-             f"+{h['queries_per_tournament_bench_pace']} queries"),
-        ]  # fmt: skip
+            (
+                "4",
+                "events per hand / per tournament",
+                f"{h['events_per_hand']} / {h['events_per_tournament']}",
+                f"{h['tournaments']} tourn.",
+            ),
+            (
+                "4",
+                "table events per accepted action",
+                f"{h['table_events_per_accepted_action']}",
+                f"{h['accepted_actions']} accepted actions",
+            ),
+            (
+                "4",
+                "actions per hand / per tournament (history)",
+                f"{h['actions_per_hand']} / {h['actions_per_tournament']}",
+                f"+{h['queries_per_tournament_bench_pace']} queries",
+            ),
+        ]
     if h and h.get("marginal_actions") and h.get("marginal_events"):
         me, ma = h["marginal_events"], h["marginal_actions"]
         rows.append(
-            ("4", "marginal per hand: events / actions",
-             f"{me['per_hand']} / {ma['per_hand']}",
-             f"fixed {me['fixed_per_tournament']:.0f} ev / {ma['fixed_per_tournament']:.0f} act")
-        )  # fmt: skip
+            (
+                "4",
+                "marginal per hand: events / actions",
+                f"{me['per_hand']} / {ma['per_hand']}",
+                f"fixed {me['fixed_per_tournament']:.0f} ev / {ma['fixed_per_tournament']:.0f} act",
+            )
+        )
     for mode in ("one_poller", "distinct_viewers", "one_viewer", "two_replicas"):
         if mode in p:
             m = p[mode]
             who = "1 poller" if mode == "one_poller" else f"{p['pollers']} pollers, {mode}"
             rows.append(
-                ("5", f"GET state ({who.replace('_', ' ')}) req/s, p99 ms",
-                 f"{m['requests_per_s']:.0f}, {m['p99_ms']:.0f}",
-                 f"{m['temporal_queries_per_s']:.0f} queries/s")
-            )  # fmt: skip
-    for name, how in (("turn_latency", "action_required, SSE"),
-                      ("turn_latency_long_poll", "legalActions, long-poll")):  # fmt: skip
+                (
+                    "5",
+                    f"GET state ({who.replace('_', ' ')}) req/s, p99 ms",
+                    f"{m['requests_per_s']:.0f}, {m['p99_ms']:.0f}",
+                    f"{m['temporal_queries_per_s']:.0f} queries/s",
+                )
+            )
+    for name, how in (
+        ("turn_latency", "action_required, SSE"),
+        ("turn_latency_long_poll", "legalActions, long-poll"),
+    ):
         t = result.get(name)
         if t:
             rows.append(
-                ("8", f"turn latency p50 / p99 ms (action sent → next {how})",
-                 f"{t['p50_ms']:.0f} / {t['p99_ms']:.0f}", f"{t.get('ratio_p50', 0)}× baseline")
-            )  # fmt: skip
+                (
+                    "8",
+                    f"turn latency p50 / p99 ms (action sent → next {how})",
+                    f"{t['p50_ms']:.0f} / {t['p99_ms']:.0f}",
+                    f"{t.get('ratio_p50', 0)}× baseline",
+                )
+            )
     if e:
         rows.append(
-            ("6", "engine µs/action ours / pokerkit",
-             f"{e['ours_us_per_action']:.1f} / {e['pokerkit_us_per_action']:.1f}",
-             f"{e['speedup']}× faster")
-        )  # fmt: skip
+            (
+                "6",
+                "engine µs/action ours / pokerkit",
+                f"{e['ours_us_per_action']:.1f} / {e['pokerkit_us_per_action']:.1f}",
+                f"{e['speedup']}× faster",
+            )
+        )
     if i := result.get("icm"):
         rows.append(
-            ("7", "ICM ms/call, 8 all paid: ours / every order",
-             f"{i['dp_8_ms']} / {i['orders_8_ms']}", f"{i['speedup_8']}× faster")
-        )  # fmt: skip
+            (
+                "7",
+                "ICM ms/call, 8 all paid: ours / every order",
+                f"{i['dp_8_ms']} / {i['orders_8_ms']}",
+                f"{i['speedup_8']}× faster",
+            )
+        )
         rows.append(("7", "ICM ms/call, 10 players all paid (ours)", f"{i['dp_10_ms']}", ""))
     for name, why in (result.get("failed_sections") or {}).items():
         rows.append(("!", f"{name}: FAILED", why[:80], ""))
@@ -375,10 +420,11 @@ def render(result: dict[str, Any]) -> Table:
         table.add_row(*row)
     for level in result.get("load_curve") or []:
         table.add_row(
-            "3", f"  load {level['concurrent_tournaments']}: act p50/p95 ms, actions/s",
+            "3",
+            f"  load {level['concurrent_tournaments']}: act p50/p95 ms, actions/s",
             f"{level['act_p50_ms']:.0f} / {level['act_p95_ms']:.0f}, {level['actions_per_s']:.1f}",
             f"{level['hands_per_min']:.0f} hands/min",
-        )  # fmt: skip
+        )
     return table
 
 
@@ -442,10 +488,13 @@ def bench(
     """Benchmark the service against a bare Temporal Update: a table, JSON and a PNG."""
     cfg = QUICK if quick else BenchConfig()
     overrides: dict[str, Any] = {
-        "concurrency": concurrency, "window_s": window, "baseline_updates": updates,
-        "pollers": pollers, "engine_hands": engine_hands,
+        "concurrency": concurrency,
+        "window_s": window,
+        "baseline_updates": updates,
+        "pollers": pollers,
+        "engine_hands": engine_hands,
         "levels": tuple(int(x) for x in levels.split(",")) if levels else None,
-    }  # fmt: skip
+    }
     cfg = replace(cfg, **{k: v for k, v in overrides.items() if v is not None})
     console = Console(stderr=True)
     if api_url:

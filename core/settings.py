@@ -131,9 +131,10 @@ class Settings(BaseSettings):
     def key(self, door: Literal["admin", "internal", "codec"]) -> str:
         """The operator key that opens ``door`` (see the secrets above)."""
         own = {
-            "admin": self.admin_key, "internal": self.internal_key,
+            "admin": self.admin_key,
+            "internal": self.internal_key,
             "codec": self.codec_endpoint_key,
-        }[door].get_secret_value()  # fmt: skip
+        }[door].get_secret_value()
         if own or self.env == "prod":
             return own
         return self.service_key.get_secret_value()
@@ -208,7 +209,7 @@ class Settings(BaseSettings):
                 ("SNG_TOKEN_ADDRESS", self.token_address),
             )
             if not value
-        ]  # fmt: skip
+        ]
         if missing:
             raise ValueError("the chain money backend needs " + ", ".join(missing))
         if self.env == "prod" and key.lower().removeprefix("0x") == ANVIL_DEV_OPERATOR_KEY[2:]:

@@ -36,9 +36,12 @@ async def write_state(
     """Upsert one state (a same-version write overwrites; an older one changes nothing) and
     notify the replicas when the transaction commits."""
     values = {
-        "kind": kind, "version": version, "public": public, "private": private or {},
+        "kind": kind,
+        "version": version,
+        "public": public,
+        "private": private or {},
         "updated_at": datetime.now(UTC),
-    }  # fmt: skip
+    }
     stmt = insert(ReadState).values(key=key, **values)
     stmt = stmt.on_conflict_do_update(
         index_elements=["key"],
@@ -79,6 +82,13 @@ async def write_state_now(
         raw = await conn.get_raw_connection()
         driver: Any = raw.driver_connection
         await driver.execute(
-            UPSERT_AND_NOTIFY, key, kind, version, json.dumps(public), json.dumps(private or {}),
-            datetime.now(UTC), CHANNEL, f"{key} {version}",
-        )  # fmt: skip
+            UPSERT_AND_NOTIFY,
+            key,
+            kind,
+            version,
+            json.dumps(public),
+            json.dumps(private or {}),
+            datetime.now(UTC),
+            CHANNEL,
+            f"{key} {version}",
+        )

@@ -48,9 +48,15 @@ class Challenge:
 
 
 def challenge_text(
-    *, domain: str, uri: str, address: str, chain_id: int, nonce: str, issued: datetime,
+    *,
+    domain: str,
+    uri: str,
+    address: str,
+    chain_id: int,
+    nonce: str,
+    issued: datetime,
     expires: datetime,
-) -> str:  # fmt: skip
+) -> str:
     """The EIP-4361 message (its ABNF: no statement line breaks, RFC 3339 times)."""
     return (
         f"{domain} wants you to sign in with your Ethereum account:\n{address}\n\n"
@@ -93,9 +99,14 @@ async def issue_challenge(
                 f" {int(CHALLENGE_TTL.total_seconds() // 60)} minutes",
             )
         message = challenge_text(
-            domain=domain, uri=uri, address=address, chain_id=chain_id, nonce=nonce,
-            issued=now, expires=expires,
-        )  # fmt: skip
+            domain=domain,
+            uri=uri,
+            address=address,
+            chain_id=chain_id,
+            nonce=nonce,
+            issued=now,
+            expires=expires,
+        )
         session.add(
             WalletChallenge(
                 nonce=nonce, user_id=user_id, address=address, message=message, expires_at=expires

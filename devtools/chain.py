@@ -142,9 +142,16 @@ def start_anvil(data_dir: Path, port: int, *, log: Path | None = None) -> subpro
     data_dir.mkdir(parents=True, exist_ok=True)
     out = open(log or data_dir / "anvil.log", "ab")  # the child process owns it
     args = [
-        str(anvil_binary()), "--host", "127.0.0.1", "--port", str(port),
-        "--state", str(data_dir / "anvil-state.json"), "--state-interval", "5",
-    ]  # fmt: skip
+        str(anvil_binary()),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--state",
+        str(data_dir / "anvil-state.json"),
+        "--state-interval",
+        "5",
+    ]
     return subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
 
 
@@ -174,12 +181,15 @@ def start_dev_chain(data_dir: Path, port: int, *, wallets: int = 4) -> DevChain:
         if info is None:
             token, vault, block = deploy(w3, ANVIL_DEV_OPERATOR_KEY)
             info = ChainInfo(
-                rpc_url=rpc_url, chain_id=w3.eth.chain_id,
+                rpc_url=rpc_url,
+                chain_id=w3.eth.chain_id,
                 operator_key=ANVIL_DEV_OPERATOR_KEY,
                 operator_address=Account.from_key(ANVIL_DEV_OPERATOR_KEY).address,
-                token_address=token, vault_address=vault, deploy_block=block,
+                token_address=token,
+                vault_address=vault,
+                deploy_block=block,
                 wallets=demo_wallets(wallets),
-            )  # fmt: skip
+            )
             for wallet in info.wallets:
                 fund(w3, info, wallet.address, DEMO_CHIPS)
             saved.write_text(json.dumps(asdict(info), indent=2) + "\n")

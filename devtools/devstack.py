@@ -88,12 +88,23 @@ def start_temporal(
 ) -> subprocess.Popen[bytes]:
     data_dir.mkdir(parents=True, exist_ok=True)
     args = [
-        temporal_binary(), "server", "start-dev",
-        "--ip", "127.0.0.1", "--port", str(port), "--ui-port", str(ui_port),
-        "--db-filename", str(data_dir / "temporal.db"),
-        "--namespace", namespace, "--log-level", "warn",
+        temporal_binary(),
+        "server",
+        "start-dev",
+        "--ip",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--ui-port",
+        str(ui_port),
+        "--db-filename",
+        str(data_dir / "temporal.db"),
+        "--namespace",
+        namespace,
+        "--log-level",
+        "warn",
         *dev_server_flags(),
-    ]  # fmt: skip
+    ]
     if ui_codec:
         args += ["--ui-codec-endpoint", ui_codec]
     out = open(log, "ab")
@@ -207,9 +218,12 @@ class DevStack:
         for name in ("worker", "api"):
             out = open(logs / f"{name}.log", "ab")
             proc = subprocess.Popen(
-                [sys.executable, "-m", "sng.cli", name], env=env, stdout=out,
-                stderr=subprocess.STDOUT, start_new_session=True,
-            )  # fmt: skip
+                [sys.executable, "-m", "sng.cli", name],
+                env=env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
             self.children.append((name, proc))
         with console.status("waiting for the API"):
             self._wait_for_api(timeout=60)
@@ -239,9 +253,12 @@ class DevStack:
         name = f"api-{port}"
         out = open(self.data_dir / "logs" / f"{name}.log", "ab")
         proc = subprocess.Popen(
-            [sys.executable, "-m", "sng.cli", "api"], env={**self.env, "SNG_API_PORT": str(port)},
-            stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
-        )  # fmt: skip
+            [sys.executable, "-m", "sng.cli", "api"],
+            env={**self.env, "SNG_API_PORT": str(port)},
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         self.children.append((name, proc))
         self._wait_for_api(timeout=60, port=port)
         return f"http://{self.settings.api_host}:{port}"

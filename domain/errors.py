@@ -88,9 +88,13 @@ class DomainError(Exception):
     """
 
     def __init__(
-        self, code: ErrorCode, message: str, *, field: str | None = None,
+        self,
+        code: ErrorCode,
+        message: str,
+        *,
+        field: str | None = None,
         retry_after_seconds: int | None = None,
-    ) -> None:  # fmt: skip
+    ) -> None:
         super().__init__(message)
         self.code = code
         self.message = message

@@ -88,9 +88,16 @@ def parse_phh(text: str) -> PhhHand:
 
 
 _KNOWN_FIELDS = {
-    "variant", "antes", "blinds_or_straddles", "min_bet", "starting_stacks", "actions",
-    "ante_trimming_status", "players", "finishing_stacks",
-}  # fmt: skip
+    "variant",
+    "antes",
+    "blinds_or_straddles",
+    "min_bet",
+    "starting_stacks",
+    "actions",
+    "ante_trimming_status",
+    "players",
+    "finishing_stacks",
+}
 
 
 def _words(action: str) -> list[str]:

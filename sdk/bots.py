@@ -177,11 +177,17 @@ async def run_bot(client: SngClient, tournament_id: str, policy: Policy, *, seed
     await _play(
         lambda v: client.game_state(tournament_id, wait_for_change=v, wait_seconds=10),
         lambda st, action, amount: client.act(
-            tournament_id, hand_number=st["handNumber"], turn=st["turn"], action=action,
+            tournament_id,
+            hand_number=st["handNumber"],
+            turn=st["turn"],
+            action=action,
             amount=amount,
         ),
-        over, policy, random.Random(seed), lambda: client.sit_in(tournament_id),
-    )  # fmt: skip
+        over,
+        policy,
+        random.Random(seed),
+        lambda: client.sit_in(tournament_id),
+    )
 
 
 async def run_room_bot(
@@ -208,5 +214,8 @@ async def run_room_bot(
         lambda st, action, amount: client.room_act(
             room_id, hand_number=st["handNumber"], turn=st["turn"], action=action, amount=amount
         ),
-        done, policy, random.Random(seed), lambda: client.room_sit_in(room_id),
-    )  # fmt: skip
+        done,
+        policy,
+        random.Random(seed),
+        lambda: client.room_sit_in(room_id),
+    )

@@ -123,9 +123,10 @@ class SngClient:
         )
         signed = account.sign_message(encode_defunct(text=challenge["message"]))
         result: dict[str, Any] = await self._call(
-            "POST", "/me/wallets",
+            "POST",
+            "/me/wallets",
             json={"nonce": challenge["nonce"], "signature": "0x" + bytes(signed.signature).hex()},
-        )  # fmt: skip
+        )
         return result
 
     async def wallets(self) -> list[dict[str, Any]]:
@@ -151,9 +152,14 @@ class SngClient:
         return result
 
     async def act(
-        self, tournament_id: str, *, hand_number: int, turn: int, action: str,
+        self,
+        tournament_id: str,
+        *,
+        hand_number: int,
+        turn: int,
+        action: str,
         amount: int | None = None,
-    ) -> dict[str, Any]:  # fmt: skip
+    ) -> dict[str, Any]:
         body: dict[str, Any] = {"handNumber": hand_number, "turn": turn, "action": action}
         if amount is not None:
             body["amount"] = amount
@@ -169,15 +175,25 @@ class SngClient:
 
     # -- cash rooms ---------------------------------------------------------------------------
     async def create_room(
-        self, name: str, *, entry: int, small_blind: int, big_blind: int, seats: int,
-        speed: str = "normal", hand_pause_ms: int = 2000,
-    ) -> dict[str, Any]:  # fmt: skip
+        self,
+        name: str,
+        *,
+        entry: int,
+        small_blind: int,
+        big_blind: int,
+        seats: int,
+        speed: str = "normal",
+        hand_pause_ms: int = 2000,
+    ) -> dict[str, Any]:
         """Operators: open a room; the room record."""
         body = {
-            "name": name, "entry": {"amount": entry, "currency": "virtual_chips"},
-            "stakes": {"smallBlind": small_blind, "bigBlind": big_blind}, "seats": seats,
-            "speed": speed, "handPauseMs": hand_pause_ms,
-        }  # fmt: skip
+            "name": name,
+            "entry": {"amount": entry, "currency": "virtual_chips"},
+            "stakes": {"smallBlind": small_blind, "bigBlind": big_blind},
+            "seats": seats,
+            "speed": speed,
+            "handPauseMs": hand_pause_ms,
+        }
         result: dict[str, Any] = await self._call("POST", "/rooms", json=body)
         return result
 
@@ -216,9 +232,14 @@ class SngClient:
         return result
 
     async def room_act(
-        self, room_id: str, *, hand_number: int, turn: int, action: str,
+        self,
+        room_id: str,
+        *,
+        hand_number: int,
+        turn: int,
+        action: str,
         amount: int | None = None,
-    ) -> dict[str, Any]:  # fmt: skip
+    ) -> dict[str, Any]:
         body: dict[str, Any] = {"handNumber": hand_number, "turn": turn, "action": action}
         if amount is not None:
             body["amount"] = amount

@@ -51,10 +51,10 @@ async def run_demo(
     names = [f"bot-{kind}-{i}-{run}" for i, kind in enumerate(kinds)]
     async with SngClient(api_url, service_key=settings.key("admin")) as operator:
         tid = await operator.create_tournament(
-            f"demo {run}", demo_settings(seats, entry_fee=entry_fee, stack=stack,
-                                         level_seconds=level_seconds),
+            f"demo {run}",
+            demo_settings(seats, entry_fee=entry_fee, stack=stack, level_seconds=level_seconds),
             hand_pause_ms=300,
-        )  # fmt: skip
+        )
         for name in names:
             await operator.credit(name, entry_fee, f"demo-{name}")
     players = [SngClient(api_url, token=mint_player_token(settings, name)) for name in names]

@@ -93,9 +93,14 @@ def demo(
     url = api_url or f"http://{settings.api_host}:{settings.api_port}"
     console = Console(stderr=True)
     result = asyncio.run(
-        run_demo(url, settings, seats=seats, level_seconds=level_seconds,
-                 console=None if json_out else console)
-    )  # fmt: skip
+        run_demo(
+            url,
+            settings,
+            seats=seats,
+            level_seconds=level_seconds,
+            console=None if json_out else console,
+        )
+    )
     if json_out:
         typer.echo(json.dumps(result))
         return

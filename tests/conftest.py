@@ -43,14 +43,18 @@ os.environ.setdefault("SNG_CODEC_KEY", new_key())
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
-        "--drill-repeat", type=int, default=1,
+        "--drill-repeat",
+        type=int,
+        default=1,
         help="run the two-worker kill drill this many times, each with its own seed",
-    )  # fmt: skip
+    )
     parser.addoption("--drill-seed", type=int, default=None, help="first seed (default: random)")
     parser.addoption(
-        "--h2-cycles", type=int, default=60,
+        "--h2-cycles",
+        type=int,
+        default=60,
         help="register/leave cycles of the H2 security test (the review's figure is 1500)",
-    )  # fmt: skip
+    )
 
 
 @pytest.fixture(scope="session")

@@ -16,9 +16,18 @@ from tests.conftest import serve_api
 # drain_s only bounds the wait (it ends when the tournaments do): on a loaded machine a tiny
 # tournament can take over 30 s, and then history had nothing to count.
 TINY = BenchConfig(
-    baseline_updates=20, concurrency=1, levels=(1,), warmup_s=15.0, window_s=6.0, drain_s=90.0,
-    pollers=10, poll_s=1.0, engine_hands=20, settle_s=10.0, quiesce_s=2.0,
-)  # fmt: skip
+    baseline_updates=20,
+    concurrency=1,
+    levels=(1,),
+    warmup_s=15.0,
+    window_s=6.0,
+    drain_s=90.0,
+    pollers=10,
+    poll_s=1.0,
+    engine_hands=20,
+    settle_s=10.0,
+    quiesce_s=2.0,
+)
 
 
 @pytest.mark.slow
@@ -36,11 +45,18 @@ async def test_bench_reports_every_section_with_positive_figures(
         "baseline": ["p50_ms", "p95_ms", "p99_ms", "updates_per_s"],
         "api_action": ["p50_ms", "p95_ms", "p99_ms", "ratio_p50", "ratio_p99"],
         "throughput": ["hands_per_min", "actions_per_s", "ratio_to_ceiling"],
-        "history": ["tournaments", "hands", "events_per_hand", "events_per_tournament",
-                    "actions_per_hand", "actions_per_tournament", "accepted_actions",
-                    "table_events_per_accepted_action"],
+        "history": [
+            "tournaments",
+            "hands",
+            "events_per_hand",
+            "events_per_tournament",
+            "actions_per_hand",
+            "actions_per_tournament",
+            "accepted_actions",
+            "table_events_per_accepted_action",
+        ],
         "engine": ["ours_us_per_action", "pokerkit_us_per_action"],
-    }  # fmt: skip
+    }
     for section, keys in positive.items():
         for key in keys:
             assert result[section][key] > 0, (section, key, result[section])
@@ -70,11 +86,14 @@ def test_a_failed_section_is_reported_beside_the_figures_the_others_measured() -
     result = {
         "machine": {"cpus": 2},
         "baseline": {"p50_ms": 14.0, "p95_ms": 20.0, "p99_ms": 30.0, "updates_per_s": 70.0},
-        "api_action": None, "throughput": None, "history": None, "polling": None,
+        "api_action": None,
+        "throughput": None,
+        "history": None,
+        "polling": None,
         "engine": {"ours_us_per_action": 5.0, "pokerkit_us_per_action": 50.0, "speedup": 10},
         "load_curve": [],
         "failed_sections": {"polling": "ReadError: the server closed the connection"},
-    }  # fmt: skip
+    }
     console = Console(record=True, width=200)
     console.print(render(result))
     text = console.export_text()

@@ -42,9 +42,13 @@ def test_replay_reports_an_illegal_action_with_its_index(tmp_path: Path) -> None
 
 def _record(seed: bytes) -> dict[str, object]:
     hand = Hand.start(
-        seats=[0, 1, 2], stacks=[100, 100, 100], blinds=[1, 2, 0], antes=[0, 0, 0],
-        min_bet=2, deck=shuffled_deck(seed),
-    )  # fmt: skip
+        seats=[0, 1, 2],
+        stacks=[100, 100, 100],
+        blinds=[1, 2, 0],
+        antes=[0, 0, 0],
+        min_bet=2,
+        deck=shuffled_deck(seed),
+    )
     while not hand.over:
         legal = hand.legal_actions()
         assert legal is not None

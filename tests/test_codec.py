@@ -125,8 +125,12 @@ async def test_dev_settings_without_a_key_use_the_data_dir_key(tmp_path: Path) -
 
 def test_prod_refuses_to_start_without_a_codec_key(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("SNG_CODEC_KEY", raising=False)
-    strong = {"admin_key": "a" * 32, "internal_key": "i" * 32, "codec_endpoint_key": "c" * 32,
-              "jwt_secret": "j" * 32}  # fmt: skip
+    strong = {
+        "admin_key": "a" * 32,
+        "internal_key": "i" * 32,
+        "codec_endpoint_key": "c" * 32,
+        "jwt_secret": "j" * 32,
+    }
     with pytest.raises(ValidationError, match="without SNG_CODEC_KEY"):
         Settings(env="prod", _env_file=None, **strong)  # type: ignore[call-arg]
     assert Settings(env="prod", codec_key=new_key(), _env_file=None, **strong).codec_key  # type: ignore[call-arg]

@@ -25,9 +25,13 @@ def test_prod_refuses_default_secrets() -> None:
 def test_prod_refuses_short_secrets() -> None:
     with pytest.raises(ValidationError, match="SNG_JWT_SECRET"):
         Settings(
-            env="prod", admin_key="a" * 32, internal_key="i" * 32, codec_endpoint_key="c" * 32,
-            jwt_secret="short", _env_file=None,
-        )  # type: ignore[call-arg]  # fmt: skip
+            env="prod",
+            admin_key="a" * 32,
+            internal_key="i" * 32,
+            codec_endpoint_key="c" * 32,
+            jwt_secret="short",
+            _env_file=None,
+        )  # type: ignore[call-arg]
 
 
 def test_prod_starts_with_real_secrets(monkeypatch: pytest.MonkeyPatch) -> None:

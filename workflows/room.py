@@ -293,12 +293,13 @@ class RoomMixin(RoomHandMixin):
             raise DomainError(ErrorCode.ROOM_FULL, "every seat is taken")
         holder = next(
             (
-                s for s in self.st.seats
+                s
+                for s in self.st.seats
                 if (s.owner_user_id or s.player_id) == inp.owner_user_id
                 and s.player_id != inp.player_id
             ),
             None,
-        )  # fmt: skip
+        )
         if holder is not None:
             # One seat per owner, whichever identity sits in it (security review M2).
             raise DomainError(
@@ -369,9 +370,14 @@ class RoomMixin(RoomHandMixin):
             )
         self._queue(
             "player_leave",
-            {"seat": seat.seat, "player": seat.player_id, "returned": seat.stack,
-             "currency": CURRENCY, "reason": reason},
-        )  # fmt: skip
+            {
+                "seat": seat.seat,
+                "player": seat.player_id,
+                "returned": seat.stack,
+                "currency": CURRENCY,
+                "reason": reason,
+            },
+        )
         await self._flush()
         await self._save_room()
         return seat.stack

@@ -119,8 +119,11 @@ class RoomHandMixin:
             )
         )
         if record["shown"]:
-            self._queue("showdown", {"handNumber": hand_no, "shown": record["shown"]},
-                        key=f"h{hand_no}:showdown")  # fmt: skip
+            self._queue(
+                "showdown",
+                {"handNumber": hand_no, "shown": record["shown"]},
+                key=f"h{hand_no}:showdown",
+            )
         self._queue(
             "hand_result",
             {
@@ -184,14 +187,22 @@ class RoomHandMixin:
         room = self._room()
         await effects.save_room(
             RoomRow(
-                room_id=room.room_id, name=room.name, seats=self.st.seat_count,
-                entry=room.entry, small_blind=room.small_blind, big_blind=room.big_blind,
-                speed=room.speed, decision_timeout=room.decision_timeout,
-                disconnect_grace=room.disconnect_grace, status=room.status,
-                hand_number=self.st.hand_no, players=self.players(), created_ms=room.created_ms,
+                room_id=room.room_id,
+                name=room.name,
+                seats=self.st.seat_count,
+                entry=room.entry,
+                small_blind=room.small_blind,
+                big_blind=room.big_blind,
+                speed=room.speed,
+                decision_timeout=room.decision_timeout,
+                disconnect_grace=room.disconnect_grace,
+                status=room.status,
+                hand_number=self.st.hand_no,
+                players=self.players(),
+                created_ms=room.created_ms,
                 closed=closed,
             )
-        )  # fmt: skip
+        )
 
     def players(self) -> list[dict[str, Any]]:
         """The record's ``players``: seat, handle, stack and status."""

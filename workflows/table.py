@@ -386,9 +386,17 @@ class TableWorkflow(RoomMixin):
                 table_seat.stack = stacks_after[table_seat.seat]
         self.last_hand = {
             key: record[key]
-            for key in ("hand_no", "board", "shown", "pots", "stacks_after", "busted",
-                        "deck_commitment", "deck_seed")
-        }  # fmt: skip
+            for key in (
+                "hand_no",
+                "board",
+                "shown",
+                "pots",
+                "stacks_after",
+                "busted",
+                "deck_commitment",
+                "deck_seed",
+            )
+        }
         self._bump()
         await self.room_hand_finished(hand, record)
         if self.st.parent_workflow_id:

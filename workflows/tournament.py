@@ -157,9 +157,11 @@ class TournamentWorkflow(RegistrationMixin, SettlementMixin):
         self._bump()
         await self._save_tournament()
         await effects.publish(
-            self.s.tournament_id, "tournament_state_changed", "state:playing",
+            self.s.tournament_id,
+            "tournament_state_changed",
+            "state:playing",
             {"state": "playing", "playStartedAt": self.s.play_start_ms, "currentLevel": 0},
-        )  # fmt: skip
+        )
 
     async def _play(self) -> None:
         """The level clock and the hand boundaries until one player is left (or force-end).
@@ -288,16 +290,30 @@ class TournamentWorkflow(RegistrationMixin, SettlementMixin):
             if finish.place == 1:
                 continue
             await effects.publish(
-                self.s.tournament_id, "player_eliminated", f"eliminated:{finish.player_id}",
-                {"playerId": finish.player_id, "place": finish.place, "rank": finish.rank,
-                 "handNo": report.hand_no},
-            )  # fmt: skip
+                self.s.tournament_id,
+                "player_eliminated",
+                f"eliminated:{finish.player_id}",
+                {
+                    "playerId": finish.player_id,
+                    "place": finish.place,
+                    "rank": finish.rank,
+                    "handNo": report.hand_no,
+                },
+            )
         await effects.publish(
-            self.s.tournament_id, "hand_result", f"hand:{report.table_id}:{report.hand_no}",
-            {"tableId": report.table_id, "handNo": report.hand_no, "level": report.level,
-             "board": report.record.get("board", []), "pots": report.record.get("pots", []),
-             "shown": report.record.get("shown", {}), "stacks": stacks},
-        )  # fmt: skip
+            self.s.tournament_id,
+            "hand_result",
+            f"hand:{report.table_id}:{report.hand_no}",
+            {
+                "tableId": report.table_id,
+                "handNo": report.hand_no,
+                "level": report.level,
+                "board": report.record.get("board", []),
+                "pots": report.record.get("pots", []),
+                "shown": report.record.get("shown", {}),
+                "stacks": stacks,
+            },
+        )
         if len(alive) == 1:
             await self._end()
 
@@ -334,10 +350,15 @@ class TournamentWorkflow(RegistrationMixin, SettlementMixin):
         self._bump()
         await self._save_tournament()
         await effects.publish(
-            self.s.tournament_id, "tournament_state_changed", "state:ended",
-            {"state": "ended", "endedAt": self.s.ended_at_ms,
-             "finalStandings": [f.model_dump(by_alias=True) for f in self._standings()]},
-        )  # fmt: skip
+            self.s.tournament_id,
+            "tournament_state_changed",
+            "state:ended",
+            {
+                "state": "ended",
+                "endedAt": self.s.ended_at_ms,
+                "finalStandings": [f.model_dump(by_alias=True) for f in self._standings()],
+            },
+        )
 
     # -- table signals -------------------------------------------------------------------
     @workflow.signal

@@ -141,12 +141,14 @@ class RegistrationMixin(TournamentBase):
             )
         holder = next(
             (
-                e for e in self.s.entrants.values()
-                if e.owner_user_id == req.owner_user_id and e.player_id != req.player_id
+                e
+                for e in self.s.entrants.values()
+                if e.owner_user_id == req.owner_user_id
+                and e.player_id != req.player_id
                 and e.status is not EntrantStatus.RELEASED
             ),
             None,
-        )  # fmt: skip
+        )
         if holder is not None:
             # One entry per owner, whichever identity holds it (security review M2: an owner
             # with several agents held several seats at one table).
@@ -381,9 +383,11 @@ class RegistrationMixin(TournamentBase):
             self._bump()
             await self._save_tournament()
             await effects.publish(
-                self.s.tournament_id, "tournament_state_changed", "state:cancelled",
+                self.s.tournament_id,
+                "tournament_state_changed",
+                "state:cancelled",
                 {"state": "cancelled", "reason": req.reason},
-            )  # fmt: skip
+            )
             await self._record_lifecycle()
             return self._view()
         finally:

@@ -58,14 +58,20 @@ class SettlementMixin(TournamentBase):
             self._bump()
             await self._save_tournament()
             await effects.publish(
-                self.s.tournament_id, "tournament_state_changed", "state:settling",
+                self.s.tournament_id,
+                "tournament_state_changed",
+                "state:settling",
                 {"state": "settling"},
-            )  # fmt: skip
+            )
             await effects.publish(
-                self.s.tournament_id, "tournament_ended", "ended",
-                {"finalStandings": [f.model_dump(by_alias=True) for f in self._standings()],
-                 "payouts": [self._payout_wire(p) for p in self.s.payouts]},
-            )  # fmt: skip
+                self.s.tournament_id,
+                "tournament_ended",
+                "ended",
+                {
+                    "finalStandings": [f.model_dump(by_alias=True) for f in self._standings()],
+                    "payouts": [self._payout_wire(p) for p in self.s.payouts],
+                },
+            )
         while True:
             if self._rake_due():
                 await self._collect_rake()
@@ -82,9 +88,11 @@ class SettlementMixin(TournamentBase):
             self._bump()
             await self._save_tournament()
             await effects.publish(
-                self.s.tournament_id, "tournament_state_changed", "state:closed",
+                self.s.tournament_id,
+                "tournament_state_changed",
+                "state:closed",
                 {"state": "closed", "closedAt": self.s.closed_at_ms},
-            )  # fmt: skip
+            )
             await self._record_lifecycle()
 
     def _rake_due(self) -> bool:
@@ -181,10 +189,16 @@ class SettlementMixin(TournamentBase):
             )
         )
         await effects.publish(
-            self.s.tournament_id, "tournament_payout_settled", f"payout:{payout.position}",
-            {"position": payout.position, "userId": payout.player_id, "amount": payout.amount,
-             "txHash": receipt.tx_hash or receipt.reference},
-        )  # fmt: skip
+            self.s.tournament_id,
+            "tournament_payout_settled",
+            f"payout:{payout.position}",
+            {
+                "position": payout.position,
+                "userId": payout.player_id,
+                "amount": payout.amount,
+                "txHash": receipt.tx_hash or receipt.reference,
+            },
+        )
 
     def _destination(self, player_id: str) -> str:
         if self.inp.money_backend == "chain":

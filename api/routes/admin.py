@@ -67,9 +67,14 @@ async def create_tournament(
 
 
 async def start_tournament(
-    temporal: Client, settings: Settings, *, name: str, raw: dict[str, Any], hand_pause_ms: int,
+    temporal: Client,
+    settings: Settings,
+    *,
+    name: str,
+    raw: dict[str, Any],
+    hand_pause_ms: int,
     tournament_id: str | None = None,
-) -> CreatedTournament:  # fmt: skip
+) -> CreatedTournament:
     """Start a tournament's workflow: this route and the admin pages' create form share it.
 
     The id is 128 random bits and its workflow id can never be reused, even after the
@@ -143,9 +148,11 @@ async def retry_payouts(tournament_id: TournamentId, temporal: TemporalDep) -> T
         TournamentWorkflow.run, tournament_workflow_id(tournament_id)
     )
     return await execute_update(
-        handle, TournamentWorkflow.retry_payouts, RetryPayoutsInput(),
+        handle,
+        TournamentWorkflow.retry_payouts,
+        RetryPayoutsInput(),
         closed_code=ErrorCode.INVALID_STATE,
-    )  # fmt: skip
+    )
 
 
 class CreditBody(WireModel):

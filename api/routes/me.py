@@ -85,9 +85,13 @@ async def wallet_challenge(
 ) -> ChallengeView:
     """Step 1 of binding a wallet: a message for the wallet to sign, valid 10 minutes, once."""
     challenge = await wallets.issue_challenge(
-        db, user_id=caller.owner, address=body.address, domain=request.url.netloc,
-        uri=str(request.base_url).rstrip("/"), chain_id=settings.chain_id,
-    )  # fmt: skip
+        db,
+        user_id=caller.owner,
+        address=body.address,
+        domain=request.url.netloc,
+        uri=str(request.base_url).rstrip("/"),
+        chain_id=settings.chain_id,
+    )
     return ChallengeView(
         message=challenge.message, nonce=challenge.nonce, expires_at=challenge.expires_at
     )

@@ -94,17 +94,22 @@ async def game_state_body(
                 return json.dumps(before, separators=(",", ":")).encode()
     try:
         version, tview, table = await cache.get(
-            tournament_id, table_id, viewer,
-            after_version=wait_for_change, wait_seconds=wait_seconds,
-        )  # fmt: skip
+            tournament_id,
+            table_id,
+            viewer,
+            after_version=wait_for_change,
+            wait_seconds=wait_seconds,
+        )
     except NoPublishedState:
         raise unavailable() from None
     # A watcher's body is a spectator's (``GameStateCache.insider``): rendered once for all.
     shared = viewer if cache.insider(table_id, viewer) else SPECTATORS
     return cache.render(
-        table_id, shared, version,
+        table_id,
+        shared,
+        version,
         lambda: tournament_game_state(version, tview, table, viewer),
-    )  # fmt: skip
+    )
 
 
 def tournament_game_state(
@@ -142,14 +147,22 @@ async def _before_play(
     if row.state not in PRE_PLAY:
         return None
     fields = tournament_fields(
-        validate_settings(row.settings), state=row.state, level=0, play_start_ms=None,
-        registered_count=row.registered_count, field_size=row.field_size, stacks={},
+        validate_settings(row.settings),
+        state=row.state,
+        level=0,
+        play_start_ms=None,
+        registered_count=row.registered_count,
+        field_size=row.field_size,
+        stacks={},
         viewer=None,
-    )  # fmt: skip
+    )
     return {
-        "version": _row_version(row), "tournamentId": row.id, "tableId": None, "hand": None,
+        "version": _row_version(row),
+        "tournamentId": row.id,
+        "tableId": None,
+        "hand": None,
         **fields,
-    }  # fmt: skip
+    }
 
 
 class ActBody(WireModel):
@@ -162,18 +175,25 @@ class ActBody(WireModel):
 
     def for_player(self, player_id: str) -> ActInput:
         return ActInput(
-            player_id=player_id, hand_no=self.hand_number, turn=self.turn,
-            action=self.action, amount=self.amount,
-        )  # fmt: skip
+            player_id=player_id,
+            hand_no=self.hand_number,
+            turn=self.turn,
+            action=self.action,
+            amount=self.amount,
+        )
 
 
 IdempotencyKey = Annotated[
     str | None,
-    Header(alias="Idempotency-Key", pattern=ID_PATTERN, description=(
-        "Optional: a retry with the same key returns the first answer. Without one, a retry"
-        " of the same hand, turn, action and amount does."
-    )),
-]  # fmt: skip
+    Header(
+        alias="Idempotency-Key",
+        pattern=ID_PATTERN,
+        description=(
+            "Optional: a retry with the same key returns the first answer. Without one, a retry"
+            " of the same hand, turn, action and amount does."
+        ),
+    ),
+]
 
 
 def act_update_id(player_id: str, body: ActBody, key: str | None) -> str:
@@ -200,9 +220,13 @@ async def act(
     """Act on your turn. The answer's ``version`` is the game state's, ready for
     ``waitForChange``."""
     return await act_at_table(
-        request.app, table_workflow_id(tournament_id), caller.user_id, body, idempotency_key,
+        request.app,
+        table_workflow_id(tournament_id),
+        caller.user_id,
+        body,
+        idempotency_key,
         tournament_id=tournament_id,
-    )  # fmt: skip
+    )
 
 
 async def act_at_table(
@@ -222,11 +246,13 @@ async def act_at_table(
         TableWorkflow.run, table_id
     )
     result = await execute_update(
-        handle, TableWorkflow.act, body.for_player(player_id),
+        handle,
+        TableWorkflow.act,
+        body.for_player(player_id),
         closed_code=ErrorCode.ROOM_CLOSED if room_id else ErrorCode.STALE_TURN,
         noun="room" if room_id else "tournament",
         update_id=act_update_id(player_id, body, key),
-    )  # fmt: skip
+    )
     if room_id is not None:
         # Presence only once the room took the action: an unknown room id writes nothing
         # (security review L7).
@@ -256,7 +282,9 @@ async def sit_in(
         TableWorkflow.run, table_workflow_id(tournament_id)
     )
     result = await execute_update(
-        handle, TableWorkflow.sit_in, SitInInput(player_id=caller.user_id),
+        handle,
+        TableWorkflow.sit_in,
+        SitInInput(player_id=caller.user_id),
         closed_code=ErrorCode.INVALID_STATE,
-    )  # fmt: skip
+    )
     return await _in_game_state_terms(request, tournament_id, result)

@@ -116,8 +116,9 @@ async def player_messages(
                 return None
             playing = True
         try:
-            version, tview, table = await cache.get(target.tournament_id, target.table_id,
-                                                    target.viewer)  # fmt: skip
+            version, tview, table = await cache.get(
+                target.tournament_id, target.table_id, target.viewer
+            )
         except NoPublishedState:
             return None
         if target.tournament_id is None:
@@ -132,11 +133,19 @@ async def player_messages(
         turn = (int(body["handNumber"]), int(body["turn"] or 0))
         if you.get("toAct") and turn != sent_turn:
             sent_turn = turn
-            out.append((cursor.id, "action_required", {
-                "handNumber": body["handNumber"], "turn": body["turn"],
-                "legalActions": body["legalActions"], "deadline": body.get("deadline"),
-                "stack": you.get("stack"),
-            }))  # fmt: skip
+            out.append(
+                (
+                    cursor.id,
+                    "action_required",
+                    {
+                        "handNumber": body["handNumber"],
+                        "turn": body["turn"],
+                        "legalActions": body["legalActions"],
+                        "deadline": body.get("deadline"),
+                        "stack": you.get("stack"),
+                    },
+                )
+            )
         return out
 
     while True:
@@ -226,8 +235,11 @@ SSE_RESPONSES: dict[int | str, dict[str, Any]] = {
 }
 
 
-@router.get("/tournaments/{tournament_id}/me/stream", response_class=EventSourceResponse,
-            responses=SSE_RESPONSES)  # fmt: skip
+@router.get(
+    "/tournaments/{tournament_id}/me/stream",
+    response_class=EventSourceResponse,
+    responses=SSE_RESPONSES,
+)
 async def tournament_player_stream(
     tournament_id: TournamentId,
     request: Request,
@@ -241,8 +253,9 @@ async def tournament_player_stream(
     return await _sse(request, target, parse_cursor(after, last_event_id))
 
 
-@router.get("/rooms/{room_id}/me/stream", response_class=EventSourceResponse,
-            responses=SSE_RESPONSES)  # fmt: skip
+@router.get(
+    "/rooms/{room_id}/me/stream", response_class=EventSourceResponse, responses=SSE_RESPONSES
+)
 async def room_player_stream(
     room_id: RoomId,
     request: Request,
@@ -265,8 +278,9 @@ async def _ws_caller(websocket: WebSocket) -> Caller:
     )
 
 
-async def _serve_ws(websocket: WebSocket, resolve: Callable[[Caller], Awaitable[Target]],
-                    after: str | None) -> None:  # fmt: skip
+async def _serve_ws(
+    websocket: WebSocket, resolve: Callable[[Caller], Awaitable[Target]], after: str | None
+) -> None:
     # Accepted first, so a refusal reaches the client as its close code (before accepting,
     # a close is an HTTP 403 whatever the code).
     await websocket.accept()
@@ -274,8 +288,10 @@ async def _serve_ws(websocket: WebSocket, resolve: Callable[[Caller], Awaitable[
         caller = await _ws_caller(websocket)
         target = await resolve(caller)
     except (ApiError, DomainError) as err:
-        await websocket.close(code=4401 if err.code is ErrorCode.UNAUTHORIZED else 4404,
-                              reason=f"{err.code.value}: {err.message}"[:120])  # fmt: skip
+        await websocket.close(
+            code=4401 if err.code is ErrorCode.UNAUTHORIZED else 4404,
+            reason=f"{err.code.value}: {err.message}"[:120],
+        )
         return
     slots: StreamSlots = websocket.app.state.stream_slots
     try:
@@ -290,8 +306,9 @@ async def _serve_ws(websocket: WebSocket, resolve: Callable[[Caller], Awaitable[
         return closed.is_set()
 
     async def pump() -> None:
-        async for id_, type_, data in player_messages(websocket.app, target, parse_cursor(after),
-                                                      disconnected):  # fmt: skip
+        async for id_, type_, data in player_messages(
+            websocket.app, target, parse_cursor(after), disconnected
+        ):
             await outbox.put({"id": id_, "event": type_, "data": data})
         await outbox.put({"event": "end"})
 
@@ -339,12 +356,16 @@ async def _ws_request(websocket: WebSocket, target: Target, raw: str) -> dict[st
             raise ApiError(ErrorCode.VALIDATION_ERROR, "a message is a JSON object")
         request_id = message.pop("requestId", None)
         if message.pop("type", None) != "act":
-            raise ApiError(ErrorCode.VALIDATION_ERROR, "the only request is type 'act'",
-                           field="type")  # fmt: skip
+            raise ApiError(
+                ErrorCode.VALIDATION_ERROR, "the only request is type 'act'", field="type"
+            )
         key = message.pop("idempotencyKey", None)
         if key is not None and not (isinstance(key, str) and 1 <= len(key) <= 64):
-            raise ApiError(ErrorCode.VALIDATION_ERROR, "idempotencyKey: 1-64 characters",
-                           field="idempotencyKey")  # fmt: skip
+            raise ApiError(
+                ErrorCode.VALIDATION_ERROR,
+                "idempotencyKey: 1-64 characters",
+                field="idempotencyKey",
+            )
         body = ActBody.model_validate(message)
         # The credential is checked again for each action: one that expired or was revoked
         # while the socket stayed open acts no more.
@@ -352,18 +373,22 @@ async def _ws_request(websocket: WebSocket, target: Target, raw: str) -> dict[st
         if caller.user_id != target.viewer:
             raise ApiError(ErrorCode.UNAUTHORIZED, "the credential changed")
         result = await act_at_table(
-            websocket.app, target.table_id, caller.user_id, body, key,
+            websocket.app,
+            target.table_id,
+            caller.user_id,
+            body,
+            key,
             tournament_id=target.tournament_id,
             room_id=None if target.tournament_id else target.stream_id,
-        )  # fmt: skip
-        reply: dict[str, Any] = {"event": "act_result",
-                                 "data": result.model_dump(by_alias=True)}  # fmt: skip
+        )
+        reply: dict[str, Any] = {"event": "act_result", "data": result.model_dump(by_alias=True)}
     except json.JSONDecodeError:
         reply = _error(ErrorCode.VALIDATION_ERROR.value, "not JSON")
     except ValidationError as err:
         first = err.errors()[0]
-        reply = _error(ErrorCode.VALIDATION_ERROR.value, first["msg"],
-                       ".".join(str(p) for p in first["loc"]))  # fmt: skip
+        reply = _error(
+            ErrorCode.VALIDATION_ERROR.value, first["msg"], ".".join(str(p) for p in first["loc"])
+        )
     except Exception as err:  # a coded refusal (ours or the table's), or the service's trouble
         reply = _error(*refusal_of(err))
     if request_id is not None:

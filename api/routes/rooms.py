@@ -166,12 +166,22 @@ async def start_room(
     now = datetime.now(UTC)
     now_ms = int(now.timestamp() * 1000)
     row = Room(
-        id=room_id, name=rules.name, seats=rules.seats, entry=rules.entry,
-        small_blind=rules.small_blind, big_blind=rules.big_blind, speed=rules.speed.value,
-        decision_timeout=rules.decision_timeout, disconnect_grace=rules.disconnect_grace,
-        status="waiting", hand_number=0, players=[], workflow_id=workflow_id,
-        created_at=now, updated_at=now,
-    )  # fmt: skip
+        id=room_id,
+        name=rules.name,
+        seats=rules.seats,
+        entry=rules.entry,
+        small_blind=rules.small_blind,
+        big_blind=rules.big_blind,
+        speed=rules.speed.value,
+        decision_timeout=rules.decision_timeout,
+        disconnect_grace=rules.disconnect_grace,
+        status="waiting",
+        hand_number=0,
+        players=[],
+        workflow_id=workflow_id,
+        created_at=now,
+        updated_at=now,
+    )
     async with db.session() as session:
         # The workflow upserts the same row as it changes; whichever comes first wins here.
         await session.exec(
@@ -181,14 +191,24 @@ async def start_room(
     await temporal.start_workflow(
         TableWorkflow.run,
         TableState(
-            table_id=workflow_id, tournament_id=None, parent_workflow_id=None,
-            seat_count=rules.seats, settings={}, play_start_ms=now_ms, seats=[],
+            table_id=workflow_id,
+            tournament_id=None,
+            parent_workflow_id=None,
+            seat_count=rules.seats,
+            settings={},
+            play_start_ms=now_ms,
+            seats=[],
             hand_pause_ms=body.hand_pause_ms,
             room=RoomSpec(
-                room_id=room_id, name=rules.name, entry=rules.entry,
-                small_blind=rules.small_blind, big_blind=rules.big_blind,
-                speed=rules.speed.value, decision_timeout=rules.decision_timeout,
-                disconnect_grace=rules.disconnect_grace, created_ms=now_ms,
+                room_id=room_id,
+                name=rules.name,
+                entry=rules.entry,
+                small_blind=rules.small_blind,
+                big_blind=rules.big_blind,
+                speed=rules.speed.value,
+                decision_timeout=rules.decision_timeout,
+                disconnect_grace=rules.disconnect_grace,
+                created_ms=now_ms,
                 idle_since_ms=now_ms,
             ),
         ),
@@ -199,7 +219,7 @@ async def start_room(
             f"room {rules.name}: {rules.seats} seats, {rules.small_blind}/{rules.big_blind},"
             f" entry {rules.entry}"
         ),
-    )  # fmt: skip
+    )
     return row
 
 
@@ -238,9 +258,12 @@ async def close_room(room_id: RoomId, db: DbDep, temporal: TemporalDep) -> Close
     if row.status == "closed":
         return CloseRoomResult(status="closed")
     return await execute_update(
-        _handle(temporal, room_id), TableWorkflow.close, CloseRoomInput(reason="admin"),
-        closed_code=ErrorCode.ROOM_CLOSED, noun="room",
-    )  # fmt: skip
+        _handle(temporal, room_id),
+        TableWorkflow.close,
+        CloseRoomInput(reason="admin"),
+        closed_code=ErrorCode.ROOM_CLOSED,
+        noun="room",
+    )
 
 
 def _handle(temporal: Client, room_id: str) -> WorkflowHandle[Any, Any]:
@@ -255,9 +278,12 @@ class JoinBody(WireModel):
 
 @router.post("/{room_id}/join", response_model=JoinResult, response_model_by_alias=True)
 async def join_room(
-    room_id: RoomId, caller: CurrentPlayer, db: DbDep, temporal: TemporalDep,
+    room_id: RoomId,
+    caller: CurrentPlayer,
+    db: DbDep,
+    temporal: TemporalDep,
     body: JoinBody | None = None,
-) -> JoinResult:  # fmt: skip
+) -> JoinResult:
     """Take a seat: the room's fixed entry is reserved from your balance and becomes your
     stack. Joining mid-hand seats you for the next hand. Joining again answers the same seat."""
     await room_row(db, room_id)
@@ -266,11 +292,13 @@ async def join_room(
             _handle(temporal, room_id),
             TableWorkflow.join,
             JoinInput(
-                player_id=caller.user_id, owner_user_id=caller.owner,
+                player_id=caller.user_id,
+                owner_user_id=caller.owner,
                 seat=body.seat if body else None,
             ),
-            closed_code=ErrorCode.ROOM_CLOSED, noun="room",
-        )  # fmt: skip
+            closed_code=ErrorCode.ROOM_CLOSED,
+            noun="room",
+        )
     except WorkflowUpdateFailedError as err:
         held = _refusal(err, ErrorCode.ALREADY_SEATED)
         if held is None:
@@ -304,9 +332,12 @@ async def leave_room(
     await room_row(db, room_id)
     try:
         result = await execute_update(
-            _handle(temporal, room_id), TableWorkflow.leave, LeaveInput(player_id=caller.user_id),
-            closed_code=ErrorCode.ROOM_CLOSED, noun="room",
-        )  # fmt: skip
+            _handle(temporal, room_id),
+            TableWorkflow.leave,
+            LeaveInput(player_id=caller.user_id),
+            closed_code=ErrorCode.ROOM_CLOSED,
+            noun="room",
+        )
     except WorkflowUpdateFailedError as err:
         if _refusal(err, ErrorCode.LEAVE_PENDING) is None:
             raise
@@ -323,9 +354,12 @@ async def sit_in(
     """Come back after sitting out (timeouts): dealt in again from the next hand."""
     await room_row(db, room_id)
     result = await execute_update(
-        _handle(temporal, room_id), TableWorkflow.sit_in, SitInInput(player_id=caller.user_id),
-        closed_code=ErrorCode.ROOM_CLOSED, noun="room",
-    )  # fmt: skip
+        _handle(temporal, room_id),
+        TableWorkflow.sit_in,
+        SitInInput(player_id=caller.user_id),
+        closed_code=ErrorCode.ROOM_CLOSED,
+        noun="room",
+    )
     await touch(db, room_id, caller.user_id, seated=True)
     return result
 
@@ -373,11 +407,13 @@ def room_state_for(version: int, table: TableView, viewer: str | None) -> dict[s
             "status": room.status,
             "name": room.name,
             "speed": room.speed,
-            "timeouts": {"decision": room.decision_timeout,
-                         "disconnectGrace": room.disconnect_grace},
+            "timeouts": {
+                "decision": room.decision_timeout,
+                "disconnectGrace": room.disconnect_grace,
+            },
             "entry": {"amount": room.entry, "currency": CURRENCY},
         }
-    }  # fmt: skip
+    }
     return game_state(version, None, table, fields, viewer)
 
 
@@ -393,6 +429,10 @@ async def room_action(
     same hand, turn, action and amount, or the same ``Idempotency-Key``) gets the first
     answer; the answer's ``version`` is the game state's."""
     return await act_at_table(
-        request.app, room_workflow_id(room_id), caller.user_id, body, idempotency_key,
+        request.app,
+        room_workflow_id(room_id),
+        caller.user_id,
+        body,
+        idempotency_key,
         room_id=room_id,
-    )  # fmt: skip
+    )

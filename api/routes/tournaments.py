@@ -67,9 +67,14 @@ class PayEntryBody(WireModel):
 
 
 async def _write(
-    temporal: TemporalDep, views: TournamentViewsDep, tournament_id: str,
-    update: UpdateMethodMultiParam[[Any, P], R], arg: P, *, closed_code: ErrorCode,
-) -> R:  # fmt: skip
+    temporal: TemporalDep,
+    views: TournamentViewsDep,
+    tournament_id: str,
+    update: UpdateMethodMultiParam[[Any, P], R],
+    arg: P,
+    *,
+    closed_code: ErrorCode,
+) -> R:
     """An Update from a player route; this replica's shared view is refreshed after it, so the
     writer's next read shows the write."""
     try:
@@ -174,9 +179,13 @@ async def tournament_state(
     "/{tournament_id}/register", response_model=RegisterResult, response_model_by_alias=True
 )
 async def register_for_tournament(
-    tournament_id: TournamentId, body: RegisterBody, caller: CurrentPlayer, temporal: TemporalDep,
-    db: DbDep, views: TournamentViewsDep,
-) -> RegisterResult:  # fmt: skip
+    tournament_id: TournamentId,
+    body: RegisterBody,
+    caller: CurrentPlayer,
+    temporal: TemporalDep,
+    db: DbDep,
+    views: TournamentViewsDep,
+) -> RegisterResult:
     # The workflow checks the advisor's owner and skills; it learns them from the registry here.
     advisor = None
     if body.advisor_agent_id is not None:
@@ -184,7 +193,9 @@ async def register_for_tournament(
         # (advisor_on_non_copilot_kind on other kinds, advisor_required on copilot).
         advisor = await agents.by_id(db, body.advisor_agent_id)
     return await _write(
-        temporal, views, tournament_id,
+        temporal,
+        views,
+        tournament_id,
         TournamentWorkflow.register,
         RegisterInput(
             player_id=caller.user_id,
@@ -195,14 +206,18 @@ async def register_for_tournament(
             advisor_skills=list(advisor.skills) if advisor else [],
         ),
         closed_code=ErrorCode.TOURNAMENT_NOT_IN_REGISTRATION,
-    )  # fmt: skip
+    )
 
 
 @router.post("/{tournament_id}/pay", response_model=RegisterResult, response_model_by_alias=True)
 async def pay_entry(
-    tournament_id: TournamentId, body: PayEntryBody, caller: CurrentPlayer, temporal: TemporalDep,
-    db: DbDep, views: TournamentViewsDep,
-) -> RegisterResult:  # fmt: skip
+    tournament_id: TournamentId,
+    body: PayEntryBody,
+    caller: CurrentPlayer,
+    temporal: TemporalDep,
+    db: DbDep,
+    views: TournamentViewsDep,
+) -> RegisterResult:
     if body.permit is not None and not await wallets.is_bound_to(
         db, body.permit.owner, caller.owner
     ):
@@ -214,36 +229,46 @@ async def pay_entry(
             field="permit.owner",
         )
     return await _write(
-        temporal, views, tournament_id,
+        temporal,
+        views,
+        tournament_id,
         TournamentWorkflow.pay_entry,
         PayEntryInput(player_id=caller.user_id, amount=body.amount, permit=body.permit),
         closed_code=ErrorCode.TOURNAMENT_NOT_IN_REGISTRATION,
-    )  # fmt: skip
+    )
 
 
 @router.post("/{tournament_id}/leave", response_model=LeaveResult, response_model_by_alias=True)
 async def leave(
-    tournament_id: TournamentId, caller: CurrentPlayer, temporal: TemporalDep,
+    tournament_id: TournamentId,
+    caller: CurrentPlayer,
+    temporal: TemporalDep,
     views: TournamentViewsDep,
-) -> LeaveResult:  # fmt: skip
+) -> LeaveResult:
     """Leave during registration: an unpaid reserve is dropped, a paid entry refunded."""
     return await _write(
-        temporal, views, tournament_id,
+        temporal,
+        views,
+        tournament_id,
         TournamentWorkflow.unregister,
         UnregisterInput(player_id=caller.user_id),
         closed_code=ErrorCode.TOURNAMENT_NOT_IN_REGISTRATION,
-    )  # fmt: skip
+    )
 
 
 @router.post("/{tournament_id}/stand-up", response_model=LeaveResult, response_model_by_alias=True)
 async def stand_up(
-    tournament_id: TournamentId, caller: CurrentPlayer, temporal: TemporalDep,
+    tournament_id: TournamentId,
+    caller: CurrentPlayer,
+    temporal: TemporalDep,
     views: TournamentViewsDep,
-) -> LeaveResult:  # fmt: skip
+) -> LeaveResult:
     """stand_up: like leave while registering; refused once play has begun."""
     return await _write(
-        temporal, views, tournament_id,
+        temporal,
+        views,
+        tournament_id,
         TournamentWorkflow.unregister,
         UnregisterInput(player_id=caller.user_id, via=LeaveVia.STAND_UP),
         closed_code=ErrorCode.STAND_UP_NOT_ALLOWED_IN_TOURNAMENT,
-    )  # fmt: skip
+    )

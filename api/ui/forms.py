@@ -48,7 +48,10 @@ FIELDS: tuple[FormField, ...] = (
     FormField("blindStructure.increaseFactor", "Blind increase factor", "float", "1.5", "≥ 1.01"),
     FormField("blindStructure.levelDurationSeconds", "Level duration (s)", "int", "300", "≥ 30"),
     FormField(
-        "blindStructure.anteStartLevel", "Antes from level", "int", hint="blank: no antes",
+        "blindStructure.anteStartLevel",
+        "Antes from level",
+        "int",
+        hint="blank: no antes",
         optional=True,
     ),
     FormField("blindStructure.startingAnte", "Starting ante", "int", "0"),
@@ -57,7 +60,7 @@ FIELDS: tuple[FormField, ...] = (
     FormField("payoutStructure.topHeaviness", "Top-heaviness τ", "float", "0.85"),
     FormField("payoutStructure.minPaidPlaces", "Minimum paid places", "int", "1"),
     FormField("handPauseMs", "Pause between hands (ms)", "int", "2000", "0–60000"),
-)  # fmt: skip
+)
 NAMES = frozenset(f.name for f in FIELDS)
 # Not tournament settings: the request body's own fields.
 BODY_FIELDS = frozenset({"name", "handPauseMs"})
@@ -157,10 +160,14 @@ ROOM_FIELDS: tuple[FormField, ...] = (
     FormField("seats", "Seats", "int", "6", f"{MIN_SEATS}–{MAX_SEATS}"),
     FormField("speed", "Speed", "select", Speed.NORMAL.value, options=tuple(Speed)),
     FormField(
-        "handPauseMs", "Pause between hands (ms)", "int", "2000", "0–60000, blank: 2000",
+        "handPauseMs",
+        "Pause between hands (ms)",
+        "int",
+        "2000",
+        "0–60000, blank: 2000",
         optional=True,
     ),
-)  # fmt: skip
+)
 ROOM_NAMES = frozenset(f.name for f in ROOM_FIELDS)
 
 

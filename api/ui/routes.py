@@ -166,9 +166,11 @@ async def login(request: Request, settings: SettingsDep) -> Response:
     limiter: MovingWindowRateLimiter = request.app.state.login_limiter
     if not await limiter.test(LOGIN_ATTEMPTS, address):
         return _render(
-            request, "login.html",
-            {"error": "Too many wrong keys from here: wait a minute."}, status_code=429,
-        )  # fmt: skip
+            request,
+            "login.html",
+            {"error": "Too many wrong keys from here: wait a minute."},
+            status_code=429,
+        )
     form = await read_form(request)
     if not admin_key_matches(settings, form.get("serviceKey", "")):
         await limiter.hit(LOGIN_ATTEMPTS, address)  # only wrong keys count
@@ -298,8 +300,11 @@ async def tournament_page(
     except (WorkflowQueryFailedError, RPCError):
         # A history its workers cannot replay, or no worker answering: the page still says
         # what Temporal knows, and what to do.
-        page: dict[str, Any] = {"tournament_id": tournament_id, "workflow_url": workflow_url,
-                                "troubles": [trouble] if trouble else []}  # fmt: skip
+        page: dict[str, Any] = {
+            "tournament_id": tournament_id,
+            "workflow_url": workflow_url,
+            "troubles": [trouble] if trouble else [],
+        }
         return _render(request, "wedged.html", page, session=session, status_code=503)
     if view is None:
         return _missing(request, session, "tournament", tournament_id)

@@ -199,9 +199,17 @@ async def test_cli_creates_an_agent_key_that_authenticates(
 ) -> None:
     env = {**os.environ, "DATABASE_URL": settings.database_url}
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "sng.cli", "agent-key", "cli-owner", "--name", "cli bot",
-        stdout=asyncio.subprocess.PIPE, env=env, cwd=REPO,
-    )  # fmt: skip
+        sys.executable,
+        "-m",
+        "sng.cli",
+        "agent-key",
+        "cli-owner",
+        "--name",
+        "cli bot",
+        stdout=asyncio.subprocess.PIPE,
+        env=env,
+        cwd=REPO,
+    )
     stdout, _ = await asyncio.wait_for(proc.communicate(), 60)
     assert proc.returncode == 0
     out = dict(line.split("=", 1) for line in stdout.decode().split())

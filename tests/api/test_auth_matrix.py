@@ -83,9 +83,12 @@ async def agent_reserved(ctx: Ctx) -> dict[str, str]:
 
 
 ROOM = {
-    "name": "mx room", "entry": {"amount": 100, "currency": "virtual_chips"},
-    "stakes": {"smallBlind": 1, "bigBlind": 2}, "seats": 3, "handPauseMs": 0,
-}  # fmt: skip
+    "name": "mx room",
+    "entry": {"amount": 100, "currency": "virtual_chips"},
+    "stakes": {"smallBlind": 1, "bigBlind": 2},
+    "seats": 3,
+    "handPauseMs": 0,
+}
 
 
 async def room(ctx: Ctx) -> dict[str, str]:
@@ -128,30 +131,82 @@ ROWS = [
     Row("GET", "/tournaments/{tid}/events", ANYONE, setup=fresh),
     Row("POST", "/tournaments/{tid}/register", (401, 200, 200, 200, 401), {}, fresh),
     # The other player and the agent hold no reserve here: a coded refusal, not a 5xx.
-    Row("POST", "/tournaments/{tid}/pay", (401, 200, 409, 409, 401), {"amount": 100}, player_reserved),
+    Row(
+        "POST",
+        "/tournaments/{tid}/pay",
+        (401, 200, 409, 409, 401),
+        {"amount": 100},
+        player_reserved,
+    ),
     Row("POST", "/tournaments/{tid}/leave", (401, 200, 409, 409, 401), None, player_reserved),
     Row("POST", "/tournaments/{tid}/stand-up", (401, 200, 409, 409, 401), None, player_reserved),
     Row("GET", "/tournaments/{tid}/game-state", (401, 200, 200, 200, 401), setup=player_reserved),
     # No table is dealing before play: a coded 404 for whoever may act, 401 for the rest.
-    Row("POST", "/tournaments/{tid}/act", (401, 404, 404, 404, 401), {"handNumber": 1, "turn": 0, "action": "fold"}, player_reserved),
+    Row(
+        "POST",
+        "/tournaments/{tid}/act",
+        (401, 404, 404, 404, 401),
+        {"handNumber": 1, "turn": 0, "action": "fold"},
+        player_reserved,
+    ),
     Row("GET", "/me/balance", (401, 200, 200, 200, 401)),
     # The faucet exists only in dev mode; the tests run as env=test.
     Row("POST", "/me/faucet", (401, 403, 403, 403, 401), {"amount": 10}),
     Row("POST", "/me/wallets/challenge", (401, 200, 200, 200, 401), {"address": "0x" + "ab" * 20}),
     # Nobody holds this challenge: a coded refusal for the signed-in, 401 for the rest.
-    Row("POST", "/me/wallets", (401, 422, 422, 422, 401), {"nonce": "0" * 32, "signature": "0x" + "11" * 65}),
+    Row(
+        "POST",
+        "/me/wallets",
+        (401, 422, 422, 422, 401),
+        {"nonce": "0" * 32, "signature": "0x" + "11" * 65},
+    ),
     Row("GET", "/me/wallets", (401, 200, 200, 200, 401)),
     Row("DELETE", "/me/wallets/{address}", (401, 404, 404, 404, 401)),
-    Row("POST", "/admin/tournaments", (*SERVICE, 201), {"name": "mx", "settings": {"seats": 2, "entryFee": 10, "startingStack": 100, "blindStructure": {"startingSmallBlind": 1, "increaseFactor": 2, "levelDurationSeconds": 60}, "actionTimeoutSeconds": 10}}),
+    Row(
+        "POST",
+        "/admin/tournaments",
+        (*SERVICE, 201),
+        {
+            "name": "mx",
+            "settings": {
+                "seats": 2,
+                "entryFee": 10,
+                "startingStack": 100,
+                "blindStructure": {
+                    "startingSmallBlind": 1,
+                    "increaseFactor": 2,
+                    "levelDurationSeconds": 60,
+                },
+                "actionTimeoutSeconds": 10,
+            },
+        },
+    ),
     Row("POST", "/admin/tournaments/{tid}/cancel", (*SERVICE, 200), {}, fresh),
-    Row("POST", "/admin/ledger/credit", (*SERVICE, 200), {"userId": "mx-x", "amount": 1, "idempotencyKey": "mx"}),
+    Row(
+        "POST",
+        "/admin/ledger/credit",
+        (*SERVICE, 200),
+        {"userId": "mx-x", "amount": 1, "idempotencyKey": "mx"},
+    ),
     Row("POST", "/admin/force-end-tournament", (*SERVICE, 409), {"tableId": "{tid}"}, fresh),
     Row("POST", "/admin/agents", (*SERVICE, 201), {"ownerUserId": "mx-x", "name": "mx"}),
     Row("GET", "/admin/agents", (*SERVICE, 200)),
     Row("GET", "/admin/agents/{agent}", (*SERVICE, 200), setup=fresh),
     Row("POST", "/admin/agents/{agent}/revoke", (*SERVICE, 200), setup=throwaway_agent),
-    Row("POST", "/internal/tournament-register", (*SERVICE, 200), {"tableId": "{tid}", "agentId": "{agent}"}, fresh),
-    Row("POST", "/internal/tournament-unregister", (*SERVICE, 200), {"tableId": "{tid}", "agentId": "{agent}"}, agent_reserved),
+    Row(
+        "POST",
+        "/internal/tournament-register",
+        (*SERVICE, 200),
+        {"tableId": "{tid}", "agentId": "{agent}"},
+        fresh,
+    ),
+    Row(
+        "POST",
+        "/internal/tournament-unregister",
+        (*SERVICE, 200),
+        {"tableId": "{tid}", "agentId": "{agent}"},
+        agent_reserved,
+    ),
     Row("POST", "/codec/decode", (*SERVICE, 200), {"payloads": []}),
     Row("POST", "/codec/encode", (*SERVICE, 200), {"payloads": []}),
     Row("GET", "/healthz", ANYONE),
@@ -171,14 +226,20 @@ ROWS = [
     Row("POST", "/rooms/{rid}/join", (401, 200, 200, 200, 401), {}, room),
     Row("POST", "/rooms/{rid}/leave", (401, 200, 409, 409, 401), None, player_seated),
     Row("POST", "/rooms/{rid}/sit-in", (401, 409, 409, 409, 401), None, player_seated),
-    Row("POST", "/rooms/{rid}/action", (401, 409, 409, 409, 401), {"handNumber": 1, "turn": 0, "action": "fold"}, player_seated),
+    Row(
+        "POST",
+        "/rooms/{rid}/action",
+        (401, 409, 409, 409, 401),
+        {"handNumber": 1, "turn": 0, "action": "fold"},
+        player_seated,
+    ),
     Row("GET", "/rooms/{rid}/game-state", ANYONE, setup=player_seated),
     Row("GET", "/rooms/{rid}/events.json", ANYONE, setup=room),
     Row("GET", "/rooms/{rid}/stream", ANYONE, setup=room),
     Row("GET", "/rooms/{rid}/me/stream", (401, 200, 200, 200, 401), setup=player_seated),
     Row("GET", "/rooms/{rid}/hands", ANYONE, setup=room),
     Row("GET", "/rooms/{rid}/hands/{hand}", (404, 404, 404, 404, 404), setup=room),
-]  # fmt: skip
+]
 NOT_HTTP = {
     # WebSockets are not in the OpenAPI document; their credential rules (4401, 4404, 4429)
     # are tested in tests/integration/test_player_streams.py.

@@ -41,8 +41,10 @@ async def test_agent_reserve_is_keyed_by_its_owner(api_url: str, settings: Setti
         r = await internal(http, settings, "register", tid, bot["agentId"])
         assert r.status_code == 200, r.text
         assert {k: r.json()[k] for k in ("ok", "status", "ownerUserId")} == {
-            "ok": True, "status": "reserved", "ownerUserId": "int-owner",
-        }  # fmt: skip
+            "ok": True,
+            "status": "reserved",
+            "ownerUserId": "int-owner",
+        }
         [entrant] = await entrants(http, tid)
         # Seated as itself (it pays and acts with its own key); one entry per owner.
         assert (entrant["playerId"], entrant["isAgent"]) == (bot["agentId"], True)
@@ -50,23 +52,26 @@ async def test_agent_reserve_is_keyed_by_its_owner(api_url: str, settings: Setti
         # A second agent of the same owner is the same reserve: refused.
         twin = await new_agent(http, settings, "int-owner")
         assert coded(await internal(http, settings, "register", tid, twin["agentId"])) == (
-            409, "tournament_already_registered",
-        )  # fmt: skip
+            409,
+            "tournament_already_registered",
+        )
         other = await new_agent(http, settings, "int-other")
         assert (
             await internal(http, settings, "register", tid, other["agentId"])
         ).status_code == 200
         third = await new_agent(http, settings, "int-third")
         assert coded(await internal(http, settings, "register", tid, third["agentId"])) == (
-            409, "tournament_full",
-        )  # fmt: skip
+            409,
+            "tournament_full",
+        )
 
         # Unregister drops the unpaid reserve, and the owner may come straight back.
         left = await internal(http, settings, "unregister", tid, bot["agentId"])
         assert (left.status_code, left.json()["status"]) == (200, "released"), left.text
         assert coded(await internal(http, settings, "unregister", tid, bot["agentId"])) == (
-            409, "tournament_not_registered",
-        )  # fmt: skip
+            409,
+            "tournament_not_registered",
+        )
         assert (await internal(http, settings, "register", tid, bot["agentId"])).status_code == 200
 
 
@@ -83,8 +88,9 @@ async def test_a_paid_entry_is_refused_the_internal_unregister(
         )
         assert (paid.status_code, paid.json()["status"]) == (200, "paid"), paid.text
         assert coded(await internal(http, settings, "unregister", tid, bot["agentId"])) == (
-            409, "paid_registration_use_refund_path",
-        )  # fmt: skip
+            409,
+            "paid_registration_use_refund_path",
+        )
         [entrant] = await entrants(http, tid)
         assert entrant["status"] == "paid"
 
@@ -95,16 +101,21 @@ async def test_unknown_tables_agents_and_non_tournaments(
     async with httpx.AsyncClient(base_url=api_url) as http:
         tid = await create(http, settings)
         bot = await new_agent(http, settings, "int-lost")
-        assert coded(await internal(http, settings, "register", "no-such-table", bot["agentId"])) == (
-            404, "table_not_found",
-        )  # fmt: skip
+        assert coded(
+            await internal(http, settings, "register", "no-such-table", bot["agentId"])
+        ) == (
+            404,
+            "table_not_found",
+        )
         assert coded(await internal(http, settings, "register", tid, "agent-nope")) == (
-            404, "agent_not_found",
-        )  # fmt: skip
+            404,
+            "agent_not_found",
+        )
         await http.post(f"/admin/agents/{bot['agentId']}/revoke", headers=admin(settings))
         assert coded(await internal(http, settings, "unregister", tid, bot["agentId"])) == (
-            404, "agent_not_found",
-        )  # fmt: skip
+            404,
+            "agent_not_found",
+        )
 
         # An id that names some other workflow (say a tournament's table) is no tournament.
         other_id = f"table-{uuid.uuid4().hex[:8]}-1"
@@ -114,20 +125,27 @@ async def test_unknown_tables_agents_and_non_tournaments(
         try:
             live = await new_agent(http, settings, "int-lost-2")
             assert coded(await internal(http, settings, "register", other_id, live["agentId"])) == (
-                400, "not_a_tournament",
-            )  # fmt: skip
+                400,
+                "not_a_tournament",
+            )
         finally:
             await other.terminate()
         # A cash room is a table too, but not a tournament.
         r = await http.post(
-            "/rooms", headers=admin(settings),
-            json={"name": "r", "entry": {"amount": 100}, "stakes": {"smallBlind": 1, "bigBlind": 2},
-                  "seats": 2},
-        )  # fmt: skip
+            "/rooms",
+            headers=admin(settings),
+            json={
+                "name": "r",
+                "entry": {"amount": 100},
+                "stakes": {"smallBlind": 1, "bigBlind": 2},
+                "seats": 2,
+            },
+        )
         room_id = r.json()["roomId"]
         assert coded(await internal(http, settings, "register", room_id, live["agentId"])) == (
-            400, "not_a_tournament",
-        )  # fmt: skip
+            400,
+            "not_a_tournament",
+        )
         await http.post(f"/rooms/{room_id}/close", headers=admin(settings))
 
         for body in (
@@ -145,16 +163,18 @@ async def test_audience_and_closed_registration(api_url: str, settings: Settings
         bot = await new_agent(http, settings, "int-aud")
         humans = await create(http, settings, kind="human_only")
         assert coded(await internal(http, settings, "register", humans, bot["agentId"])) == (
-            409, "agent_not_allowed_at_human_table",
-        )  # fmt: skip
+            409,
+            "agent_not_allowed_at_human_table",
+        )
         cancelled = await create(http, settings)
         r = await http.post(
             f"/admin/tournaments/{cancelled}/cancel", json={}, headers=admin(settings)
         )
         assert r.status_code == 200, r.text
         assert coded(await internal(http, settings, "register", cancelled, bot["agentId"])) == (
-            409, "tournament_not_in_registration",
-        )  # fmt: skip
+            409,
+            "tournament_not_in_registration",
+        )
 
 
 async def test_copilot_advisors_are_resolved_from_the_registry(

@@ -54,8 +54,10 @@ async def fuzz_api_url(settings: Settings, migrated_url: str, client: Client) ->
     fuzzing = {"database_url": url, "long_poll_max_seconds": 0.5}
     db = Database(url)
     try:
-        async with build_worker(client, db, settings.temporal_task_queue), \
-                serve_api(settings.model_copy(update=fuzzing)) as api:  # fmt: skip
+        async with (
+            build_worker(client, db, settings.temporal_task_queue),
+            serve_api(settings.model_copy(update=fuzzing)) as api,
+        ):
             yield api
     finally:
         await db.dispose()
@@ -72,19 +74,30 @@ async def test_no_server_errors_and_schema_conformance(
         else f"X-Service-Key: {settings.key('admin')}"
     )
     proc = await asyncio.create_subprocess_exec(
-        st_binary(), "run", f"{api_url}/openapi.json",
-        "--checks", "not_a_server_error,response_schema_conformance",
-        "--max-examples", "10", "--seed", "1",
+        st_binary(),
+        "run",
+        f"{api_url}/openapi.json",
+        "--checks",
+        "not_a_server_error,response_schema_conformance",
+        "--max-examples",
+        "10",
+        "--seed",
+        "1",
         # Long-polls may hold a request up to their own 30 s limit when an id is real.
-        "--request-timeout", "45",
-        "--phases", "examples,coverage,fuzzing",
+        "--request-timeout",
+        "45",
+        "--phases",
+        "examples,coverage,fuzzing",
         # The codec endpoint decodes what it is sent: random payloads are its only input. The
         # event streams never end by design (tests/api/test_events.py and the room tests
         # cover them).
-        "--exclude-path-regex", "^/codec|/events$|/stream$",
-        "-H", header,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-    )  # fmt: skip
+        "--exclude-path-regex",
+        "^/codec|/events$|/stream$",
+        "-H",
+        header,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+    )
     out, _ = await asyncio.wait_for(proc.communicate(), 400)
     text = out.decode(errors="replace")
     assert proc.returncode == 0, text[-6000:]
@@ -95,14 +108,26 @@ async def test_stateful_sequences_as_an_operator(fuzz_api_url: str, settings: Se
     the schema (a created tournament's or room's id fed to the routes that take it), so the
     fuzzer reaches real resources instead of 404s (security review L1). Time-boxed."""
     proc = await asyncio.create_subprocess_exec(
-        st_binary(), "run", f"{fuzz_api_url}/openapi.json",
-        "--checks", "not_a_server_error,response_schema_conformance",
-        "--seed", "1", "--request-timeout", "45",
-        "--phases", "stateful", "--max-time", "45",
-        "--exclude-path-regex", "^/codec|/events$|/stream$|/game-state$",
-        "-H", f"X-Service-Key: {settings.key('admin')}",
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-    )  # fmt: skip
+        st_binary(),
+        "run",
+        f"{fuzz_api_url}/openapi.json",
+        "--checks",
+        "not_a_server_error,response_schema_conformance",
+        "--seed",
+        "1",
+        "--request-timeout",
+        "45",
+        "--phases",
+        "stateful",
+        "--max-time",
+        "45",
+        "--exclude-path-regex",
+        "^/codec|/events$|/stream$|/game-state$",
+        "-H",
+        f"X-Service-Key: {settings.key('admin')}",
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+    )
     out, _ = await asyncio.wait_for(proc.communicate(), 300)
     text = out.decode(errors="replace")
     assert proc.returncode == 0, text[-6000:]

@@ -64,11 +64,14 @@ class Chips:
         self, owner: Wallet, value: int, *, spender: str | None = None, deadline: int | None = None
     ) -> dict[str, object]:
         return sign_permit(
-            owner.key, token=self.info.token_address,
-            spender=spender or self.info.vault_address, value=value,
+            owner.key,
+            token=self.info.token_address,
+            spender=spender or self.info.vault_address,
+            value=value,
             nonce=self.token.functions.nonces(owner.address).call(),
-            deadline=deadline or int(time.time()) + 3600, chain_id=self.info.chain_id,
-        )  # fmt: skip
+            deadline=deadline or int(time.time()) + 3600,
+            chain_id=self.info.chain_id,
+        )
 
     def send(self, key: str, call: object) -> dict[str, object]:
         """Send a contract call from ``key``; returns the receipt (raises on a revert)."""
@@ -100,6 +103,11 @@ async def rpc_proxy(chain: ChainInfo) -> AsyncIterator[RpcProxy]:
 
 def chain_activities(info: ChainInfo, rpc_url: str | None = None) -> ChainMoneyActivities:
     return ChainMoneyActivities(
-        rpc_url or info.rpc_url, info.operator_key, info.vault_address, info.token_address,
-        start_block=info.deploy_block, poll_interval=0.05, request_timeout=3,
-    )  # fmt: skip
+        rpc_url or info.rpc_url,
+        info.operator_key,
+        info.vault_address,
+        info.token_address,
+        start_block=info.deploy_block,
+        poll_interval=0.05,
+        request_timeout=3,
+    )

@@ -29,9 +29,11 @@ async def _run(
     client: Client, task_queue: str, acts: ChainMoneyActivities, workflow: Any, *args: Any
 ) -> Any:
     async with Worker(
-        client, task_queue=task_queue, workflows=[PayPrizeWorkflow, MoneyMoveWorkflow],
+        client,
+        task_queue=task_queue,
+        workflows=[PayPrizeWorkflow, MoneyMoveWorkflow],
         activities=[acts.collect_entry, acts.refund_entry, acts.pay_prize],
-    ):  # fmt: skip
+    ):
         return await client.execute_workflow(
             workflow, args=list(args), id=f"money-{uuid.uuid4().hex[:10]}", task_queue=task_queue
         )
@@ -46,9 +48,13 @@ def _refusal(err: WorkflowFailureError) -> ApplicationError:
 def _entry(chips: Chips, player: Wallet, tournament: str, amount: int, **permit: Any) -> MoneyMove:
     signed = chips.permit(player, permit.pop("value", amount), **permit)
     return MoneyMove(
-        key=f"{tournament}:entry:{player.address}:1", tournament_id=tournament,
-        player_id=player.address, amount=amount, permit=Permit(**signed), wallet=player.address,
-    )  # fmt: skip
+        key=f"{tournament}:entry:{player.address}:1",
+        tournament_id=tournament,
+        player_id=player.address,
+        amount=amount,
+        permit=Permit(**signed),
+        wallet=player.address,
+    )
 
 
 def _fund_vault(chips: Chips, chain: ChainInfo, amount: int) -> None:
@@ -57,19 +63,28 @@ def _fund_vault(chips: Chips, chain: ChainInfo, amount: int) -> None:
     chips.send(
         chain.operator_key,
         chips.vault.functions.depositWithPermit(
-            chain_id_of("pool"), chain_id_of(f"pool:entry:{uuid.uuid4().hex}"), player.address,
-            amount, permit["deadline"],
-            permit["v"], bytes.fromhex(permit["r"][2:]), bytes.fromhex(permit["s"][2:]),
+            chain_id_of("pool"),
+            chain_id_of(f"pool:entry:{uuid.uuid4().hex}"),
+            player.address,
+            amount,
+            permit["deadline"],
+            permit["v"],
+            bytes.fromhex(permit["r"][2:]),
+            bytes.fromhex(permit["s"][2:]),
         ),
-    )  # fmt: skip
+    )
 
 
 def _prize(winner: Wallet, amount: int) -> PrizePayment:
     tournament = f"t-{uuid.uuid4().hex[:8]}"
     return PrizePayment(
-        intent_id=f"{tournament}:payout:1", tournament_id=tournament, position=1,
-        player_id=winner.address, amount=amount, destination=winner.address,
-    )  # fmt: skip
+        intent_id=f"{tournament}:payout:1",
+        tournament_id=tournament,
+        position=1,
+        player_id=winner.address,
+        amount=amount,
+        destination=winner.address,
+    )
 
 
 async def test_entry_and_refund_move_exactly_once_per_key(
@@ -179,9 +194,13 @@ async def test_a_payout_retried_after_the_broadcast_pays_once(
     client: Client, task_queue: str, chips: Chips, chain: ChainInfo
 ) -> None:
     acts = _DiesAfterBroadcast(
-        chain.rpc_url, chain.operator_key, chain.vault_address, chain.token_address,
-        start_block=chain.deploy_block, poll_interval=0.05,
-    )  # fmt: skip
+        chain.rpc_url,
+        chain.operator_key,
+        chain.vault_address,
+        chain.token_address,
+        start_block=chain.deploy_block,
+        poll_interval=0.05,
+    )
     winner = chips.new_wallet(0)
     _fund_vault(chips, chain, 300)
     payment = _prize(winner, 300)
@@ -228,9 +247,14 @@ async def test_an_outage_between_broadcast_and_receipt_pays_once(
     client: Client, task_queue: str, chips: Chips, chain: ChainInfo, rpc_proxy: RpcProxy
 ) -> None:
     acts = _OutageAfterBroadcast(
-        rpc_proxy.url, chain.operator_key, chain.vault_address, chain.token_address,
-        start_block=chain.deploy_block, poll_interval=0.05, request_timeout=2,
-    )  # fmt: skip
+        rpc_proxy.url,
+        chain.operator_key,
+        chain.vault_address,
+        chain.token_address,
+        start_block=chain.deploy_block,
+        poll_interval=0.05,
+        request_timeout=2,
+    )
     acts.proxy = rpc_proxy
     winner = chips.new_wallet(0)
     _fund_vault(chips, chain, 250)

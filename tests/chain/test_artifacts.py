@@ -20,8 +20,10 @@ def test_recompiling_gives_the_committed_bytes(tmp_path: Path) -> None:
         pytest.fail("contracts/node_modules is missing: run `npm ci --prefix contracts`")
     subprocess.run(
         [node, str(CONTRACTS / "build.mjs"), "--out", str(tmp_path)],
-        check=True, capture_output=True, timeout=300,
-    )  # fmt: skip
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
     committed = sorted(p.name for p in (CONTRACTS / "build").glob("*.json"))
     assert committed == sorted(p.name for p in tmp_path.glob("*.json"))
     for name in committed:

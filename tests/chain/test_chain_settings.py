@@ -8,13 +8,19 @@ from core.settings import ANVIL_DEV_OPERATOR_KEY, Settings
 
 CODEC = "A" * 43 + "="
 CHAIN = {
-    "money_backend": "chain", "chain_rpc_url": "http://127.0.0.1:8545",
-    "vault_address": "0x" + "22" * 20, "token_address": "0x" + "33" * 20,
-}  # fmt: skip
+    "money_backend": "chain",
+    "chain_rpc_url": "http://127.0.0.1:8545",
+    "vault_address": "0x" + "22" * 20,
+    "token_address": "0x" + "33" * 20,
+}
 PROD = {
-    "env": "prod", "admin_key": "a" * 32, "internal_key": "i" * 32, "codec_endpoint_key": "c" * 32,
-    "jwt_secret": "j" * 40, "codec_key": CODEC,
-}  # fmt: skip
+    "env": "prod",
+    "admin_key": "a" * 32,
+    "internal_key": "i" * 32,
+    "codec_endpoint_key": "c" * 32,
+    "jwt_secret": "j" * 40,
+    "codec_key": CODEC,
+}
 
 
 def test_the_chain_backend_needs_every_setting() -> None:

@@ -15,9 +15,15 @@ from tests.chain.conftest import Chips
 
 def _deposit_call(chips: Chips, tournament: str, permit: dict, amount: int, entry: str = "1"):  # type: ignore[no-untyped-def]
     return chips.vault.functions.depositWithPermit(
-        chain_id_of(tournament), _entry_id(tournament, entry), permit["owner"], amount, permit["deadline"], permit["v"],
-        bytes.fromhex(permit["r"][2:]), bytes.fromhex(permit["s"][2:]),
-    )  # fmt: skip
+        chain_id_of(tournament),
+        _entry_id(tournament, entry),
+        permit["owner"],
+        amount,
+        permit["deadline"],
+        permit["v"],
+        bytes.fromhex(permit["r"][2:]),
+        bytes.fromhex(permit["s"][2:]),
+    )
 
 
 def _entry_id(tournament: str, entry: str = "1") -> bytes:
@@ -63,10 +69,15 @@ def test_a_front_run_permit_does_not_block_the_deposit(chips: Chips, chain: Chai
     chips.send(
         griefer.key,
         chips.token.functions.permit(
-            permit["owner"], permit["spender"], 100, permit["deadline"], permit["v"],
-            bytes.fromhex(permit["r"][2:]), bytes.fromhex(permit["s"][2:]),
+            permit["owner"],
+            permit["spender"],
+            100,
+            permit["deadline"],
+            permit["v"],
+            bytes.fromhex(permit["r"][2:]),
+            bytes.fromhex(permit["s"][2:]),
         ),
-    )  # fmt: skip
+    )
     chips.send(chain.operator_key, _deposit_call(chips, "t-front", permit, 100))
     assert chips.vault.functions.held(_entry_id("t-front")).call() == 100
     assert chips.balance(player.address) == 900

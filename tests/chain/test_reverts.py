@@ -39,16 +39,20 @@ REASON = "0x08c379a0" + encode(["string"], ["Ownable: caller is not the owner"])
 def test_every_shape_of_a_custom_error_decodes_to_the_same_revert(exc: Exception) -> None:
     revert = revert_of(exc)
     assert revert == Revert(
-        "IntentAlreadyExecuted", {"intentId": "0x" + INTENT.hex()},
-        f"IntentAlreadyExecuted(intentId=0x{INTENT.hex()})", ALREADY,
-    )  # fmt: skip
+        "IntentAlreadyExecuted",
+        {"intentId": "0x" + INTENT.hex()},
+        f"IntentAlreadyExecuted(intentId=0x{INTENT.hex()})",
+        ALREADY,
+    )
 
 
 def test_require_strings_panics_and_bare_messages_are_reverts_too() -> None:
     assert revert_of(ContractLogicError("execution reverted", data=REASON)) == Revert(
-        "Error", {"message": "Ownable: caller is not the owner"},
-        "Ownable: caller is not the owner", REASON,
-    )  # fmt: skip
+        "Error",
+        {"message": "Ownable: caller is not the owner"},
+        "Ownable: caller is not the owner",
+        REASON,
+    )
     panic = "0x4e487b71" + encode(["uint256"], [0x11]).hex()
     assert revert_of(ValueError({"code": 3, "message": "reverted", "data": panic})).name == "Panic"
     bare = revert_of(ValueError("execution reverted: not enough chips"))

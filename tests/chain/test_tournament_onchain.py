@@ -41,9 +41,17 @@ async def test_onchain_tournament_settles_through_an_rpc_outage(
 
     tid = f"chain-{uuid.uuid4().hex[:8]}"
     settings = {
-        "seats": 3, "entryFee": ENTRY, "rakeFee": 10, "startingStack": 300, "actionTimeoutSeconds": 60,
-        "blindStructure": {"startingSmallBlind": 10, "increaseFactor": 1.5, "levelDurationSeconds": 600},
-    }  # fmt: skip
+        "seats": 3,
+        "entryFee": ENTRY,
+        "rakeFee": 10,
+        "startingStack": 300,
+        "actionTimeoutSeconds": 60,
+        "blindStructure": {
+            "startingSmallBlind": 10,
+            "increaseFactor": 1.5,
+            "levelDurationSeconds": 600,
+        },
+    }
     wallets = [chips.new_wallet(1_000) for _ in range(3)]
     players = [f"{tid}-{i}" for i in range(3)]
     # The worker reaches the chain through a proxy the test can take down.
@@ -51,11 +59,16 @@ async def test_onchain_tournament_settles_through_an_rpc_outage(
     async with build_worker(client, db, task_queue, chain=money):
         handle = await client.start_workflow(
             TournamentWorkflow.run,
-            CreateTournamentInput(tournament_id=tid, name=tid, settings=settings, hand_pause_ms=0,
-                                  money_backend="chain"),
+            CreateTournamentInput(
+                tournament_id=tid,
+                name=tid,
+                settings=settings,
+                hand_pause_ms=0,
+                money_backend="chain",
+            ),
             id=f"tournament-{tid}",
             task_queue=task_queue,
-        )  # fmt: skip
+        )
         for player, wallet in zip(players, wallets, strict=True):
             await handle.execute_update(
                 TournamentWorkflow.register, RegisterInput(player_id=player, owner_user_id=player)
@@ -111,9 +124,16 @@ async def test_postgres_down_while_payouts_confirm_pays_once(
     db = Database(pg.url("confirm"))
     tid = f"chainpg-{uuid.uuid4().hex[:8]}"
     settings = {
-        "seats": 2, "entryFee": ENTRY, "startingStack": 300, "actionTimeoutSeconds": 60,
-        "blindStructure": {"startingSmallBlind": 10, "increaseFactor": 1.5, "levelDurationSeconds": 600},
-    }  # fmt: skip
+        "seats": 2,
+        "entryFee": ENTRY,
+        "startingStack": 300,
+        "actionTimeoutSeconds": 60,
+        "blindStructure": {
+            "startingSmallBlind": 10,
+            "increaseFactor": 1.5,
+            "levelDurationSeconds": 600,
+        },
+    }
     wallets = [chips.new_wallet(1_000) for _ in range(2)]
     players = [f"{tid}-{i}" for i in range(2)]
     first_intent = chain_id_of(f"{tid}:payout:1")
@@ -130,11 +150,16 @@ async def test_postgres_down_while_payouts_confirm_pays_once(
         async with build_worker(client, db, task_queue, chain=chain_activities(chain)):
             handle = await client.start_workflow(
                 TournamentWorkflow.run,
-                CreateTournamentInput(tournament_id=tid, name=tid, settings=settings,
-                                      hand_pause_ms=0, money_backend="chain"),
+                CreateTournamentInput(
+                    tournament_id=tid,
+                    name=tid,
+                    settings=settings,
+                    hand_pause_ms=0,
+                    money_backend="chain",
+                ),
                 id=f"tournament-{tid}",
                 task_queue=task_queue,
-            )  # fmt: skip
+            )
             for player, wallet in zip(players, wallets, strict=True):
                 await handle.execute_update(
                     TournamentWorkflow.register,
@@ -160,9 +185,12 @@ async def test_postgres_down_while_payouts_confirm_pays_once(
         assert chips.balance(winner.address) == 900 + 2 * ENTRY  # paid once, not twice
         await db.engine.dispose()
         async with db.engine.connect() as conn:
-            rows = (await conn.execute(text(
-                "SELECT status, tx_hash FROM payout_intents WHERE tournament_id = :t"), {"t": tid}
-            )).all()  # fmt: skip
+            rows = (
+                await conn.execute(
+                    text("SELECT status, tx_hash FROM payout_intents WHERE tournament_id = :t"),
+                    {"t": tid},
+                )
+            ).all()
         assert [r.status for r in rows] == ["confirmed"] and rows[0].tx_hash
     finally:
         await db.dispose()

@@ -18,13 +18,20 @@ async def test_a_retried_virtual_payout_posts_once(db: Database) -> None:
     tournament = f"t-{uuid.uuid4().hex[:8]}"
     winner = ledger.user_account(f"u-{uuid.uuid4().hex[:8]}")
     await ledger.transfer(
-        db, key=f"seed:{tournament}", source=ledger.MINT,
-        destination=ledger.escrow_account(tournament), amount=500,
-    )  # fmt: skip
+        db,
+        key=f"seed:{tournament}",
+        source=ledger.MINT,
+        destination=ledger.escrow_account(tournament),
+        amount=500,
+    )
     payment = PrizePayment(
-        intent_id=f"{tournament}:payout:1", tournament_id=tournament, position=1,
-        player_id="u", amount=300, destination=winner,
-    )  # fmt: skip
+        intent_id=f"{tournament}:payout:1",
+        tournament_id=tournament,
+        position=1,
+        player_id="u",
+        amount=300,
+        destination=winner,
+    )
     env = ActivityEnvironment()
     acts = VirtualMoneyActivities(db)
     first = await env.run(acts.pay_prize, payment)

@@ -157,9 +157,13 @@ def test_odd_chip_goes_to_first_seat_left_of_the_button_pot_by_pot() -> None:
     assert hand.board == ["As", "Ks", "Qs", "Js", "Ts"]
     assert hand.stacks == [98, 101, 101] and sum(hand.stacks) == 300
     hand = Hand.start(
-        seats=[0, 1, 2], stacks=[100, 100, 100], blinds=[1, 2, 0], antes=[0, 0, 0],
-        min_bet=2, deck=deck,
-    )  # fmt: skip
+        seats=[0, 1, 2],
+        stacks=[100, 100, 100],
+        blinds=[1, 2, 0],
+        antes=[0, 0, 0],
+        min_bet=2,
+        deck=deck,
+    )
     hand.act(2, "call")
     hand.act(0, "fold")
     hand.act(1, "check")

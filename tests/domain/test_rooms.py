@@ -104,10 +104,16 @@ def test_settlement_conserves_chips_and_the_stream_tells_each_action_once(
     keys = [key for _, key, _ in told]
     assert len(keys) == len(set(keys))
     assert [p for t, _, p in told if t == "action"] == [
-        {"handNumber": 1, "seat": a["seat"], "street": a["street"], "action": a["action"],
-         "amount": a["amount"], "allIn": a["all_in"]}
+        {
+            "handNumber": 1,
+            "seat": a["seat"],
+            "street": a["street"],
+            "action": a["action"],
+            "amount": a["amount"],
+            "allIn": a["all_in"],
+        }
         for a in record["actions"]
-    ]  # fmt: skip
+    ]
     streets = [p["street"] for t, _, p in told if t == "community_cards"]
     assert streets == ["flop", "turn", "river"][: len(streets)]
     assert [c for t, _, p in told if t == "community_cards" for c in p["cards"]] == record["board"]
@@ -118,12 +124,22 @@ def test_settlement_conserves_chips_and_the_stream_tells_each_action_once(
 def test_an_action_the_table_took_says_so_in_the_stream() -> None:
     view = {
         "actions": [
-            {"street": "preflop", "seat": 0, "action": "fold", "amount": None, "all_in": False,
-             "auto": "timeout"},
+            {
+                "street": "preflop",
+                "seat": 0,
+                "action": "fold",
+                "amount": None,
+                "all_in": False,
+                "auto": "timeout",
+            },
             {"street": "preflop", "seat": 1, "action": "check", "amount": None, "all_in": False},
         ],
-        "board": [], "pot": 0, "over": False, "pots": None, "players": [],
-    }  # fmt: skip
+        "board": [],
+        "pot": 0,
+        "over": False,
+        "pots": None,
+        "players": [],
+    }
     events, _ = hand_events(3, view, StreamCursor())
     actions = [payload for type_, _, payload in events if type_ == "action"]
     assert actions[0]["auto"] == "timeout" and "auto" not in actions[1]

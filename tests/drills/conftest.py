@@ -55,9 +55,12 @@ class DrillStack:
 
     def start_temporal(self) -> None:
         self.temporal = start_temporal(
-            self.root / "temporal", port=self.temporal_port, ui_port=free_port(),
-            namespace="default", log=self.root / "temporal.log",
-        )  # fmt: skip
+            self.root / "temporal",
+            port=self.temporal_port,
+            ui_port=free_port(),
+            namespace="default",
+            log=self.root / "temporal.log",
+        )
         wait_for_tcp(self.temporal_port, timeout=60, proc=self.temporal)
 
     def stop_temporal(self) -> None:
@@ -76,9 +79,11 @@ class DrillStack:
         log = self.root / f"worker-{self.worker_starts}.log"
         self.logs.append(log)
         proc = subprocess.Popen(
-            [sys.executable, "-m", "sng.cli", "worker"], env=env,
-            stdout=open(log, "wb"), stderr=subprocess.STDOUT,
-        )  # fmt: skip
+            [sys.executable, "-m", "sng.cli", "worker"],
+            env=env,
+            stdout=open(log, "wb"),
+            stderr=subprocess.STDOUT,
+        )
         if slot == 0:
             self.worker = proc
         else:

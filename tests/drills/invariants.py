@@ -23,21 +23,36 @@ async def check_tournament(
     assert await ledger.balance(db, ledger.escrow_account(tid)) == 0
     async with db.engine.connect() as conn:
         # Exactly once: one two-legged posting per payout intent, and one intent per place.
-        legs = (await conn.execute(text(
-            "SELECT posting_key, count(*) FROM ledger_entries WHERE posting_key LIKE :k"
-            " GROUP BY posting_key"), {"k": f"payout:{tid}:%"})).all()  # fmt: skip
+        legs = (
+            await conn.execute(
+                text(
+                    "SELECT posting_key, count(*) FROM ledger_entries WHERE posting_key LIKE :k"
+                    " GROUP BY posting_key"
+                ),
+                {"k": f"payout:{tid}:%"},
+            )
+        ).all()
         assert sorted(k for k, _ in legs) == sorted(f"payout:{p.intent_id}" for p in view.payouts)
         assert all(n == 2 for _, n in legs)
-        intents = (await conn.execute(text(
-            "SELECT position, amount, status FROM payout_intents WHERE tournament_id = :t"
-            " ORDER BY position"), {"t": tid})).all()  # fmt: skip
+        intents = (
+            await conn.execute(
+                text(
+                    "SELECT position, amount, status FROM payout_intents WHERE tournament_id = :t"
+                    " ORDER BY position"
+                ),
+                {"t": tid},
+            )
+        ).all()
         assert [(r.position, r.amount, r.status) for r in intents] == [
             (p.position, p.amount, "confirmed") for p in view.payouts
         ]
         # Chips conserved at every recorded hand boundary.
-        hands = (await conn.execute(text(
-            "SELECT hand_no, record FROM hands WHERE tournament_id = :t AND hand_no > 0"),
-            {"t": tid})).all()  # fmt: skip
+        hands = (
+            await conn.execute(
+                text("SELECT hand_no, record FROM hands WHERE tournament_id = :t AND hand_no > 0"),
+                {"t": tid},
+            )
+        ).all()
         assert len(hands) == view.hands_played
         for hand_no, record in hands:
             # Busted seats are not dealt in, so the dealt stacks hold every chip.

@@ -44,10 +44,17 @@ SHORT_STACK = 150
 
 def settings_for(seats: int) -> dict[str, object]:
     return {
-        "seats": seats, "entryFee": ENTRY, "rakeFee": 10, "startingStack": STACK,
+        "seats": seats,
+        "entryFee": ENTRY,
+        "rakeFee": 10,
+        "startingStack": STACK,
         "actionTimeoutSeconds": 60,
-        "blindStructure": {"startingSmallBlind": 10, "increaseFactor": 1.5, "levelDurationSeconds": 600},
-    }  # fmt: skip
+        "blindStructure": {
+            "startingSmallBlind": 10,
+            "increaseFactor": 1.5,
+            "levelDurationSeconds": 600,
+        },
+    }
 
 
 async def retrying(send: Callable[[], Awaitable[object]], *, done_code: str) -> None:
@@ -80,8 +87,13 @@ async def run_tournament(
     )
     players = [f"{tid}-p{i}" for i in range(seats)]
     for p in players:
-        await ledger.transfer(db, key=f"seed:{p}", source=ledger.MINT,
-                              destination=ledger.user_account(p), amount=ENTRY)  # fmt: skip
+        await ledger.transfer(
+            db,
+            key=f"seed:{p}",
+            source=ledger.MINT,
+            destination=ledger.user_account(p),
+            amount=ENTRY,
+        )
         register = RegisterInput(player_id=p, owner_user_id=p)
         pay = PayEntryInput(player_id=p, amount=ENTRY)
         await retrying(
@@ -205,8 +217,13 @@ async def act_slowly(
                 await asyncio.sleep(0.1)
                 continue
             action, amount = await decide(legal)
-            act = ActInput(player_id=player, hand_no=view.hand_no, turn=view.hand["turn"],
-                           action=action, amount=amount)  # fmt: skip
+            act = ActInput(
+                player_id=player,
+                hand_no=view.hand_no,
+                turn=view.hand["turn"],
+                action=action,
+                amount=amount,
+            )
             try:
                 await handle.execute_update(
                     TableWorkflow.act, act, rpc_timeout=timedelta(seconds=5)
@@ -240,10 +257,17 @@ async def test_two_workers_killed_while_timers_and_inputs_overlap(
             drill.start_worker(slot)
 
     settings = {
-        "seats": 3, "entryFee": ENTRY, "rakeFee": 10, "startingStack": SHORT_STACK,
+        "seats": 3,
+        "entryFee": ENTRY,
+        "rakeFee": 10,
+        "startingStack": SHORT_STACK,
         "actionTimeoutSeconds": 3,
-        "blindStructure": {"startingSmallBlind": 10, "increaseFactor": 1.5, "levelDurationSeconds": 30},
-    }  # fmt: skip
+        "blindStructure": {
+            "startingSmallBlind": 10,
+            "increaseFactor": 1.5,
+            "levelDurationSeconds": 30,
+        },
+    }
 
     async def one(n: int) -> TournamentView:
         tid = f"drill2-{drill_seed}-{n}"
@@ -257,16 +281,32 @@ async def test_two_workers_killed_while_timers_and_inputs_overlap(
         )
         players = [f"{tid}-p{i}" for i in range(3)]
         for p in players:
-            await ledger.transfer(drill_db, key=f"seed:{p}", source=ledger.MINT,
-                                  destination=ledger.user_account(p), amount=ENTRY)  # fmt: skip
-            await retrying(functools.partial(handle.execute_update, TournamentWorkflow.register,
-                                             RegisterInput(player_id=p, owner_user_id=p)),
-                           done_code="tournament_already_registered")  # fmt: skip
-            await retrying(functools.partial(handle.execute_update, TournamentWorkflow.pay_entry,
-                                             PayEntryInput(player_id=p, amount=ENTRY)),
-                           done_code="tournament_already_registered")  # fmt: skip
-        await act_slowly(drill_client, f"table-{tid}-1", players, random.Random(rng.random()),
-                         limit=400)  # fmt: skip
+            await ledger.transfer(
+                drill_db,
+                key=f"seed:{p}",
+                source=ledger.MINT,
+                destination=ledger.user_account(p),
+                amount=ENTRY,
+            )
+            await retrying(
+                functools.partial(
+                    handle.execute_update,
+                    TournamentWorkflow.register,
+                    RegisterInput(player_id=p, owner_user_id=p),
+                ),
+                done_code="tournament_already_registered",
+            )
+            await retrying(
+                functools.partial(
+                    handle.execute_update,
+                    TournamentWorkflow.pay_entry,
+                    PayEntryInput(player_id=p, amount=ENTRY),
+                ),
+                done_code="tournament_already_registered",
+            )
+        await act_slowly(
+            drill_client, f"table-{tid}-1", players, random.Random(rng.random()), limit=400
+        )
         return await asyncio.wait_for(handle.result(), 120)
 
     chaos_task = asyncio.create_task(chaos())
@@ -279,7 +319,9 @@ async def test_two_workers_killed_while_timers_and_inputs_overlap(
     for view in views:
         await check_tournament(drill_db, view, entry_fee=ENTRY, stack=SHORT_STACK)
     report = await replay_everything(drill_client)
-    print(f"two-worker drill seed {drill_seed}: {drill.kills} kills, "
-          f"{report.replayed} histories replayed, {len(report.failures)} divergences")  # fmt: skip
+    print(
+        f"two-worker drill seed {drill_seed}: {drill.kills} kills, "
+        f"{report.replayed} histories replayed, {len(report.failures)} divergences"
+    )
     report.raise_on_failure()
     assert report.replayed >= 6  # three tournaments and their tables at least

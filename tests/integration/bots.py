@@ -63,9 +63,14 @@ async def play(
             try:
                 await handle.execute_update(
                     TableWorkflow.act,
-                    ActInput(player_id=player, hand_no=view.hand_no, turn=view.hand["turn"],
-                             action=action, amount=amount),
-                )  # fmt: skip
+                    ActInput(
+                        player_id=player,
+                        hand_no=view.hand_no,
+                        turn=view.hand["turn"],
+                        action=action,
+                        amount=amount,
+                    ),
+                )
                 acted = True
             except (WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError):
                 pass  # the hand moved on, or no worker took it in time: read the view again

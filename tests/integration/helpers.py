@@ -107,8 +107,13 @@ async def start_paid_tournament(
     fee = int(settings["entryFee"])
     for i in range(int(settings["seats"])):
         user = f"{tid}-{i}"
-        await ledger.transfer(db, key=f"seed-{user}", source=ledger.MINT,
-                              destination=ledger.user_account(user), amount=fee)  # fmt: skip
+        await ledger.transfer(
+            db,
+            key=f"seed-{user}",
+            source=ledger.MINT,
+            destination=ledger.user_account(user),
+            amount=fee,
+        )
         await handle.execute_update(
             TournamentWorkflow.register, RegisterInput(player_id=user, owner_user_id=user)
         )

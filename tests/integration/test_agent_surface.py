@@ -23,7 +23,9 @@ from tests.integration.helpers import admin, eventually, player
 from tests.integration.test_tournament import create_fast, fill, until_state
 
 
-async def _state(http: httpx.AsyncClient, settings: Settings, tid: str, user: str, **params: Any) -> dict[str, Any]:  # fmt: skip
+async def _state(
+    http: httpx.AsyncClient, settings: Settings, tid: str, user: str, **params: Any
+) -> dict[str, Any]:
     r = await http.get(
         f"/tournaments/{tid}/game-state", params=params, headers=player(settings, user)
     )
@@ -87,9 +89,10 @@ async def test_act_answers_in_game_state_terms_and_a_retry_gets_the_first_answer
         )
         assert (r4.status_code, r4.json()) == (200, r3.json())
         r5 = await http.post(
-            f"/tournaments/{tid}/act", json={**check, "action": "fold"},
+            f"/tournaments/{tid}/act",
+            json={**check, "action": "fold"},
             headers=player(settings, other),
-        )  # fmt: skip
+        )
         assert r5.status_code == 409 and r5.json()["code"] in {"stale_turn", "not_your_turn"}
         bad_key = {**player(settings, other), "Idempotency-Key": "has space"}
         r6 = await http.post(f"/tournaments/{tid}/act", json=check, headers=bad_key)
@@ -105,13 +108,20 @@ async def test_a_player_sat_out_by_timeouts_comes_back(
     silent, awake = users
     async with httpx.AsyncClient(base_url=api_url, timeout=30) as http:
         body = {
-            "name": "sit-out", "handPauseMs": 0,
+            "name": "sit-out",
+            "handPauseMs": 0,
             "settings": {
-                "seats": 2, "entryFee": 100, "startingStack": 100_000, "actionTimeoutSeconds": 3,
-                "blindStructure": {"startingSmallBlind": 10, "increaseFactor": 1.5,
-                                   "levelDurationSeconds": 600},
+                "seats": 2,
+                "entryFee": 100,
+                "startingStack": 100_000,
+                "actionTimeoutSeconds": 3,
+                "blindStructure": {
+                    "startingSmallBlind": 10,
+                    "increaseFactor": 1.5,
+                    "levelDurationSeconds": 600,
+                },
             },
-        }  # fmt: skip
+        }
         r = await http.post("/admin/tournaments", json=body, headers=admin(settings))
         assert r.status_code == 201, r.text
         tid = r.json()["tournamentId"]

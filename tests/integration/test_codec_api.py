@@ -123,9 +123,13 @@ def test_the_dev_server_ui_is_pointed_at_the_codec_and_forwards_no_credentials(
     port, ui_port = free_port(), free_port()
     endpoint = "http://127.0.0.1:8000/codec"
     proc = start_temporal(
-        tmp_path, port=port, ui_port=ui_port, namespace="default", log=tmp_path / "t.log",
+        tmp_path,
+        port=port,
+        ui_port=ui_port,
+        namespace="default",
+        log=tmp_path / "t.log",
         ui_codec=endpoint,
-    )  # fmt: skip
+    )
     try:
         wait_for_tcp(ui_port, timeout=60, proc=proc)
         deadline = time.monotonic() + 30

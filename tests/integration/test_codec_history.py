@@ -42,8 +42,9 @@ async def test_a_client_without_the_key_sees_neither_seed_nor_hole_cards(
         table = await client.start_workflow(
             TableWorkflow.run, st, id=st.table_id, task_queue=task_queue
         )
-        view = await play(client, table.id, ["a", "b", "c"], passive,
-                          until=lambda v: v.last_hand is not None)  # fmt: skip
+        view = await play(
+            client, table.id, ["a", "b", "c"], passive, until=lambda v: v.last_hand is not None
+        )
 
         async def reported() -> bool:
             return "hand_completed" in await sink.query(HandSink.received)

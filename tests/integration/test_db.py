@@ -25,13 +25,15 @@ async def test_migrations_match_the_models(db: Database) -> None:
 
 async def test_payout_intent_is_unique_per_tournament_and_position(db: Database) -> None:
     async with db.engine.begin() as conn:
-        await conn.execute(text(
-            "INSERT INTO tournaments (id, name, kind, seats, entry_fee, rake_fee, starting_stack,"
-            " settings, state, workflow_id, registered_count, current_level, created_at,"
-            " updated_at)"
-            " VALUES ('uniq-1', 'u', 'open', 2, 100, 0, 1500, '{}', 'ended', 'tournament-uniq-1',"
-            " 2, 0, now(), now()) ON CONFLICT DO NOTHING"
-        ))  # fmt: skip
+        await conn.execute(
+            text(
+                "INSERT INTO tournaments (id, name, kind, seats, entry_fee, rake_fee, starting_stack,"
+                " settings, state, workflow_id, registered_count, current_level, created_at,"
+                " updated_at)"
+                " VALUES ('uniq-1', 'u', 'open', 2, 100, 0, 1500, '{}', 'ended', 'tournament-uniq-1',"
+                " 2, 0, now(), now()) ON CONFLICT DO NOTHING"
+            )
+        )
         insert = text(
             "INSERT INTO payout_intents (id, tournament_id, position, player_id, amount,"
             " destination, status, created_at) VALUES (:id, 'uniq-1', 1, 'p', 200, 'acct', "
@@ -46,7 +48,9 @@ async def test_payout_intent_is_unique_per_tournament_and_position(db: Database)
 async def test_ledger_balance_cannot_go_negative(db: Database) -> None:
     with pytest.raises(IntegrityError):
         async with db.engine.begin() as conn:
-            await conn.execute(text(
-                "INSERT INTO ledger_accounts (id, kind, balance, allow_negative, created_at)"
-                " VALUES ('user:neg', 'user', -1, false, now())"
-            ))  # fmt: skip
+            await conn.execute(
+                text(
+                    "INSERT INTO ledger_accounts (id, kind, balance, allow_negative, created_at)"
+                    " VALUES ('user:neg', 'user', -1, false, now())"
+                )
+            )

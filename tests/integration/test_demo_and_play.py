@@ -32,11 +32,20 @@ async def test_demo_plays_a_tournament_of_bots_to_closed(
 async def test_game_state_and_actions_through_http(api_url: str, settings: Settings) -> None:
     async with SngClient(api_url, service_key=settings.key("admin")) as op:
         tid = await op.create_tournament(
-            "play", {"seats": 2, "entryFee": 10, "startingStack": 1000, "actionTimeoutSeconds": 30,
-                     "blindStructure": {"startingSmallBlind": 10, "increaseFactor": 1.5,
-                                        "levelDurationSeconds": 600}},
+            "play",
+            {
+                "seats": 2,
+                "entryFee": 10,
+                "startingStack": 1000,
+                "actionTimeoutSeconds": 30,
+                "blindStructure": {
+                    "startingSmallBlind": 10,
+                    "increaseFactor": 1.5,
+                    "levelDurationSeconds": 600,
+                },
+            },
             hand_pause_ms=0,
-        )  # fmt: skip
+        )
         for user in ("gs-a", "gs-b"):
             await op.credit(user, 10, f"gs-{user}")
     a = SngClient(api_url, token=player(settings, "gs-a")["Authorization"].split()[1])
@@ -85,11 +94,20 @@ async def test_many_pollers_cost_the_workflow_no_query_at_all(
 ) -> None:
     async with SngClient(api_url, service_key=settings.key("admin")) as op:
         tid = await op.create_tournament(
-            "poll", {"seats": 2, "entryFee": 10, "startingStack": 1000, "actionTimeoutSeconds": 300,
-                     "blindStructure": {"startingSmallBlind": 10, "increaseFactor": 1.5,
-                                        "levelDurationSeconds": 600}},
+            "poll",
+            {
+                "seats": 2,
+                "entryFee": 10,
+                "startingStack": 1000,
+                "actionTimeoutSeconds": 300,
+                "blindStructure": {
+                    "startingSmallBlind": 10,
+                    "increaseFactor": 1.5,
+                    "levelDurationSeconds": 600,
+                },
+            },
             hand_pause_ms=0,
-        )  # fmt: skip
+        )
         for user in ("pl-a", "pl-b"):
             await op.credit(user, 10, f"pl-{user}")
     clients = [

@@ -40,9 +40,12 @@ def _env(data_dir: Path, ports: dict[str, int]) -> dict[str, str]:
 
 def _start(env: dict[str, str]) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", "sng.cli", "dev"], env=env, stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT, text=True,
-    )  # fmt: skip
+        [sys.executable, "-m", "sng.cli", "dev"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
 
 
 def _wait_ready(proc: subprocess.Popen[str], timeout: float = 60) -> str:

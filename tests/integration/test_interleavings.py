@@ -69,9 +69,16 @@ async def test_tournament_level_deadlines_overlapping_hand_reports(
     client, task_queue = skipping
     tid = f"merge-{uuid.uuid4().hex[:6]}"
     settings = {
-        "seats": 3, "entryFee": 100, "startingStack": 300, "actionTimeoutSeconds": 20,
-        "blindStructure": {"startingSmallBlind": 10, "increaseFactor": 1.5, "levelDurationSeconds": 30},
-    }  # fmt: skip
+        "seats": 3,
+        "entryFee": 100,
+        "startingStack": 300,
+        "actionTimeoutSeconds": 20,
+        "blindStructure": {
+            "startingSmallBlind": 10,
+            "increaseFactor": 1.5,
+            "levelDurationSeconds": 30,
+        },
+    }
     handle = await start_paid_tournament(client, db, task_queue, tid, settings, hand_pause_ms=7_000)
     final = await handle.result()
     assert final.state == "closed" and final.current_level >= 3
@@ -104,9 +111,14 @@ async def test_table_actions_overlapping_decision_timeouts(skipping: tuple[Clien
                     try:
                         await handle.execute_update(
                             TableWorkflow.act,
-                            ActInput(player_id=player, hand_no=view.hand_no, turn=view.hand["turn"],
-                                     action=action, amount=amount),
-                        )  # fmt: skip
+                            ActInput(
+                                player_id=player,
+                                hand_no=view.hand_no,
+                                turn=view.hand["turn"],
+                                action=action,
+                                amount=amount,
+                            ),
+                        )
                     except Exception:
                         pass
             await asyncio.sleep(0.05)

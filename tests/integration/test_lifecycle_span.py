@@ -24,9 +24,11 @@ async def test_a_closed_tournament_records_its_lifecycle_span(
     telemetry = TelemetryActivities(provider.get_tracer("test"))
     activities = [a for a in activities_for(db) if getattr(a, "__name__", "") != "record_lifecycle"]
     async with Worker(
-        client, task_queue=task_queue, workflows=list(WORKFLOWS),
+        client,
+        task_queue=task_queue,
+        workflows=list(WORKFLOWS),
         activities=[*activities, telemetry.record_lifecycle],
-    ):  # fmt: skip
+    ):
         handle = await run_tournament(client, db, task_queue, 2)
         view = await handle.result()
 
@@ -44,7 +46,12 @@ async def test_a_closed_tournament_records_its_lifecycle_span(
     moves = [
         (dict(e.attributes or {})["from"], dict(e.attributes or {})["to"]) for e in span.events
     ]
-    assert moves == [("registering", "starting"), ("starting", "playing"), ("playing", "ended"),
-                     ("ended", "settling"), ("settling", "closed")]  # fmt: skip
+    assert moves == [
+        ("registering", "starting"),
+        ("starting", "playing"),
+        ("playing", "ended"),
+        ("ended", "settling"),
+        ("settling", "closed"),
+    ]
     assert span.start_time is not None and span.end_time is not None
     assert span.end_time - span.start_time == attrs["tournament.duration_ms"] * 1_000_000

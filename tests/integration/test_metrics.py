@@ -39,22 +39,41 @@ async def test_figures_follow_the_tables(db: Database) -> None:
     tid = f"m-{uuid.uuid4().hex[:10]}"
     async with db.session() as session:
         session.add(
-            Tournament(id=tid, name="metrics", kind="open", seats=2, entry_fee=100, rake_fee=0,
-                       starting_stack=1000, settings={}, state="settling",
-                       workflow_id=f"tournament-{tid}")
-        )  # fmt: skip
+            Tournament(
+                id=tid,
+                name="metrics",
+                kind="open",
+                seats=2,
+                entry_fee=100,
+                rake_fee=0,
+                starting_stack=1000,
+                settings={},
+                state="settling",
+                workflow_id=f"tournament-{tid}",
+            )
+        )
         await session.flush()
         for hand_no, actions in ((1, 3), (2, 5), (0, 0)):  # hand 0: a force-end marker
             session.add(
-                Hand(tournament_id=tid, table_id=f"table-{tid}", hand_no=hand_no,
-                     record={"actions": [{"action": "call"}] * actions})
-            )  # fmt: skip
+                Hand(
+                    tournament_id=tid,
+                    table_id=f"table-{tid}",
+                    hand_no=hand_no,
+                    record={"actions": [{"action": "call"}] * actions},
+                )
+            )
         for position, status in ((1, "pending"), (2, "confirmed"), (3, "sent")):
             session.add(
-                PayoutIntent(id=f"{tid}:{position}", tournament_id=tid, position=position,
-                             player_id=f"p{position}", amount=100 * position,
-                             destination="ledger", status=status)
-            )  # fmt: skip
+                PayoutIntent(
+                    id=f"{tid}:{position}",
+                    tournament_id=tid,
+                    position=position,
+                    player_id=f"p{position}",
+                    amount=100 * position,
+                    destination="ledger",
+                    status=status,
+                )
+            )
         await session.commit()
     after = await read_snapshot(db)
     assert after.hands_completed - before.hands_completed == 2
@@ -71,8 +90,13 @@ async def test_the_api_serves_metrics_over_http(api_url: str) -> None:
     async with httpx.AsyncClient(base_url=api_url) as http:
         r = await http.get("/metrics")
     assert r.status_code == 200 and r.headers["content-type"].startswith("text/plain")
-    for name in ("sng_hands_completed_total", "sng_hand_actions_total", "sng_payouts_pending ",
-                 "sng_payouts_pending_amount ", "process_cpu_seconds_total"):  # fmt: skip
+    for name in (
+        "sng_hands_completed_total",
+        "sng_hand_actions_total",
+        "sng_payouts_pending ",
+        "sng_payouts_pending_amount ",
+        "process_cpu_seconds_total",
+    ):
         assert name in r.text
 
 

@@ -18,10 +18,16 @@ from db.engine import Database
 from tests.integration.helpers import eventually, player, start_paid_tournament
 
 SETTINGS = {
-    "seats": 2, "entryFee": 10, "startingStack": 1000, "actionTimeoutSeconds": 300,
-    "blindStructure": {"startingSmallBlind": 10, "increaseFactor": 1.5,
-                       "levelDurationSeconds": 600},
-}  # fmt: skip
+    "seats": 2,
+    "entryFee": 10,
+    "startingStack": 1000,
+    "actionTimeoutSeconds": 300,
+    "blindStructure": {
+        "startingSmallBlind": 10,
+        "increaseFactor": 1.5,
+        "levelDurationSeconds": 600,
+    },
+}
 
 
 async def _play_over_ws(url: str, settings: Settings, tid: str, user: str) -> list[dict[str, Any]]:
@@ -40,20 +46,40 @@ async def _play_over_ws(url: str, settings: Settings, tid: str, user: str) -> li
             data = message["data"]
             if not refused_once:  # a stale turn first: a coded refusal, nothing changes
                 refused_once = True
-                await ws.send(json.dumps({"type": "act", "requestId": "bad",
-                                          "handNumber": data["handNumber"],
-                                          "turn": data["turn"] + 7, "action": "fold"}))  # fmt: skip
+                await ws.send(
+                    json.dumps(
+                        {
+                            "type": "act",
+                            "requestId": "bad",
+                            "handNumber": data["handNumber"],
+                            "turn": data["turn"] + 7,
+                            "action": "fold",
+                        }
+                    )
+                )
             action = "all_in" if "all_in" in data["legalActions"]["actions"] else "call"
-            await ws.send(json.dumps({"type": "act", "requestId": f"t{data['turn']}",
-                                      "handNumber": data["handNumber"], "turn": data["turn"],
-                                      "action": action}))  # fmt: skip
+            await ws.send(
+                json.dumps(
+                    {
+                        "type": "act",
+                        "requestId": f"t{data['turn']}",
+                        "handNumber": data["handNumber"],
+                        "turn": data["turn"],
+                        "action": action,
+                    }
+                )
+            )
     return got
 
 
 async def test_a_tournament_played_from_the_websocket_alone(
-    client: Client, db: Database, task_queue: str, settings: Settings, api_url: str,
+    client: Client,
+    db: Database,
+    task_queue: str,
+    settings: Settings,
+    api_url: str,
     worker: Worker,
-) -> None:  # fmt: skip
+) -> None:
     tid = f"ws-{uuid.uuid4().hex[:8]}"
     await start_paid_tournament(client, db, task_queue, tid, SETTINGS, hand_pause_ms=0)
     users = [f"{tid}-0", f"{tid}-1"]
@@ -85,9 +111,14 @@ async def test_a_tournament_played_from_the_websocket_alone(
     assert places == [1, 2]
 
 
-async def _sse(http: httpx.AsyncClient, path: str, headers: dict[str, str], count: int,
-               last: str | None = None, until: str | None = None,
-               ) -> list[tuple[str, str, str]]:  # fmt: skip
+async def _sse(
+    http: httpx.AsyncClient,
+    path: str,
+    headers: dict[str, str],
+    count: int,
+    last: str | None = None,
+    until: str | None = None,
+) -> list[tuple[str, str, str]]:
     """Read ``count`` messages (id, event, data) of an SSE stream, or up to the first of type
     ``until``, then disconnect."""
     out: list[tuple[str, str, str]] = []
@@ -111,9 +142,13 @@ async def _sse(http: httpx.AsyncClient, path: str, headers: dict[str, str], coun
 
 
 async def test_the_sse_stream_resumes_without_losing_a_log_event(
-    client: Client, db: Database, task_queue: str, settings: Settings, api_url: str,
+    client: Client,
+    db: Database,
+    task_queue: str,
+    settings: Settings,
+    api_url: str,
     worker: Worker,
-) -> None:  # fmt: skip
+) -> None:
     tid = f"sse-{uuid.uuid4().hex[:8]}"
     await start_paid_tournament(client, db, task_queue, tid, SETTINGS, hand_pause_ms=0)
     users = [f"{tid}-0", f"{tid}-1"]
@@ -124,18 +159,25 @@ async def test_the_sse_stream_resumes_without_losing_a_log_event(
         # Play to the end over HTTP meanwhile, by the game state's legal actions.
         while True:
             states = [
-                (await http.get(f"/tournaments/{tid}/game-state", headers=player(settings, u)))
-                .json() for u in users
-            ]  # fmt: skip
+                (
+                    await http.get(f"/tournaments/{tid}/game-state", headers=player(settings, u))
+                ).json()
+                for u in users
+            ]
             if states[0]["tournament"]["state"] in ("ended", "settling", "closed"):
                 break
             for u, st in zip(users, states, strict=True):
                 if st.get("legalActions"):
                     actions = st["legalActions"]["actions"]
-                    await http.post(f"/tournaments/{tid}/act", headers=player(settings, u),
-                                    json={"handNumber": st["handNumber"], "turn": st["turn"],
-                                          "action": "all_in" if "all_in" in actions
-                                          else "call"})  # fmt: skip
+                    await http.post(
+                        f"/tournaments/{tid}/act",
+                        headers=player(settings, u),
+                        json={
+                            "handNumber": st["handNumber"],
+                            "turn": st["turn"],
+                            "action": "all_in" if "all_in" in actions else "call",
+                        },
+                    )
             await asyncio.sleep(0.05)
 
         async def closed() -> bool | None:
@@ -147,9 +189,10 @@ async def test_the_sse_stream_resumes_without_losing_a_log_event(
         log = (await http.get(f"/tournaments/{tid}/events.json", params={"limit": 500})).json()
     resumed_after = int(first[-1][0].split("-")[0])
     streamed = [
-        (int(id_.split("-")[0]), event) for id_, event, _ in first + rest
+        (int(id_.split("-")[0]), event)
+        for id_, event, _ in first + rest
         if event not in ("game_state", "action_required")
-    ]  # fmt: skip
+    ]
     expected = [(e["id"], e["type"]) for e in log["events"]]
     # Every log event exactly once across the two connections, in order.
     assert [s for s in streamed if s[0] <= resumed_after] + [
@@ -158,8 +201,9 @@ async def test_the_sse_stream_resumes_without_losing_a_log_event(
     assert rest[-1][1] == "tournament_state_changed"
 
 
-async def _room_agent(url: str, settings: Settings, room_id: str, user: str, hands: int,
-                      done: asyncio.Event) -> list[dict[str, Any]]:  # fmt: skip
+async def _room_agent(
+    url: str, settings: Settings, room_id: str, user: str, hands: int, done: asyncio.Event
+) -> list[dict[str, Any]]:
     """A room player with only the socket: calls or checks until ``hands`` hands have been
     dealt, then keeps reading until the room closes."""
     got: list[dict[str, Any]] = []
@@ -176,8 +220,16 @@ async def _room_agent(url: str, settings: Settings, room_id: str, user: str, han
                 continue
             data = message["data"]
             action = "check" if "check" in data["legalActions"]["actions"] else "call"
-            await ws.send(json.dumps({"type": "act", "handNumber": data["handNumber"],
-                                      "turn": data["turn"], "action": action}))  # fmt: skip
+            await ws.send(
+                json.dumps(
+                    {
+                        "type": "act",
+                        "handNumber": data["handNumber"],
+                        "turn": data["turn"],
+                        "action": action,
+                    }
+                )
+            )
     return got
 
 

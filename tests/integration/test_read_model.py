@@ -30,10 +30,16 @@ from tests.integration.helpers import (
 )
 
 SETTINGS = {
-    "seats": 2, "entryFee": 10, "startingStack": 1000, "actionTimeoutSeconds": 300,
-    "blindStructure": {"startingSmallBlind": 10, "increaseFactor": 1.5,
-                       "levelDurationSeconds": 600},
-}  # fmt: skip
+    "seats": 2,
+    "entryFee": 10,
+    "startingStack": 1000,
+    "actionTimeoutSeconds": 300,
+    "blindStructure": {
+        "startingSmallBlind": 10,
+        "increaseFactor": 1.5,
+        "levelDurationSeconds": 600,
+    },
+}
 
 
 @pytest.fixture
@@ -45,8 +51,9 @@ async def counting_worker(client: Client, db: Database, task_queue: str) -> Any:
         yield w
 
 
-async def _state(http: httpx.AsyncClient, settings: Settings, tid: str, user: str,
-                 **params: Any) -> dict[str, Any]:  # fmt: skip
+async def _state(
+    http: httpx.AsyncClient, settings: Settings, tid: str, user: str, **params: Any
+) -> dict[str, Any]:
     r = await http.get(
         f"/tournaments/{tid}/game-state", headers=player(settings, user), params=params
     )
@@ -82,9 +89,12 @@ def _hole(state: dict[str, Any], user: str) -> list[str] | None:
 async def test_two_replicas_serve_one_table_from_the_store_and_ask_temporal_nothing(
     client: Client, db: Database, task_queue: str, settings: Settings, counting_worker: Any
 ) -> None:
-    async with serve_api(settings) as url_a, serve_api(settings) as url_b, \
-            httpx.AsyncClient(base_url=url_a, timeout=30) as a, \
-            httpx.AsyncClient(base_url=url_b, timeout=30) as b:  # fmt: skip
+    async with (
+        serve_api(settings) as url_a,
+        serve_api(settings) as url_b,
+        httpx.AsyncClient(base_url=url_a, timeout=30) as a,
+        httpx.AsyncClient(base_url=url_b, timeout=30) as b,
+    ):
         tid, users = await _playing(client, db, task_queue, settings, url_a)
         QUERIES.clear()
         for _ in range(6):
@@ -106,10 +116,14 @@ async def test_two_replicas_serve_one_table_from_the_store_and_ask_temporal_noth
             legal = states[actor]["legalActions"]
             action = "check" if "check" in legal["actions"] else "call"
             r = await a.post(
-                f"/tournaments/{tid}/act", headers=player(settings, actor),
-                json={"handNumber": states[actor]["handNumber"], "turn": states[actor]["turn"],
-                      "action": action},
-            )  # fmt: skip
+                f"/tournaments/{tid}/act",
+                headers=player(settings, actor),
+                json={
+                    "handNumber": states[actor]["handNumber"],
+                    "turn": states[actor]["turn"],
+                    "action": action,
+                },
+            )
             assert r.status_code == 200, r.text
             answered = r.json()["version"]
             woke = await asyncio.wait_for(parked, 10)
@@ -176,14 +190,20 @@ async def test_the_short_way_answers_exactly_what_the_route_answers(
         # A long-poll the short way: it waits as the route does, then answers.
         version = short.json()["version"]
         began = asyncio.get_running_loop().time()
-        polled = await http.get(path, headers=headers, params={"waitForChange": version,
-                                                               "timeout": 0.3})  # fmt: skip
+        polled = await http.get(
+            path, headers=headers, params={"waitForChange": version, "timeout": 0.3}
+        )
         assert polled.status_code == 200 and polled.json()["version"] == version
         assert asyncio.get_running_loop().time() - began >= 0.3
         assert _short_reads() == before + 2
         # What the route refuses, the route refuses: the short way never answers it.
-        for params in ({"timeout": "31"}, {"timeout": "abc"}, {"timeout": ""},
-                       {"waitForChange": "-1"}, {"waitForChange": "1.5"}):  # fmt: skip
+        for params in (
+            {"timeout": "31"},
+            {"timeout": "abc"},
+            {"timeout": ""},
+            {"waitForChange": "-1"},
+            {"waitForChange": "1.5"},
+        ):
             r = await http.get(path, headers=headers, params=params)
             assert r.status_code == 422 and r.json()["code"] == "validation_error", (params, r.text)
         r = await http.get(path, headers={"Authorization": "Bearer not-a-token"})
@@ -217,9 +237,15 @@ async def test_a_tournament_finished_before_the_read_model_is_served_from_its_wo
                 await asyncio.sleep(0.1)
                 continue
             legal = states[actor]["legalActions"]["actions"]
-            await http.post(f"/tournaments/{tid}/act", headers=headers[actor], json={
-                "handNumber": states[actor]["handNumber"], "turn": states[actor]["turn"],
-                "action": "all_in" if "all_in" in legal else "call"})  # fmt: skip
+            await http.post(
+                f"/tournaments/{tid}/act",
+                headers=headers[actor],
+                json={
+                    "handNumber": states[actor]["handNumber"],
+                    "turn": states[actor]["turn"],
+                    "action": "all_in" if "all_in" in legal else "call",
+                },
+            )
         final = await _state(http, settings, tid, users[0])
     assert final["tournament"]["state"] == "closed"
     keys = [f"table-{tid}-1", f"tournament-{tid}"]

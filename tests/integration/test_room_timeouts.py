@@ -73,14 +73,27 @@ async def open_room(client: Client, seats: int = 3) -> WorkflowHandle[Any, Table
     hexid = uuid.uuid4().hex[:10]
     now_ms = int(time.time() * 1000)
     st = TableState(
-        table_id=f"room-{hexid}", tournament_id=None, parent_workflow_id=None,
-        seat_count=seats, settings={}, play_start_ms=now_ms, seats=[], hand_pause_ms=0,
+        table_id=f"room-{hexid}",
+        tournament_id=None,
+        parent_workflow_id=None,
+        seat_count=seats,
+        settings={},
+        play_start_ms=now_ms,
+        seats=[],
+        hand_pause_ms=0,
         room=RoomSpec(
-            room_id=f"room_{hexid}", name="clock", entry=ENTRY, small_blind=5, big_blind=10,
-            speed="turbo", decision_timeout=10, disconnect_grace=30, created_ms=now_ms,
+            room_id=f"room_{hexid}",
+            name="clock",
+            entry=ENTRY,
+            small_blind=5,
+            big_blind=10,
+            speed="turbo",
+            decision_timeout=10,
+            disconnect_grace=30,
+            created_ms=now_ms,
             idle_since_ms=now_ms,
         ),
-    )  # fmt: skip
+    )
     handle = await client.start_workflow(
         TableWorkflow.run,
         st,
@@ -92,9 +105,12 @@ async def open_room(client: Client, seats: int = 3) -> WorkflowHandle[Any, Table
 
 async def seat(db: Database, handle: WorkflowHandle[Any, Any], user: str) -> None:
     await ledger.transfer(
-        db, key=f"test-credit-{user}", source=ledger.MINT,
-        destination=ledger.user_account(user), amount=5 * ENTRY,
-    )  # fmt: skip
+        db,
+        key=f"test-credit-{user}",
+        source=ledger.MINT,
+        destination=ledger.user_account(user),
+        amount=5 * ENTRY,
+    )
     await handle.execute_update(TableWorkflow.join, JoinInput(player_id=user, owner_user_id=user))
 
 
@@ -144,9 +160,14 @@ async def drive(
                 try:
                     await handle.execute_update(
                         TableWorkflow.act,
-                        ActInput(player_id=actor, hand_no=mine.hand_no,
-                                 turn=mine.hand["turn"], action=action, amount=amount),
-                    )  # fmt: skip
+                        ActInput(
+                            player_id=actor,
+                            hand_no=mine.hand_no,
+                            turn=mine.hand["turn"],
+                            action=action,
+                            amount=amount,
+                        ),
+                    )
                 except Exception:  # the turn moved on meanwhile: look again
                     pass
         else:
@@ -182,9 +203,14 @@ async def test_timeouts_grace_then_sit_out_then_removal_after_three_hands(
         action, amount = passive(mine.hand["legal"])
         await handle.execute_update(
             TableWorkflow.act,
-            ActInput(player_id=c, hand_no=mine.hand_no, turn=mine.hand["turn"],
-                     action=action, amount=amount),
-        )  # fmt: skip
+            ActInput(
+                player_id=c,
+                hand_no=mine.hand_no,
+                turn=mine.hand["turn"],
+                action=action,
+                amount=amount,
+            ),
+        )
 
     await drive(handle, [a, b], lambda v: actor_of(v) == c, on_other=env.sleep)
     await c_acts(await handle.query(TableWorkflow.view, None))
@@ -202,15 +228,18 @@ async def test_timeouts_grace_then_sit_out_then_removal_after_three_hands(
     # The next timeout in a row sits c out; three hands dealt without c remove c, and the
     # stack goes home.
     out = await drive(
-        handle, [a, b],
+        handle,
+        [a, b],
         lambda v: any(s.player_id == c and s.sitting_out for s in v.seats),
         on_other=lambda _v: env.sleep(timedelta(seconds=11)),
-    )  # fmt: skip
+    )
     sat_out_at = out.hand_no
     gone = await drive(
-        handle, [a, b], lambda v: all(s.player_id != c for s in v.seats),
+        handle,
+        [a, b],
+        lambda v: all(s.player_id != c for s in v.seats),
         on_other=lambda _v: env.sleep(timedelta(seconds=11)),
-    )  # fmt: skip
+    )
     assert gone.hand_no >= sat_out_at + 3
 
     # The seat is gone from the view at once; the stack lands when the cash-out activity ran.
@@ -272,9 +301,12 @@ async def test_room_histories_replay_with_overlapping_tasks_merged(
     for user in (a, b, c):
         await seat(db, handle, user)
     await ledger.transfer(
-        db, key=f"test-credit-{d}", source=ledger.MINT, destination=ledger.user_account(d),
+        db,
+        key=f"test-credit-{d}",
+        source=ledger.MINT,
+        destination=ledger.user_account(d),
         amount=5 * ENTRY,
-    )  # fmt: skip
+    )
     await set_presence(db, room_id, c, present=True)
     pokes = itertools.cycle(["join", "sit_in", "leave", "sit_in"])
 
@@ -294,9 +326,11 @@ async def test_room_histories_replay_with_overlapping_tasks_merged(
         await room_clock_env.sleep(timedelta(seconds=11))
 
     view = await drive(
-        handle, [a, b], lambda v: v.hand_no >= 6 or all(s.player_id != c for s in v.seats),
+        handle,
+        [a, b],
+        lambda v: v.hand_no >= 6 or all(s.player_id != c for s in v.seats),
         on_other=poke_then_time_out,
-    )  # fmt: skip
+    )
     assert view.hand_no >= 2
     await handle.execute_update(TableWorkflow.close, CloseRoomInput(reason="test"))
     await handle.result()

@@ -75,8 +75,12 @@ async def test_a_room_waits_plays_pauses_resumes_and_closes_with_every_chip_home
         # One player: the room waits. Joining again is the same seat, reserved once.
         r = await http.post(f"/rooms/{room_id}/join", json={}, headers=player(settings, a))
         assert r.status_code == 200, r.text
-        assert r.json() == {"seat": 0, "stack": 1000, "currency": "virtual_chips",
-                            "alreadySeated": False}  # fmt: skip
+        assert r.json() == {
+            "seat": 0,
+            "stack": 1000,
+            "currency": "virtual_chips",
+            "alreadySeated": False,
+        }
         again = await http.post(f"/rooms/{room_id}/join", json={}, headers=player(settings, a))
         assert again.json()["alreadySeated"] is True and again.json()["seat"] == 0
         assert await balance(http, settings, a) == 4000
@@ -106,8 +110,12 @@ async def test_a_room_waits_plays_pauses_resumes_and_closes_with_every_chip_home
             assert r.json()["pending"] is True and r.json()["returned"] is None
             leaving = {p["handle"]: p["status"] for p in (await record(http, room_id))["players"]}
             assert leaving.get(b, "leaving") == "leaving"  # gone already if the hand just ended
-            await play(client, workflow_id(room_id), [a, b],
-                       until=lambda v: all(s.player_id != b for s in v.seats))  # fmt: skip
+            await play(
+                client,
+                workflow_id(room_id),
+                [a, b],
+                until=lambda v: all(s.player_id != b for s in v.seats),
+            )
         paused = await eventually(lambda: status_is(http, room_id, "paused"))
         assert [p["handle"] for p in paused["players"]] == [a]
         stack_a = paused["players"][0]["stack"]
@@ -119,8 +127,12 @@ async def test_a_room_waits_plays_pauses_resumes_and_closes_with_every_chip_home
         r = await http.post(f"/rooms/{room_id}/join", json={}, headers=player(settings, c))
         assert r.status_code == 200, r.text
         await eventually(lambda: status_is(http, room_id, "playing"))
-        view = await play(client, workflow_id(room_id), [a, c],
-                          until=lambda v: v.hand_no >= paused["handNumber"] + 2)  # fmt: skip
+        view = await play(
+            client,
+            workflow_id(room_id),
+            [a, c],
+            until=lambda v: v.hand_no >= paused["handNumber"] + 2,
+        )
 
         # The admin closes it: the hand in progress finishes, then every stack goes home.
         r = await http.post(f"/rooms/{room_id}/close", headers=admin(settings))
@@ -142,8 +154,15 @@ async def test_a_room_waits_plays_pauses_resumes_and_closes_with_every_chip_home
         # The stream told it all, and never a hole card outside a showdown.
         events = (await http.get(f"/rooms/{room_id}/events.json", params={"limit": 500})).json()
         types = {e["type"] for e in events["events"]}
-        assert {"player_join", "hand_start", "action", "pot_update", "hand_result",
-                "player_leave", "room_status"} <= types  # fmt: skip
+        assert {
+            "player_join",
+            "hand_start",
+            "action",
+            "pot_update",
+            "hand_result",
+            "player_leave",
+            "room_status",
+        } <= types
         for e in events["events"]:
             assert "hole_cards" not in e["data"] and "holeCards" not in e["data"]
         results = [e["data"] for e in events["events"] if e["type"] == "hand_result"]
@@ -338,19 +357,32 @@ async def test_mid_hand_joins_wait_for_the_next_hand_and_broke_players_leave(
             # Still the same hand: the newcomer waits, with no cards, and is dealt next hand.
             assert seated[late]["status"] == "waiting"
             assert all(p["seat"] != seated[late]["seat"] for p in running["hand"]["players"])
-        view = await play(client, workflow_id(room_id), [a, b, late],
-                          until=lambda v: v.hand_no > state["handNumber"] + 1)  # fmt: skip
+        view = await play(
+            client,
+            workflow_id(room_id),
+            [a, b, late],
+            until=lambda v: v.hand_no > state["handNumber"] + 1,
+        )
         dealt = await http.get(f"/rooms/{room_id}/hands/{state['handNumber'] + 1}")
         assert str(seated[late]["seat"]) in dealt.json()["players"], dealt.text
 
         # All in every hand until someone is broke: a broke player is unseated with 0 back.
         from tests.integration.bots import shove
 
-        view = await play(client, workflow_id(room_id), [a, b, late], shove,
-                          until=lambda v: len(v.seats) < 3, limit=60)  # fmt: skip
+        view = await play(
+            client,
+            workflow_id(room_id),
+            [a, b, late],
+            shove,
+            until=lambda v: len(v.seats) < 3,
+            limit=60,
+        )
         events = (await http.get(f"/rooms/{room_id}/events.json", params={"limit": 500})).json()
-        busted = [e["data"] for e in events["events"]
-                  if e["type"] == "player_leave" and e["data"]["reason"] == "busted"]  # fmt: skip
+        busted = [
+            e["data"]
+            for e in events["events"]
+            if e["type"] == "player_leave" and e["data"]["reason"] == "busted"
+        ]
         assert busted and all(e["returned"] == 0 for e in busted)
         assert view.room is not None
         await http.post(f"/rooms/{room_id}/close", headers=admin(settings))
@@ -371,8 +403,13 @@ async def test_a_room_continues_as_new_and_keeps_its_seats_stream_and_ledger(
         room_id = await open_room(http, settings, entry={"amount": 20_000})
         for u in (a, b):
             await http.post(f"/rooms/{room_id}/join", json={}, headers=player(settings, u))
-        view = await play(client, workflow_id(room_id), [a, b],
-                          until=lambda v: v.hand_no >= HANDS_PER_RUN + 3, limit=180)  # fmt: skip
+        view = await play(
+            client,
+            workflow_id(room_id),
+            [a, b],
+            until=lambda v: v.hand_no >= HANDS_PER_RUN + 3,
+            limit=180,
+        )
         handle = client.get_workflow_handle(workflow_id(room_id))
         desc = await handle.describe()
         assert desc.run_id != desc.raw_description.workflow_execution_info.first_run_id
@@ -435,17 +472,26 @@ async def test_bots_play_a_room_over_http_only_and_leave_with_their_stacks(
     async with SngClient(api_url, service_key=settings.key("admin")) as op:
         for u in users:
             await op.credit(u, 3000, f"hb-{u}")
-        room = await op.create_room("http bots", entry=1000, small_blind=5, big_blind=10,
-                                    seats=3, speed="turbo", hand_pause_ms=0)  # fmt: skip
+        room = await op.create_room(
+            "http bots",
+            entry=1000,
+            small_blind=5,
+            big_blind=10,
+            seats=3,
+            speed="turbo",
+            hand_pause_ms=0,
+        )
         bots = [
             SngClient(api_url, token=player(settings, u)["Authorization"].split()[1]) for u in users
         ]
         try:
             async with asyncio.timeout(120):
                 await asyncio.gather(
-                    *(run_room_bot(b, room["roomId"], random_bot, hands=4, seed=i)
-                      for i, b in enumerate(bots))
-                )  # fmt: skip
+                    *(
+                        run_room_bot(b, room["roomId"], random_bot, hands=4, seed=i)
+                        for i, b in enumerate(bots)
+                    )
+                )
             final = await eventually(lambda: _empty(op, room["roomId"]), limit=30)
 
             assert final["handNumber"] >= 4

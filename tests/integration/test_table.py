@@ -171,10 +171,11 @@ async def test_timeouts_check_or_fold_then_sit_out(
     buffer = MetricBuffer(1000)
     client = time_skipping_env.client
     metered = await Client.connect(
-        client.service_client.config.target_host, namespace=client.namespace,
+        client.service_client.config.target_host,
+        namespace=client.namespace,
         data_converter=client.data_converter,
         runtime=Runtime(telemetry=TelemetryConfig(metrics=buffer)),
-    )  # fmt: skip
+    )
     task_queue = f"tq-{uuid.uuid4().hex[:8]}"
     async with Worker(
         metered, task_queue=task_queue, workflows=[TableWorkflow], activities=table_activities

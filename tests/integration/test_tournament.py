@@ -53,11 +53,18 @@ async def create_fast(
         "name": f"{seats}-max",
         "handPauseMs": 0,
         "settings": {
-            "seats": seats, "entryFee": 100, "rakeFee": rake, "startingStack": stack,
+            "seats": seats,
+            "entryFee": 100,
+            "rakeFee": rake,
+            "startingStack": stack,
             "actionTimeoutSeconds": 30,
-            "blindStructure": {"startingSmallBlind": 10, "increaseFactor": 1.5, "levelDurationSeconds": 600},
+            "blindStructure": {
+                "startingSmallBlind": 10,
+                "increaseFactor": 1.5,
+                "levelDurationSeconds": 600,
+            },
         },
-    }  # fmt: skip
+    }
     r = await http.post("/admin/tournaments", json=body, headers=admin(settings))
     assert r.status_code == 201, r.text
     return str(r.json()["tournamentId"])

@@ -26,9 +26,16 @@ async def test_players_who_only_time_out_are_blinded_to_the_end(
     client, task_queue = skipping
     tid = f"clock-{uuid.uuid4().hex[:6]}"
     settings = {
-        "seats": 3, "entryFee": 100, "startingStack": 200, "actionTimeoutSeconds": 3,
-        "blindStructure": {"startingSmallBlind": 10, "increaseFactor": 2.0, "levelDurationSeconds": 60},
-    }  # fmt: skip
+        "seats": 3,
+        "entryFee": 100,
+        "startingStack": 200,
+        "actionTimeoutSeconds": 3,
+        "blindStructure": {
+            "startingSmallBlind": 10,
+            "increaseFactor": 2.0,
+            "levelDurationSeconds": 60,
+        },
+    }
     handle = await start_paid_tournament(
         client, db, task_queue, tid, settings, hand_pause_ms=10_000
     )
@@ -57,8 +64,11 @@ async def test_players_who_only_time_out_are_blinded_to_the_end(
     async with db.session() as s:
         row = await s.get(Tournament, tid)
     assert row is not None and row.state == "closed" and row.closed_at is not None
-    closed = next(e.payload for e in events if e.type == "tournament_state_changed"
-                  and e.payload["state"] == "closed")  # fmt: skip
+    closed = next(
+        e.payload
+        for e in events
+        if e.type == "tournament_state_changed" and e.payload["state"] == "closed"
+    )
     assert round(row.closed_at.timestamp() * 1000) == closed["closedAt"]
 
 
@@ -68,9 +78,16 @@ async def test_an_unpaid_reserve_is_released_after_120_seconds(
     client, task_queue = skipping
     tid = f"ttl-{uuid.uuid4().hex[:6]}"
     settings = {
-        "seats": 2, "entryFee": 100, "startingStack": 200, "actionTimeoutSeconds": 3,
-        "blindStructure": {"startingSmallBlind": 10, "increaseFactor": 2.0, "levelDurationSeconds": 60},
-    }  # fmt: skip
+        "seats": 2,
+        "entryFee": 100,
+        "startingStack": 200,
+        "actionTimeoutSeconds": 3,
+        "blindStructure": {
+            "startingSmallBlind": 10,
+            "increaseFactor": 2.0,
+            "levelDurationSeconds": 60,
+        },
+    }
     handle = await client.start_workflow(
         TournamentWorkflow.run,
         CreateTournamentInput(tournament_id=tid, name="ttl", settings=settings),

@@ -49,10 +49,13 @@ async def test_a_wedged_tournament_is_flagged_and_a_reset_brings_it_back(
         written_by_another_build(f"tournament-{tid}")
         wrong = single_batch(
             Worker(
-                client, task_queue=task_queue, workflows=[ReleasedWithoutAPatch, TableWorkflow],
-                activities=activities_for(db), max_cached_workflows=0,
+                client,
+                task_queue=task_queue,
+                workflows=[ReleasedWithoutAPatch, TableWorkflow],
+                activities=activities_for(db),
+                max_cached_workflows=0,
             )
-        )  # fmt: skip
+        )
         async with wrong:
             # A read is a coded 503, not a 500 and not a hang.
             r = await http.get(f"/tournaments/{tid}")
@@ -82,11 +85,20 @@ async def test_a_wedged_tournament_is_flagged_and_a_reset_brings_it_back(
             # the first one; docs/operations.md says how to find it from the failure).
             address = client.service_client.config.target_host
             reset = await asyncio.create_subprocess_exec(
-                temporal_binary(), "workflow", "reset", "--address", address,
-                "--workflow-id", f"tournament-{tid}", "--type", "FirstWorkflowTask",
-                "--reason", "wedged: history from an unpatched release",
-                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-            )  # fmt: skip
+                temporal_binary(),
+                "workflow",
+                "reset",
+                "--address",
+                address,
+                "--workflow-id",
+                f"tournament-{tid}",
+                "--type",
+                "FirstWorkflowTask",
+                "--reason",
+                "wedged: history from an unpatched release",
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+            )
             out, err = await asyncio.wait_for(reset.communicate(), timeout=60)
             assert reset.returncode == 0, (out + err).decode()
 

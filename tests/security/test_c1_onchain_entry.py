@@ -54,14 +54,23 @@ async def test_a_garbage_permit_cannot_spend_a_victims_standing_allowance(
     chips.send(victim.key, chips.token.functions.approve(chain.vault_address, 10**18))
     acts = chain_activities(chain)
     garbage = Permit(
-        owner=victim.address, spender=chain.vault_address, value=ENTRY, deadline=2**40, v=27,
-        r="0x" + "01" * 32, s="0x" + "01" * 32,
-    )  # fmt: skip
+        owner=victim.address,
+        spender=chain.vault_address,
+        value=ENTRY,
+        deadline=2**40,
+        v=27,
+        r="0x" + "01" * 32,
+        s="0x" + "01" * 32,
+    )
     tid = f"c1-{uuid.uuid4().hex[:8]}"
     move = MoneyMove(
-        key=f"{tid}:entry:attacker:1", tournament_id=tid, player_id="attacker", amount=ENTRY,
-        permit=garbage, wallet=victim.address,
-    )  # fmt: skip
+        key=f"{tid}:entry:attacker:1",
+        tournament_id=tid,
+        player_id="attacker",
+        amount=ENTRY,
+        permit=garbage,
+        wallet=victim.address,
+    )
     with pytest.raises(ApplicationError) as info:
         await ActivityEnvironment().run(acts.collect_entry, move)
     assert info.value.type == "validation_error" and info.value.non_retryable
@@ -71,9 +80,13 @@ async def test_a_garbage_permit_cannot_spend_a_victims_standing_allowance(
 
 def _entry_move(tid: str, seat: str, permit: Permit) -> MoneyMove:
     return MoneyMove(
-        key=f"{tid}:entry:{seat}:1", tournament_id=tid, player_id=seat, amount=ENTRY,
-        permit=permit, wallet=permit.owner,
-    )  # fmt: skip
+        key=f"{tid}:entry:{seat}:1",
+        tournament_id=tid,
+        player_id=seat,
+        amount=ENTRY,
+        permit=permit,
+        wallet=permit.owner,
+    )
 
 
 async def test_another_entrys_deposit_does_not_pay_this_entry(
@@ -110,9 +123,13 @@ async def test_a_seat_that_never_paid_cannot_refund_another_seats_fee(
     paid = _entry_move(tid, "paid", Permit.model_validate(chips.permit(wallet, ENTRY)))
     await ActivityEnvironment().run(acts.collect_entry, paid)
     free = MoneyMove(
-        key=f"{tid}:refund:free:1", tournament_id=tid, player_id="free", amount=ENTRY,
-        wallet=wallet.address, entry_key=f"{tid}:entry:free:1",
-    )  # fmt: skip
+        key=f"{tid}:refund:free:1",
+        tournament_id=tid,
+        player_id="free",
+        amount=ENTRY,
+        wallet=wallet.address,
+        entry_key=f"{tid}:entry:free:1",
+    )
     with pytest.raises(ApplicationError) as info:
         await ActivityEnvironment().run(acts.refund_entry, free)
     assert info.value.non_retryable
@@ -135,18 +152,30 @@ async def test_a_second_entrant_cannot_name_a_wallet_that_already_paid(
 
     tid = f"c1w-{uuid.uuid4().hex[:8]}"
     settings = {
-        "seats": 3, "entryFee": ENTRY, "startingStack": 300, "actionTimeoutSeconds": 60,
-        "blindStructure": {"startingSmallBlind": 10, "increaseFactor": 1.5, "levelDurationSeconds": 600},
-    }  # fmt: skip
+        "seats": 3,
+        "entryFee": ENTRY,
+        "startingStack": 300,
+        "actionTimeoutSeconds": 60,
+        "blindStructure": {
+            "startingSmallBlind": 10,
+            "increaseFactor": 1.5,
+            "levelDurationSeconds": 600,
+        },
+    }
     wallet = chips.new_wallet(1_000)
     async with build_worker(client, db, task_queue, chain=chain_activities(chain)):
         handle = await client.start_workflow(
             TournamentWorkflow.run,
-            CreateTournamentInput(tournament_id=tid, name=tid, settings=settings,
-                                  hand_pause_ms=0, money_backend="chain"),
+            CreateTournamentInput(
+                tournament_id=tid,
+                name=tid,
+                settings=settings,
+                hand_pause_ms=0,
+                money_backend="chain",
+            ),
             id=f"tournament-{tid}",
             task_queue=task_queue,
-        )  # fmt: skip
+        )
         for player in ("honest", "thief"):
             await handle.execute_update(
                 TournamentWorkflow.register, RegisterInput(player_id=player, owner_user_id=player)

@@ -32,9 +32,16 @@ from tests.integration.helpers import admin, player
 
 ENTRY = 100
 SETTINGS = {
-    "seats": 3, "entryFee": ENTRY, "startingStack": 300, "actionTimeoutSeconds": 60,
-    "blindStructure": {"startingSmallBlind": 10, "increaseFactor": 1.5, "levelDurationSeconds": 600},
-}  # fmt: skip
+    "seats": 3,
+    "entryFee": ENTRY,
+    "startingStack": 300,
+    "actionTimeoutSeconds": 60,
+    "blindStructure": {
+        "startingSmallBlind": 10,
+        "increaseFactor": 1.5,
+        "levelDurationSeconds": 600,
+    },
+}
 
 
 @pytest.fixture
@@ -50,11 +57,13 @@ async def chain_api(
 
     on_chain = settings.model_copy(
         update={
-            "money_backend": "chain", "chain_rpc_url": chain.rpc_url,
-            "vault_address": chain.vault_address, "token_address": chain.token_address,
+            "money_backend": "chain",
+            "chain_rpc_url": chain.rpc_url,
+            "vault_address": chain.vault_address,
+            "token_address": chain.token_address,
             "chain_id": chain.chain_id,
         }
-    )  # fmt: skip
+    )
     async with build_worker(client, db, task_queue, chain=chain_activities(chain)):
         async with serve_api(on_chain) as url:
             yield url, on_chain
@@ -76,9 +85,10 @@ async def _bind(http: httpx.AsyncClient, headers: dict[str, str], wallet: Wallet
 
 async def _tournament(http: httpx.AsyncClient, settings: Settings, *users: dict[str, str]) -> str:
     r = await http.post(
-        "/admin/tournaments", json={"name": "c1-bind", "settings": SETTINGS},
+        "/admin/tournaments",
+        json={"name": "c1-bind", "settings": SETTINGS},
         headers=admin(settings),
-    )  # fmt: skip
+    )
     assert r.status_code == 201, r.text
     tid = str(r.json()["tournamentId"])
     for headers in users:
@@ -106,9 +116,10 @@ async def test_a_leaked_permit_cannot_pay_someone_elses_seat(
         # A permit the victim really signed for the vault, in the attacker's hands.
         leaked: dict[str, Any] = chips.permit(victim, ENTRY)
         r = await http.post(
-            f"/tournaments/{tid}/pay", json={"amount": ENTRY, "permit": leaked},
+            f"/tournaments/{tid}/pay",
+            json={"amount": ENTRY, "permit": leaked},
             headers=as_attacker,
-        )  # fmt: skip
+        )
         assert r.status_code == 403, r.text
         assert r.json()["code"] == "wallet_not_bound" and r.json()["field"] == "permit.owner"
         assert chips.balance(victim.address) == 1_000
@@ -185,18 +196,20 @@ async def test_an_agent_pays_with_a_wallet_bound_to_its_owner(
         # A wallet bound to someone else's account does not pay for this agent.
         assert (await _bind(http, player(settings, stranger), foreign)).status_code == 201
         r = await http.post(
-            f"/tournaments/{tid}/pay", json={"amount": ENTRY, "permit": chips.permit(foreign, ENTRY)},
+            f"/tournaments/{tid}/pay",
+            json={"amount": ENTRY, "permit": chips.permit(foreign, ENTRY)},
             headers=as_agent,
-        )  # fmt: skip
+        )
         assert r.status_code == 403 and r.json()["code"] == "wallet_not_bound", r.text
         # The agent proves it holds the wallet: bound to its owner's account.
         assert (await _bind(http, as_agent, wallet)).status_code == 201
         listed = (await http.get("/me/wallets", headers=player(settings, owner))).json()
         assert [w["address"] for w in listed] == [wallet.address]
         r = await http.post(
-            f"/tournaments/{tid}/pay", json={"amount": ENTRY, "permit": chips.permit(wallet, ENTRY)},
+            f"/tournaments/{tid}/pay",
+            json={"amount": ENTRY, "permit": chips.permit(wallet, ENTRY)},
             headers=as_agent,
-        )  # fmt: skip
+        )
         assert r.status_code == 200, r.text
         assert chips.balance(wallet.address) == 1_000 - ENTRY
         assert chips.balance(foreign.address) == 1_000

@@ -37,16 +37,22 @@ FEE = int(SETTINGS["entryFee"])
 async def _victim_escrow(db: Database, tid: str) -> None:
     """The victim tournament's escrow holds three paid entries."""
     await ledger.transfer(
-        db, key=f"test-escrow-{tid}", source=ledger.MINT,
-        destination=ledger.escrow_account(tid), amount=3 * FEE,
-    )  # fmt: skip
+        db,
+        key=f"test-escrow-{tid}",
+        source=ledger.MINT,
+        destination=ledger.escrow_account(tid),
+        amount=3 * FEE,
+    )
 
 
 def _forged(tid: str, thief: str) -> CreateTournamentInput:
     carry = TournamentState(
-        tournament_id=tid, name="forged", phase=TournamentPhase.ENDED, field_size=3,
+        tournament_id=tid,
+        name="forged",
+        phase=TournamentPhase.ENDED,
+        field_size=3,
         finishes=[Finish(player_id=thief, place=1, rank=1)],
-    )  # fmt: skip
+    )
     return CreateTournamentInput(tournament_id=tid, name="forged", settings=SETTINGS, carry=carry)
 
 
@@ -128,9 +134,15 @@ async def test_forged_table_reports_are_ignored(
     # Seat 0 "won" every chip in hand 1, and the table "finished".
     total = sum(before.stacks.values())
     report = HandReport(
-        table_id=table_id, hand_no=1, level=0, record={"hand_no": 1}, busted=[],
-        stacks_after={0: total, 1: 0, 2: 0}, auto_folds=0, secret="guess",
-    )  # fmt: skip
+        table_id=table_id,
+        hand_no=1,
+        level=0,
+        record={"hand_no": 1},
+        busted=[],
+        stacks_after={0: total, 1: 0, 2: 0},
+        auto_folds=0,
+        secret="guess",
+    )
     await handle.signal(TournamentWorkflow.hand_completed, report)
     await handle.signal(
         TournamentWorkflow.table_finished,

@@ -34,17 +34,21 @@ HOLD = "test:held-out-of-escrow"
 
 
 async def _paid_then_escrow_drained(
-    client: Client, db: Database, task_queue: str, retry_seconds: int,
+    client: Client,
+    db: Database,
+    task_queue: str,
+    retry_seconds: int,
     settings: dict[str, Any] = SETTINGS,
-) -> tuple[str, WorkflowHandle[Any, TournamentView]]:  # fmt: skip
+) -> tuple[str, WorkflowHandle[Any, TournamentView]]:
     tid = f"po-{uuid.uuid4().hex[:12]}"
     handle = await start_paid_tournament(
         client, db, task_queue, tid, settings, hand_pause_ms=0, payout_retry_seconds=retry_seconds
     )
     players = [f"{tid}-{i}" for i in range(int(SETTINGS["seats"]))]
     # The escrow goes short before the payouts run (a bug elsewhere, a manual fix gone wrong).
-    await ledger.transfer(db, key=f"drain-{tid}", source=ledger.escrow_account(tid),
-                          destination=HOLD, amount=3 * FEE)  # fmt: skip
+    await ledger.transfer(
+        db, key=f"drain-{tid}", source=ledger.escrow_account(tid), destination=HOLD, amount=3 * FEE
+    )
     await play(client, f"table-{tid}-1", players, shove, limit=240)
     return tid, handle
 
@@ -79,16 +83,25 @@ async def test_the_reconciler_pays_a_refused_payout_once_the_cause_is_fixed(
     assert reason and "insufficient" in reason.lower()
     # Still short at the next try or two: still settling, the reason still shown.
     await eventually(lambda: _refused(handle), limit=10)
-    await ledger.transfer(db, key=f"restore-{tid}", source=HOLD,
-                          destination=ledger.escrow_account(tid), amount=3 * FEE)  # fmt: skip
+    await ledger.transfer(
+        db,
+        key=f"restore-{tid}",
+        source=HOLD,
+        destination=ledger.escrow_account(tid),
+        amount=3 * FEE,
+    )
     closed = await eventually(lambda: _closed(handle), limit=60)
     await _paid_once(db, tid, closed)
 
 
 async def test_an_operator_re_drives_refused_payouts_from_the_admin_api(
-    api_url: str, settings: Settings, client: Client, worker: Worker, task_queue: str,
+    api_url: str,
+    settings: Settings,
+    client: Client,
+    worker: Worker,
+    task_queue: str,
     db: Database,
-) -> None:  # fmt: skip
+) -> None:
     tid, handle = await _paid_then_escrow_drained(client, db, task_queue, retry_seconds=3600)
     await eventually(lambda: _refused(handle), limit=60)
     async with httpx.AsyncClient(base_url=api_url, timeout=60) as http:
@@ -98,8 +111,13 @@ async def test_an_operator_re_drives_refused_payouts_from_the_admin_api(
         r = await http.post(path, headers=admin(settings))
         assert r.status_code == 200, r.text
         await eventually(lambda: _refused(handle), limit=30)
-        await ledger.transfer(db, key=f"restore-{tid}", source=HOLD,
-                              destination=ledger.escrow_account(tid), amount=3 * FEE)  # fmt: skip
+        await ledger.transfer(
+            db,
+            key=f"restore-{tid}",
+            source=HOLD,
+            destination=ledger.escrow_account(tid),
+            amount=3 * FEE,
+        )
         r = await http.post(path, headers=admin(settings))
         assert r.status_code == 200, r.text
         closed = await eventually(lambda: _closed(handle), limit=30)
@@ -118,8 +136,13 @@ async def test_a_refused_rake_waits_for_the_reconciler_like_a_payout(
     refused = await eventually(lambda: _refused(handle), limit=60)
     assert refused.rake_failure and "insufficient" in refused.rake_failure.lower()
     house = await ledger.balance(db, ledger.HOUSE)
-    await ledger.transfer(db, key=f"restore-{tid}", source=HOLD,
-                          destination=ledger.escrow_account(tid), amount=3 * FEE)  # fmt: skip
+    await ledger.transfer(
+        db,
+        key=f"restore-{tid}",
+        source=HOLD,
+        destination=ledger.escrow_account(tid),
+        amount=3 * FEE,
+    )
     closed = await eventually(lambda: _closed(handle), limit=60)
     assert closed.rake_failure is None
     assert await ledger.balance(db, ledger.HOUSE) - house == 3 * 10  # once

@@ -45,9 +45,14 @@ from wire.messages import (
 from workflows.tournament import TournamentWorkflow
 
 GOOD = {
-    "owner": "0x" + "ab" * 20, "spender": "0x" + "cd" * 20, "value": 100, "deadline": 2**40,
-    "v": 27, "r": "0x" + "11" * 32, "s": "0x" + "22" * 32,
-}  # fmt: skip
+    "owner": "0x" + "ab" * 20,
+    "spender": "0x" + "cd" * 20,
+    "value": 100,
+    "deadline": 2**40,
+    "v": 27,
+    "r": "0x" + "11" * 32,
+    "s": "0x" + "22" * 32,
+}
 MALFORMED = [
     ("deadline", 2**256),
     ("value", 2**256),
@@ -77,9 +82,10 @@ async def test_a_malformed_permit_is_a_coded_refusal_and_the_tournament_goes_on(
             assert r.status_code == 200, r.text
         permit = {**GOOD, field: bad}
         r = await http.post(
-            f"/tournaments/{tid}/pay", json={"amount": 100, "permit": permit},
+            f"/tournaments/{tid}/pay",
+            json={"amount": 100, "permit": permit},
             headers=player(settings, attacker),
-        )  # fmt: skip
+        )
         assert r.status_code == 422, r.text
         assert r.json()["code"] == "validation_error" and field in r.json()["field"], r.text
         # Nothing is held: the other entrant pays at once, and the attacker still can.
@@ -105,9 +111,13 @@ async def test_the_chain_activity_refuses_what_it_cannot_encode_for_good(
         **{**GOOD, "owner": wallet.address, "spender": chain.vault_address, "deadline": 2**256}
     )
     move = MoneyMove.model_construct(
-        key=f"t-h1:entry:{wallet.address}:1", tournament_id="t-h1", player_id=wallet.address,
-        amount=100, permit=permit, wallet=wallet.address,
-    )  # fmt: skip
+        key=f"t-h1:entry:{wallet.address}:1",
+        tournament_id="t-h1",
+        player_id=wallet.address,
+        amount=100,
+        permit=permit,
+        wallet=wallet.address,
+    )
     with pytest.raises(ApplicationError) as info:
         await ActivityEnvironment().run(acts.collect_entry, move)
     assert info.value.type == "validation_error" and info.value.non_retryable
@@ -129,19 +139,31 @@ async def test_a_payment_stuck_on_the_chain_does_not_hold_registration(
 
     tid = f"h1l-{uuid.uuid4().hex[:8]}"
     settings = {
-        "seats": 3, "entryFee": 100, "startingStack": 300, "actionTimeoutSeconds": 60,
-        "blindStructure": {"startingSmallBlind": 10, "increaseFactor": 1.5, "levelDurationSeconds": 600},
-    }  # fmt: skip
+        "seats": 3,
+        "entryFee": 100,
+        "startingStack": 300,
+        "actionTimeoutSeconds": 60,
+        "blindStructure": {
+            "startingSmallBlind": 10,
+            "increaseFactor": 1.5,
+            "levelDurationSeconds": 600,
+        },
+    }
     wallet = chips.new_wallet(1_000)
     money = chain_activities(chain, rpc_proxy.url)
     async with build_worker(client, db, task_queue, chain=money):
         handle = await client.start_workflow(
             TournamentWorkflow.run,
-            CreateTournamentInput(tournament_id=tid, name=tid, settings=settings,
-                                  hand_pause_ms=0, money_backend="chain"),
+            CreateTournamentInput(
+                tournament_id=tid,
+                name=tid,
+                settings=settings,
+                hand_pause_ms=0,
+                money_backend="chain",
+            ),
             id=f"tournament-{tid}",
             task_queue=task_queue,
-        )  # fmt: skip
+        )
         await handle.execute_update(
             TournamentWorkflow.register, RegisterInput(player_id="payer", owner_user_id="payer")
         )

@@ -80,9 +80,12 @@ async def test_register_leave_cycles_cannot_freeze_registration_or_its_refunds(
     paid = [f"{tid}-paid-{n}" for n in range(2)]
     for user in paid:
         await ledger.transfer(
-            db, key=f"seed-{user}", source=ledger.MINT, destination=ledger.user_account(user),
+            db,
+            key=f"seed-{user}",
+            source=ledger.MINT,
+            destination=ledger.user_account(user),
             amount=FEE,
-        )  # fmt: skip
+        )
         await handle.execute_update(
             TournamentWorkflow.register, RegisterInput(player_id=user, owner_user_id=user)
         )

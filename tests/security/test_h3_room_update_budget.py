@@ -98,7 +98,11 @@ async def test_no_op_requests_spend_no_update_budget_and_opponents_still_act(
         # The opponent's action goes through.
         assert view.hand is not None
         action, amount = passive(view.hand["legal"])
-        body = {"handNumber": view.hand_no, "turn": view.hand["turn"], "action": action,
-                "amount": amount}  # fmt: skip
+        body = {
+            "handNumber": view.hand_no,
+            "turn": view.hand["turn"],
+            "action": action,
+            "amount": amount,
+        }
         r = await http.post(f"/rooms/{room_id}/action", json=body, headers=player(settings, victim))
         assert r.status_code == 200, r.text

@@ -19,10 +19,12 @@ from tests.conftest import serve_api
 
 PLAIN = {
     "payloads": [
-        {"metadata": {"encoding": base64.b64encode(b"json/plain").decode()},
-         "data": base64.b64encode(json.dumps("x").encode()).decode()}
+        {
+            "metadata": {"encoding": base64.b64encode(b"json/plain").decode()},
+            "data": base64.b64encode(json.dumps("x").encode()).decode(),
+        }
     ]
-}  # fmt: skip
+}
 
 
 async def test_the_dev_api_answers_only_requests_addressed_to_this_machine(

@@ -41,9 +41,10 @@ async def test_nul_anywhere_is_a_coded_422(
         tid = await create(http, settings)
         user = f"l1-{uuid.uuid4().hex[:6]}"
         r = await http.post(
-            f"/tournaments/{tid}/register", json={"advisorAgentId": "a\u0000b"},
+            f"/tournaments/{tid}/register",
+            json={"advisorAgentId": "a\u0000b"},
             headers=player(settings, user),
-        )  # fmt: skip
+        )
         assert r.status_code == 422 and r.json()["code"] == "validation_error", r.text
         r = await http.post(
             "/ui/login",

@@ -28,8 +28,12 @@ async def test_made_up_key_ids_do_not_refetch_the_key_set(
     configured = settings.model_copy(update={"jwt_jwks_url": url, "jwt_audience": "sng-api"})
 
     def token(kid: str) -> dict[str, str]:
-        claims = {"sub": "idp-user", "iss": settings.jwt_issuer, "aud": "sng-api",
-                  "exp": 4_000_000_000}  # fmt: skip
+        claims = {
+            "sub": "idp-user",
+            "iss": settings.jwt_issuer,
+            "aud": "sng-api",
+            "exp": 4_000_000_000,
+        }
         signed = jwt.encode(claims, key, algorithm="RS256", headers={"kid": kid})
         return {"Authorization": f"Bearer {signed}"}
 

@@ -66,8 +66,9 @@ async def test_observers_gone_for_ten_minutes_are_pruned(
         long_ago = datetime.now(UTC) - timedelta(minutes=11)
         async with db.session() as session:
             session.add(RoomPresence(room_id=room_id, viewer="anon:gone", last_seen=long_ago))
-            session.add(RoomPresence(room_id=room_id, viewer="p-seated", seated=True,
-                                     last_seen=long_ago))  # fmt: skip
+            session.add(
+                RoomPresence(room_id=room_id, viewer="p-seated", seated=True, last_seen=long_ago)
+            )
             await session.commit()
         presence._last_prune = 0.0  # as in a process that has not pruned yet
         assert (await http.get(f"/rooms/{room_id}/game-state")).status_code == 200

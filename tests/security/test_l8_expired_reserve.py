@@ -29,14 +29,22 @@ async def test_a_reserve_past_its_time_cannot_be_paid(client: Client, db: Databa
 
     task_queue, tid = f"tq-{uuid.uuid4().hex[:8]}", f"l8-{uuid.uuid4().hex[:8]}"
     user = f"{tid}-a"
-    await ledger.transfer(db, key=f"seed-{user}", source=ledger.MINT,
-                          destination=ledger.user_account(user), amount=100)  # fmt: skip
+    await ledger.transfer(
+        db,
+        key=f"seed-{user}",
+        source=ledger.MINT,
+        destination=ledger.user_account(user),
+        amount=100,
+    )
     async with build_worker(client, db, task_queue):
         handle = await client.start_workflow(
             TournamentWorkflow.run,
-            CreateTournamentInput(tournament_id=tid, name=tid, settings=SETTINGS, reserve_seconds=2),
-            id=f"tournament-{tid}", task_queue=task_queue,
-        )  # fmt: skip
+            CreateTournamentInput(
+                tournament_id=tid, name=tid, settings=SETTINGS, reserve_seconds=2
+            ),
+            id=f"tournament-{tid}",
+            task_queue=task_queue,
+        )
         await handle.execute_update(
             TournamentWorkflow.register, RegisterInput(player_id=user, owner_user_id=user)
         )

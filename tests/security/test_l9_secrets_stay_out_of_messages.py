@@ -44,9 +44,13 @@ async def test_a_failed_rpc_call_never_writes_the_url_into_history(failing_rpc: 
         failing_rpc, "0x" + "11" * 32, "0x" + "22" * 20, "0x" + "33" * 20, request_timeout=5
     )
     payment = PrizePayment(
-        intent_id="l9:payout:1", tournament_id="l9", position=1, player_id="p", amount=1,
+        intent_id="l9:payout:1",
+        tournament_id="l9",
+        position=1,
+        player_id="p",
+        amount=1,
         destination="0x" + "44" * 20,
-    )  # fmt: skip
+    )
     try:
         with pytest.raises(ApplicationError) as info:
             await ActivityEnvironment().run(acts.pay_prize, payment)

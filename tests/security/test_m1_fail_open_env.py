@@ -24,9 +24,13 @@ def test_a_production_command_without_sng_env_refuses_to_start(
     env["PYTHONPATH"] = str(Path(__file__).resolve().parents[2])
     try:
         done = subprocess.run(
-            [sys.executable, "-m", "sng.cli", command], env=env, cwd=tmp_path,
-            capture_output=True, text=True, timeout=30,
-        )  # fmt: skip
+            [sys.executable, "-m", "sng.cli", command],
+            env=env,
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
     except subprocess.TimeoutExpired:
         raise AssertionError(f"sng {command} started with the dev secrets") from None
     assert done.returncode != 0

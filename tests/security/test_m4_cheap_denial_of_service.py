@@ -37,11 +37,17 @@ async def test_a_burst_of_public_reads_costs_one_query_per_second(
 
     # The only worker on this queue counts the queries its workflows answer.
     counting = Worker(
-        client, task_queue=settings.temporal_task_queue, workflows=list(WORKFLOWS),
-        activities=activities_for(db), interceptors=[CountQueries()],
-    )  # fmt: skip
-    async with counting, serve_api(settings) as url, \
-               httpx.AsyncClient(base_url=url, timeout=30) as http:  # fmt: skip
+        client,
+        task_queue=settings.temporal_task_queue,
+        workflows=list(WORKFLOWS),
+        activities=activities_for(db),
+        interceptors=[CountQueries()],
+    )
+    async with (
+        counting,
+        serve_api(settings) as url,
+        httpx.AsyncClient(base_url=url, timeout=30) as http,
+    ):
         tid = await create(http, settings)
         await http.get(f"/tournaments/{tid}")
         QUERIES.clear()
@@ -114,16 +120,20 @@ async def test_a_client_holds_a_few_streams_and_a_body_has_a_size(
 
         # Bodies: refused past the limit, declared or chunked, before a route reads them.
         big = b'{"name": "' + b"x" * 70_000 + b'"}'
-        r = await http.post("/admin/tournaments", content=big,
-                            headers={"content-type": "application/json"})  # fmt: skip
+        r = await http.post(
+            "/admin/tournaments", content=big, headers={"content-type": "application/json"}
+        )
         assert r.status_code == 413 and r.json()["code"] == "payload_too_large", r.text
 
         async def chunks():  # type: ignore[no-untyped-def]
             for _ in range(100):
                 yield b"x" * 1024
 
-        r = await http.post(f"/tournaments/{tid}/register", content=chunks(),
-                            headers={"content-type": "application/json"})  # fmt: skip
+        r = await http.post(
+            f"/tournaments/{tid}/register",
+            content=chunks(),
+            headers={"content-type": "application/json"},
+        )
         assert r.status_code == 413, r.text
 
 

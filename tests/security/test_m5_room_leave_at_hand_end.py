@@ -37,14 +37,27 @@ async def _open_room(client: Client, queue: str) -> WorkflowHandle[Any, Any]:
     hexid = uuid.uuid4().hex
     now_ms = int(time.time() * 1000)
     st = TableState(
-        table_id=f"room-{hexid}", tournament_id=None, parent_workflow_id=None, seat_count=2,
-        settings={}, play_start_ms=now_ms, seats=[], hand_pause_ms=0,
+        table_id=f"room-{hexid}",
+        tournament_id=None,
+        parent_workflow_id=None,
+        seat_count=2,
+        settings={},
+        play_start_ms=now_ms,
+        seats=[],
+        hand_pause_ms=0,
         room=RoomSpec(
-            room_id=f"room_{hexid}", name="m5", entry=ENTRY, small_blind=5, big_blind=10,
-            speed="slow", decision_timeout=120, disconnect_grace=300, created_ms=now_ms,
+            room_id=f"room_{hexid}",
+            name="m5",
+            entry=ENTRY,
+            small_blind=5,
+            big_blind=10,
+            speed="slow",
+            decision_timeout=120,
+            disconnect_grace=300,
+            created_ms=now_ms,
             idle_since_ms=now_ms,
         ),
-    )  # fmt: skip
+    )
     return await client.start_workflow(TableWorkflow.run, st, id=st.table_id, task_queue=queue)
 
 
@@ -65,9 +78,12 @@ async def test_a_leave_with_the_hand_ending_action_is_taken_after_the_hand(
         players = [f"m5-{n}-{uuid.uuid4().hex[:6]}" for n in "ab"]
         for user in players:
             await ledger.transfer(
-                db, key=f"test-credit-{user}", source=ledger.MINT,
-                destination=ledger.user_account(user), amount=5 * ENTRY,
-            )  # fmt: skip
+                db,
+                key=f"test-credit-{user}",
+                source=ledger.MINT,
+                destination=ledger.user_account(user),
+                amount=5 * ENTRY,
+            )
             await handle.execute_update(
                 TableWorkflow.join, JoinInput(player_id=user, owner_user_id=user)
             )

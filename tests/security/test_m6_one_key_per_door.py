@@ -25,8 +25,10 @@ ADMIN, INTERNAL, CODEC = (f"{door}-{uuid.uuid4().hex}" for door in ("admin", "in
 
 
 def _plain(text: str) -> dict[str, object]:
-    payload = {"metadata": {"encoding": base64.b64encode(b"json/plain").decode()},
-               "data": base64.b64encode(json.dumps(text).encode()).decode()}  # fmt: skip
+    payload = {
+        "metadata": {"encoding": base64.b64encode(b"json/plain").decode()},
+        "data": base64.b64encode(json.dumps(text).encode()).decode(),
+    }
     return {"payloads": [payload]}
 
 
@@ -48,9 +50,12 @@ async def _doors(http: httpx.AsyncClient, key: str) -> dict[str, int]:
 
 async def test_each_key_opens_only_its_own_door(settings: Settings) -> None:
     separate = settings.model_copy(
-        update={"admin_key": SecretStr(ADMIN), "internal_key": SecretStr(INTERNAL),
-                "codec_endpoint_key": SecretStr(CODEC)}
-    )  # fmt: skip
+        update={
+            "admin_key": SecretStr(ADMIN),
+            "internal_key": SecretStr(INTERNAL),
+            "codec_endpoint_key": SecretStr(CODEC),
+        }
+    )
     async with serve_api(separate) as url, httpx.AsyncClient(base_url=url, timeout=30) as http:
         admin = await _doors(http, ADMIN)
         internal = await _doors(http, INTERNAL)

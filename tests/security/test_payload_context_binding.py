@@ -91,8 +91,13 @@ async def test_a_victims_sealed_entry_lifted_into_another_tournament_is_refused(
     chosen = await _registering(client, task_queue, f"aad{uuid.uuid4().hex}")
     other = await _registering(client, task_queue, f"aad{uuid.uuid4().hex}")
     # The victim enters the tournament they chose, through the codec, and keeps one more fee.
-    await ledger.transfer(db, key=f"seed-{victim}", source=ledger.MINT,
-                          destination=ledger.user_account(victim), amount=2 * FEE)  # fmt: skip
+    await ledger.transfer(
+        db,
+        key=f"seed-{victim}",
+        source=ledger.MINT,
+        destination=ledger.user_account(victim),
+        amount=2 * FEE,
+    )
     await chosen.execute_update(
         TournamentWorkflow.register, RegisterInput(player_id=victim, owner_user_id=victim)
     )

@@ -196,9 +196,13 @@ async def test_api_refuses_force_end_while_the_level_is_young(
 
 
 async def test_retry_refused_payouts_from_the_page(
-    page: Page, ui_url: str, ui_settings: Settings, client: Client, db: Database,
+    page: Page,
+    ui_url: str,
+    ui_settings: Settings,
+    client: Client,
+    db: Database,
     screenshots: Path,
-) -> None:  # fmt: skip
+) -> None:
     """A refused payout is shown with its reason and a retry button (security review: failed
     payouts had no way back)."""
     users = [f"ui-po-{uuid.uuid4().hex[:4]}-{i}" for i in range(2)]
@@ -206,8 +210,9 @@ async def test_retry_refused_payouts_from_the_page(
         tid = await create_fast(http, ui_settings, 2)
         await fill(http, ui_settings, tid, users)
         hold = f"test:ui-hold-{tid}"
-        await ledger.transfer(db, key=f"drain-{tid}", source=ledger.escrow_account(tid),
-                              destination=hold, amount=200)  # fmt: skip
+        await ledger.transfer(
+            db, key=f"drain-{tid}", source=ledger.escrow_account(tid), destination=hold, amount=200
+        )
         await play(client, f"table-{tid}-1", users, shove, limit=240)
         await until_state(http, tid, "settling", limit=60)
 
@@ -221,8 +226,13 @@ async def test_retry_refused_payouts_from_the_page(
         await expect(page.locator("#payout-refused")).to_be_visible()
         await expect(page.locator("#payouts")).to_contain_text("failed")
         await page.screenshot(path=screenshots / "payout-refused.png", full_page=True)
-        await ledger.transfer(db, key=f"restore-{tid}", source=hold,
-                              destination=ledger.escrow_account(tid), amount=200)  # fmt: skip
+        await ledger.transfer(
+            db,
+            key=f"restore-{tid}",
+            source=hold,
+            destination=ledger.escrow_account(tid),
+            amount=200,
+        )
         await page.click("#retry-payouts-button")
         await expect(page).to_have_url(f"{ui_url}/ui/tournaments/{tid}")
         await until_state(http, tid, "closed", limit=30)

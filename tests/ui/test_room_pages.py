@@ -110,10 +110,15 @@ async def test_create_list_see_and_close_a_room_through_the_pages(
             f"{ui_url}/ui/rooms/new",
             form={
                 "csrf": await page.locator("input[name=csrf]").first.input_value(),
-                "name": name, "entry.amount": "lots", "stakes.smallBlind": "5",
-                "stakes.bigBlind": "10", "seats": "12", "speed": "fast", "handPauseMs": "",
+                "name": name,
+                "entry.amount": "lots",
+                "stakes.smallBlind": "5",
+                "stakes.bigBlind": "10",
+                "seats": "12",
+                "speed": "fast",
+                "handPauseMs": "",
             },
-        )  # fmt: skip
+        )
         assert r.status == 422
         html = await r.text()
         assert "Input should be less than or equal to 9" in html
