@@ -45,6 +45,10 @@ class CreateTournamentInput(WireModel):
     updates_per_run: int = Field(default=500, ge=20, le=1_500)
     """Registration continues-as-new after this many accepted Updates (Temporal refuses every
     Update past 2,000 in a run: security review H2)."""
+    force_end_min_level_age_seconds: int = Field(default=300, ge=0, le=86_400)
+    """An operator's force-end waits until the current level is this old (the seed's 5
+    minutes; fixed at creation from the deployment's setting). The workflow enforces it, so
+    a force-end sent straight to Temporal meets it too."""
     reserve_seconds: int = Field(default=120, ge=1, le=3_600)
     """How long an unpaid reserve holds its seat (the seed's 120 s; tests shorten it)."""
     reregister_cooldown_seconds: int = Field(default=10, ge=0, le=3_600)
@@ -219,6 +223,9 @@ class TournamentView(WireModel):
     rake_failure: str | None = None
     """Why the house's rake was refused; it is retried with the payouts (None: no refusal)."""
     settings: dict[str, Any] = {}
+    force_end_min_level_age_seconds: int = 300
+    """How old the current level must be before an operator may force-end (the workflow's
+    rule, fixed at creation)."""
     entrants: list[EntrantView]
     version: int
 

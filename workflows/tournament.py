@@ -23,8 +23,9 @@ from temporalio.workflow import ParentClosePolicy
 
 with workflow.unsafe.imports_passed_through():
     from domain.blinds import resolve_blinds
-    from domain.clock import level_deadline_ms
+    from domain.clock import level_deadline_ms, level_started_at_ms
     from domain.errors import DomainError, ErrorCode
+    from domain.operations import verify_force_end
     from domain.seating import draw_seats
     from domain.settings import TournamentSettings, validate_settings
     from domain.standings import force_end_ranking, order_busts
@@ -401,7 +402,21 @@ class TournamentWorkflow(RegistrationMixin, SettlementMixin):
 
     @force_end.validator
     def _validate_force_end(self, req: ForceEndInput) -> None:
+        """The level-age rule is checked here only: a validator is never replayed, so a
+        history whose force-end was accepted under another minimum (or before the rule lived
+        here) replays unchanged. The handler re-checks what can change meanwhile: the phase."""
         self._recheck(self._verify_force_end, req)
+        start = self.s.play_start_ms
+        started = None if start is None else level_started_at_ms(self.settings, start, self.s.level)
+        self._recheck(
+            lambda now_ms: verify_force_end(
+                self.s.phase.value,
+                started,
+                now_ms,
+                min_level_age_ms=self.inp.force_end_min_level_age_seconds * 1000,
+            ),
+            self._now_ms(),
+        )
 
     def _verify_force_end(self, _req: ForceEndInput) -> None:
         if self.s.phase is not TournamentPhase.PLAYING:

@@ -99,6 +99,7 @@ class TournamentBase:
             rake_total=self.s.rake_total,
             rake_failure=self.s.rake_failure,
             settings=self.raw_settings,
+            force_end_min_level_age_seconds=self.inp.force_end_min_level_age_seconds,
             entrants=[
                 e for e in self.s.entrants.values() if e.status is not EntrantStatus.RELEASED
             ],

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import secrets
-import time
 from datetime import datetime
 from typing import Annotated, Any
 
@@ -22,7 +21,6 @@ from db import ledger
 from db.models import PayoutIntent, Tournament
 from domain.clock import level_started_at_ms
 from domain.errors import ErrorCode
-from domain.operations import verify_force_end
 from domain.settings import validate_settings
 from wire.ids import tournament_workflow_id
 from wire.messages import (
@@ -92,6 +90,7 @@ async def start_tournament(
             settings=raw,
             hand_pause_ms=hand_pause_ms,
             money_backend=settings.money_backend,
+            force_end_min_level_age_seconds=settings.force_end_min_level_age_seconds,
         ),
         id=workflow_id,
         task_queue=settings.temporal_task_queue,
@@ -193,23 +192,14 @@ class ForceEndBody(WireModel):
 
 
 @router.post("/force-end-tournament", response_model=TournamentView, response_model_by_alias=True)
-async def force_end_tournament(
-    body: ForceEndBody, temporal: TemporalDep, settings: SettingsDep
-) -> TournamentView:
+async def force_end_tournament(body: ForceEndBody, temporal: TemporalDep) -> TournamentView:
     """Stop a wedged tournament: live seats ranked by stack, then the normal end (409 unless
     playing and the current level is force_end_min_level_age_seconds old)."""
     handle: WorkflowHandle[Any, Any] = temporal.get_workflow_handle_for(
         TournamentWorkflow.run, tournament_workflow_id(body.table_id)
     )
-    # The level's age is the API's rule (the workflow checks only the state): read the
-    # workflow's own view, not the read model, so a lagging row cannot allow it early.
-    view = await handle.query(TournamentWorkflow.state, rpc_timeout=QUERY_TIMEOUT)
-    verify_force_end(
-        view.state.value,
-        current_level_started_at_ms(view),
-        int(time.time() * 1000),
-        min_level_age_ms=settings.force_end_min_level_age_seconds * 1000,
-    )
+    # The workflow refuses it while the level is younger than the deployment's minimum
+    # (fixed in the tournament at creation), whoever sends it: the API, the Temporal UI or CLI.
     return await execute_update(
         handle,
         TournamentWorkflow.force_end,

@@ -332,9 +332,9 @@ async def tournament_page(
             view.state.value,
             level_started,
             now_ms,
-            min_level_age_ms=settings.force_end_min_level_age_seconds * 1000,
+            min_level_age_ms=view.force_end_min_level_age_seconds * 1000,
         ),
-        "force_end_after": _age(settings.force_end_min_level_age_seconds),
+        "force_end_after": _age(view.force_end_min_level_age_seconds),
         "workflow_url": workflow_url,
         "seats": sorted(
             (e for e in view.entrants if e.status.value != "released"),
@@ -370,11 +370,10 @@ async def force_end(
     form = await read_form(request)
     check_csrf(request, session, form)
     try:
-        # The JSON route itself: its rule (playing, level old enough) is the page's rule.
+        # The JSON route itself, and so the workflow's rule (playing, level old enough).
         await force_end_tournament(
             ForceEndBody(table_id=tournament_id, reason="force-ended from the admin pages"),
             temporal,
-            settings,
         )
     except (DomainError, ApiError, WorkflowUpdateFailedError) as err:
         # WorkflowUpdateFailedError: the workflow's own check (the state moved on between the
