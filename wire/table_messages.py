@@ -212,7 +212,7 @@ class LeaveInput(WireModel):
     player_id: str
 
 
-class LeaveResult(WireModel):
+class RoomLeaveResult(WireModel):
     returned: int | None
     """Chips returned to the balance; None while the leave waits for the hand to end."""
     currency: str = "virtual_chips"

@@ -39,7 +39,7 @@ with workflow.unsafe.imports_passed_through():
         JoinInput,
         JoinResult,
         LeaveInput,
-        LeaveResult,
+        RoomLeaveResult,
         RoomMove,
         RoomSpec,
         TableResult,
@@ -199,9 +199,9 @@ class RoomMixin(RoomHandMixin):
         checked(self._verify_join, inp)
 
     @workflow.update
-    async def leave(self, inp: LeaveInput) -> LeaveResult:
+    async def leave(self, inp: LeaveInput) -> RoomLeaveResult:
         self.updates_this_run += 1
-        result: LeaveResult = await self.inbox.ask(inp)
+        result: RoomLeaveResult = await self.inbox.ask(inp)
         return result
 
     @leave.validator
@@ -313,11 +313,11 @@ class RoomMixin(RoomHandMixin):
         taken = {s.seat for s in self.st.seats}
         return next(n for n in range(self.st.seat_count) if n not in taken)
 
-    async def _take_leave(self, inp: LeaveInput) -> LeaveResult:
+    async def _take_leave(self, inp: LeaveInput) -> RoomLeaveResult:
         if inp.player_id in self.closed_out and not any(
             s.player_id == inp.player_id for s in self.st.seats
         ):
-            return LeaveResult(returned=self.closed_out[inp.player_id])
+            return RoomLeaveResult(returned=self.closed_out[inp.player_id])
         checked(self._verify_leave, inp)
         seat = self._seat(self._seat_of(inp.player_id))
         hand = self.hand
@@ -327,9 +327,9 @@ class RoomMixin(RoomHandMixin):
                 seat.leaving = True
                 self._bump()
                 await self._save_room()  # the record shows "leaving" until the hand ends
-            return LeaveResult(returned=None, pending=True)
+            return RoomLeaveResult(returned=None, pending=True)
         returned = await self._remove(seat, "left")
-        return LeaveResult(returned=returned)
+        return RoomLeaveResult(returned=returned)
 
     def _verify_leave(self, inp: LeaveInput) -> None:
         self._room_or_refuse()

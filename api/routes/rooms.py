@@ -51,7 +51,7 @@ from wire.table_messages import (
     JoinInput,
     JoinResult,
     LeaveInput,
-    LeaveResult,
+    RoomLeaveResult,
     RoomSpec,
     SitInInput,
     TableState,
@@ -319,13 +319,13 @@ def _refusal(err: WorkflowUpdateFailedError, code: ErrorCode) -> dict[str, Any] 
 
 @router.post(
     "/{room_id}/leave",
-    response_model=LeaveResult,
+    response_model=RoomLeaveResult,
     response_model_by_alias=True,
-    responses={202: {"model": LeaveResult, "description": "you leave when this hand ends"}},
+    responses={202: {"model": RoomLeaveResult, "description": "you leave when this hand ends"}},
 )
 async def leave_room(
     room_id: RoomId, caller: CurrentPlayer, db: DbDep, temporal: TemporalDep
-) -> LeaveResult | JSONResponse:
+) -> RoomLeaveResult | JSONResponse:
     """Stand up: your remaining stack returns to your balance
     (``{"returned": N, "currency": "virtual_chips"}``). During a hand you are in, the answer is
     202 with ``pending``: you check or fold from now on and leave when the hand ends."""
@@ -341,7 +341,7 @@ async def leave_room(
     except WorkflowUpdateFailedError as err:
         if _refusal(err, ErrorCode.LEAVE_PENDING) is None:
             raise
-        result = LeaveResult(returned=None, pending=True)
+        result = RoomLeaveResult(returned=None, pending=True)
     if result.pending:
         return JSONResponse(result.model_dump(by_alias=True), status_code=202)
     return result
