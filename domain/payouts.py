@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from fractions import Fraction
 
 from domain.errors import DomainError, ErrorCode
-from domain.settings import PayoutStructure, PrizePlace, TournamentSettings, WireModel
+from domain.settings import PayoutStructure, PrizePlace, StrictWireModel, TournamentSettings
 
 __all__ = [
     "TOTAL_BPS",
@@ -34,7 +34,7 @@ __all__ = [
 TOTAL_BPS = 10_000
 
 
-class ResolvedPrizePlace(WireModel):
+class ResolvedPrizePlace(StrictWireModel):
     """A resolved place on the wire: the seed's ``{position, percent}`` shape for every source."""
 
     position: int

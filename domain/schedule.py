@@ -19,7 +19,7 @@ from collections.abc import Callable
 
 from domain.blinds import Blinds, blinds_at_level, resolve_blinds
 from domain.clock import LevelClock
-from domain.settings import BlindStructure, TournamentSettings, WireModel
+from domain.settings import BlindStructure, StrictWireModel, TournamentSettings
 
 __all__ = [
     "DEFAULT_PREVIEW_LEVELS",
@@ -35,7 +35,7 @@ DEFAULT_PREVIEW_LEVELS = 10
 MAX_PREVIEW_LEVELS = 1_000
 
 
-class ScheduledLevel(WireModel):
+class ScheduledLevel(StrictWireModel):
     """One previewed level; ``endsAt`` (epoch ms) is known only once play has started."""
 
     level: int
@@ -46,7 +46,7 @@ class ScheduledLevel(WireModel):
     ends_at: int | None = None
 
 
-class SchedulePreview(WireModel):
+class SchedulePreview(StrictWireModel):
     """The next levels of an open-ended schedule."""
 
     levels: list[ScheduledLevel]

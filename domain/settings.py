@@ -55,8 +55,11 @@ class TableKind(StrEnum):
     COPILOT = "copilot"
 
 
-class WireModel(BaseModel):
-    """camelCase on the wire, snake_case in Python, immutable, unknown fields refused.
+class StrictWireModel(BaseModel):
+    """camelCase on the wire, snake_case in Python, immutable, unknown fields refused: what a
+    client sends to configure something (settings) and the domain's own value types. The
+    workflows' messages use ``wire.messages.WireModel`` (mutable, unknown fields ignored, so
+    a history written by a newer version still reads).
 
     Unknown fields are refused so that a misspelt ``levelDurationSecond`` is an error at
     creation rather than a silently ignored setting.
@@ -71,10 +74,10 @@ class WireModel(BaseModel):
         return self.model_dump(mode="json", by_alias=True)
 
 
-WireT = TypeVar("WireT", bound=WireModel)
+WireT = TypeVar("WireT", bound=StrictWireModel)
 
 
-class BlindStructure(WireModel):
+class BlindStructure(StrictWireModel):
     """The parametric, open-ended blind schedule: every level is a formula of its number."""
 
     starting_small_blind: Annotated[Chips, Field(ge=1, le=MAX_BLIND_SMALL)]
@@ -85,7 +88,7 @@ class BlindStructure(WireModel):
     ante_increase_factor: Annotated[Factor, Field(ge=1)] = 1.0
 
 
-class BlindLevel(WireModel):
+class BlindLevel(StrictWireModel):
     """One level of a legacy ``blindLevels[]`` list, honored verbatim while in range."""
 
     sb: Annotated[Chips, Field(ge=1, le=MAX_BLIND_SMALL)]
@@ -93,7 +96,7 @@ class BlindLevel(WireModel):
     ante: Annotated[Chips, Field(ge=0, le=MAX_BLIND_SMALL)] | None = None
 
 
-class PayoutStructure(WireModel):
+class PayoutStructure(StrictWireModel):
     """The parametric payout distribution, scaled to the sealed field size."""
 
     paid_places_percent: Annotated[Factor, Field(ge=0, le=100)] = 30.0
@@ -101,7 +104,7 @@ class PayoutStructure(WireModel):
     min_paid_places: Annotated[Chips, Field(ge=1)] = 1
 
 
-class PrizePlace(WireModel):
+class PrizePlace(StrictWireModel):
     """One place of a legacy ``prizeStructure[]``: the explicit, hand-tuned override shape."""
 
     position: Annotated[Chips, Field(ge=1)]
@@ -114,7 +117,7 @@ def _cross_field(field: str, message: str) -> PydanticCustomError:
     return PydanticCustomError("settings", message, {"field": field})
 
 
-class TournamentSettings(WireModel):
+class TournamentSettings(StrictWireModel):
     """A tournament's settings as sealed at creation (seed: sngTableSettingsSchema)."""
 
     seats: Annotated[Chips, Field(ge=MIN_SEATS, le=MAX_SEATS)]

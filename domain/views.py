@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 
 from domain.blinds import Blinds
 from domain.icm import icm_equities
-from domain.settings import WireModel
+from domain.settings import StrictWireModel
 
 __all__ = [
     "TournamentMyView",
@@ -29,7 +29,7 @@ __all__ = [
 ]
 
 
-class TournamentMyView(WireModel):
+class TournamentMyView(StrictWireModel):
     """The seed's ``tournamentMyView`` plus ``icmEquity`` (additive, so the wire stays compatible).
 
     Ratios are rounded to two decimals for the wire; the functions below return them unrounded.
