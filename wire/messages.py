@@ -98,7 +98,7 @@ class EntrantView(WireModel):
     took its whole reserve time, so it may register again at once)."""
 
 
-class Finish(WireModel):
+class Placing(WireModel):
     player_id: str
     place: int
     """Distinct per entrant (1 = winner): the elimination order and the payout intent's key."""
@@ -144,7 +144,7 @@ class TournamentState(WireModel):
     """The secret the table's reports must carry (given to the table at its start)."""
     stacks: dict[str, int] = {}
     """Chips per player at the last hand boundary."""
-    finishes: list[Finish] = []
+    finishes: list[Placing] = []
     hands_played: int = 0
     auto_folds: int = 0
     pending_hands: list[dict[str, Any]] = []
@@ -214,7 +214,7 @@ class TournamentView(WireModel):
     table_workflow_id: str | None = None
     hands_played: int = 0
     stacks: dict[str, int] = {}
-    standings: list[Finish] = []
+    standings: list[Placing] = []
     payouts: list[PayoutView] = []
     payout_retry_at_ms: int | None = None
     """A payout was refused: when the reconciler tries again (an operator can retry now)."""
@@ -262,7 +262,7 @@ class HandRow(WireModel):
     hand_no: int
     level: int
     record: dict[str, Any]
-    eliminations: list[Finish]
+    eliminations: list[Placing]
     view: TournamentView | None = None
     """The tournament after this hand, for the pushed read model (docs/read-model.md)."""
 

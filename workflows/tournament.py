@@ -33,9 +33,9 @@ with workflow.unsafe.imports_passed_through():
     from wire.messages import (
         CreateTournamentInput,
         EntrantStatus,
-        Finish,
         ForceEndInput,
         HandRow,
+        Placing,
         TournamentPhase,
         TournamentState,
         TournamentView,
@@ -265,12 +265,12 @@ class TournamentWorkflow(RegistrationMixin, SettlementMixin):
             alive_before=alive_before,
         )
         finishes = [
-            Finish(player_id=f.entrant, place=f.place, rank=f.rank, hand_no=report.hand_no)
+            Placing(player_id=f.entrant, place=f.place, rank=f.rank, hand_no=report.hand_no)
             for f in busts
         ]
         alive = [p for p, chips in stacks.items() if chips > 0]
         if len(alive) == 1:
-            finishes.append(Finish(player_id=alive[0], place=1, rank=1, hand_no=report.hand_no))
+            finishes.append(Placing(player_id=alive[0], place=1, rank=1, hand_no=report.hand_no))
         self.s.stacks = stacks
         self.s.finishes.extend(finishes)
         self.s.hands_played = report.hand_no
@@ -328,7 +328,7 @@ class TournamentWorkflow(RegistrationMixin, SettlementMixin):
         live = {p: chips for p, chips in stacks.items() if chips > 0}
         ranked = force_end_ranking(live)
         self.s.finishes.extend(
-            Finish(player_id=f.entrant, place=f.place, rank=f.rank) for f in ranked
+            Placing(player_id=f.entrant, place=f.place, rank=f.rank) for f in ranked
         )
         self.s.auto_folds = result.auto_folds
         self._bump()

@@ -20,8 +20,8 @@ with workflow.unsafe.imports_passed_through():
         EntrantRow,
         EntrantStatus,
         EntrantView,
-        Finish,
         LifecycleRecord,
+        Placing,
         TournamentRow,
         TournamentState,
         TournamentView,
@@ -48,7 +48,7 @@ class TournamentBase:
 
     _recheck = staticmethod(checked)
 
-    def _standings(self) -> list[Finish]:
+    def _standings(self) -> list[Placing]:
         return sorted(self.s.finishes, key=lambda f: f.place)
 
     def _taken(self) -> int:

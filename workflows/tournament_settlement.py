@@ -12,8 +12,7 @@ from temporalio.exceptions import ActivityError, FailureError
 with workflow.unsafe.imports_passed_through():
     from domain.errors import ErrorCode
     from domain.payouts import resolve_payout_amounts
-    from domain.standings import Finish as Place
-    from domain.standings import split_prizes
+    from domain.standings import Finish, split_prizes
     from wire.messages import (
         MoneyMove,
         PayoutConfirmation,
@@ -40,7 +39,7 @@ class SettlementMixin(TournamentBase):
         if self.s.phase is TournamentPhase.ENDED:
             field_size = self.s.field_size or 0
             amounts = resolve_payout_amounts(self.settings, field_size)
-            places = [Place(f.player_id, f.place, f.rank) for f in self.s.finishes]
+            places = [Finish(f.player_id, f.place, f.rank) for f in self.s.finishes]
             self.s.payouts = [
                 PayoutView(
                     intent_id=f"{self.s.tournament_id}:payout:{award.place}",

@@ -23,7 +23,7 @@ from db.engine import Database
 from tests.integration.helpers import SETTINGS, start_paid_tournament
 from wire.messages import (
     CreateTournamentInput,
-    Finish,
+    Placing,
     TournamentPhase,
     TournamentState,
     TournamentView,
@@ -51,7 +51,7 @@ def _forged(tid: str, thief: str) -> CreateTournamentInput:
         name="forged",
         phase=TournamentPhase.ENDED,
         field_size=3,
-        finishes=[Finish(player_id=thief, place=1, rank=1)],
+        finishes=[Placing(player_id=thief, place=1, rank=1)],
     )
     return CreateTournamentInput(tournament_id=tid, name="forged", settings=SETTINGS, carry=carry)
 
