@@ -13,6 +13,7 @@ from temporalio.exceptions import ApplicationError
 from db import ledger
 from db.engine import Database
 from domain.errors import DomainError
+from wire.keys import payout_transfer_key
 from wire.messages import MoneyMove, MoneyReceipt, PayoutReceipt, PrizePayment
 
 
@@ -65,7 +66,7 @@ class VirtualMoneyActivities:
     @activity.defn
     async def pay_prize(self, payment: PrizePayment) -> PayoutReceipt:
         # One posting per payout intent: a retry after the chips moved posts nothing.
-        key = f"payout:{payment.intent_id}"
+        key = payout_transfer_key(payment.intent_id)
         try:
             result = await ledger.transfer(
                 self.db,

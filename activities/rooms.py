@@ -21,6 +21,7 @@ from db import ledger
 from db.engine import Database
 from db.models import Hand, Room
 from domain.errors import DomainError
+from wire.keys import room_hand_key
 from wire.messages import EventInput, MoneyReceipt
 from wire.table_messages import RoomHandInput, RoomMove, RoomRow, SeenQuery
 
@@ -96,7 +97,7 @@ class RoomActivities:
             try:
                 await ledger.post(
                     self.db,
-                    key=f"room:{hand.room_id}:hand:{hand.hand_no}",
+                    key=room_hand_key(hand.room_id, hand.hand_no),
                     legs=legs,
                     memo=hand.memo,
                 )

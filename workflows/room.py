@@ -33,6 +33,7 @@ with workflow.unsafe.imports_passed_through():
         RoomStatus,
         status_for,
     )
+    from wire.keys import room_join_key, room_leave_key
     from wire.table_messages import (
         CloseRoomInput,
         CloseRoomResult,
@@ -248,7 +249,7 @@ class RoomMixin(RoomHandMixin):
         self.st.seats = sorted([*self.st.seats, seat], key=lambda s: s.seat)
         self._bump()
         move = RoomMove(
-            key=f"room:{room.room_id}:join:{inp.player_id}:{seat.session}",
+            key=room_join_key(room.room_id, inp.player_id, seat.session),
             room_id=room.room_id,
             player_id=inp.player_id,
             owner_user_id=inp.owner_user_id,
@@ -361,7 +362,7 @@ class RoomMixin(RoomHandMixin):
         if seat.stack:
             await effects.room_cash_out(
                 RoomMove(
-                    key=f"room:{room.room_id}:leave:{seat.player_id}:{seat.session}",
+                    key=room_leave_key(room.room_id, seat.player_id, seat.session),
                     room_id=room.room_id,
                     player_id=seat.player_id,
                     owner_user_id=seat.owner_user_id or seat.player_id,

@@ -11,6 +11,7 @@ from temporalio.exceptions import ActivityError, ApplicationError
 with workflow.unsafe.imports_passed_through():
     from domain import registration
     from domain.errors import DomainError, ErrorCode
+    from wire.keys import entry_key, refund_key
     from wire.messages import (
         CancelInput,
         EntrantStatus,
@@ -420,11 +421,11 @@ class RegistrationMixin(TournamentBase):
 
     def _entry_key(self, entrant: EntrantView) -> str:
         """The idempotency key of this entry's fee: the vault records the deposit under it."""
-        return f"{self.s.tournament_id}:entry:{entrant.player_id}:{entrant.entry_no}"
+        return entry_key(self.s.tournament_id, entrant.player_id, entrant.entry_no)
 
     async def _refund(self, entrant: EntrantView) -> int:
         move = MoneyMove(
-            key=f"{self.s.tournament_id}:refund:{entrant.player_id}:{entrant.entry_no}",
+            key=refund_key(self.s.tournament_id, entrant.player_id, entrant.entry_no),
             tournament_id=self.s.tournament_id,
             player_id=entrant.player_id,
             owner_user_id=entrant.owner_user_id,

@@ -13,6 +13,7 @@ with workflow.unsafe.imports_passed_through():
     from domain.errors import ErrorCode
     from domain.payouts import resolve_payout_amounts
     from domain.standings import Finish, split_prizes
+    from wire.keys import payout_intent_id, rake_key
     from wire.messages import (
         MoneyMove,
         PayoutConfirmation,
@@ -42,7 +43,7 @@ class SettlementMixin(TournamentBase):
             places = [Finish(f.player_id, f.place, f.rank) for f in self.s.finishes]
             self.s.payouts = [
                 PayoutView(
-                    intent_id=f"{self.s.tournament_id}:payout:{award.place}",
+                    intent_id=payout_intent_id(self.s.tournament_id, award.place),
                     position=award.place,
                     player_id=award.entrant,
                     amount=award.amount,
@@ -107,7 +108,7 @@ class SettlementMixin(TournamentBase):
         try:
             await effects.collect_rake(
                 MoneyMove(
-                    key=f"{self.s.tournament_id}:rake",
+                    key=rake_key(self.s.tournament_id),
                     tournament_id=self.s.tournament_id,
                     player_id="house",
                     amount=self.s.rake_total,

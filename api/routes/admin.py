@@ -23,6 +23,7 @@ from domain.clock import level_started_at_ms
 from domain.errors import ErrorCode
 from domain.settings import validate_settings
 from wire.ids import tournament_workflow_id
+from wire.keys import credit_key
 from wire.messages import (
     CancelInput,
     CreateTournamentInput,
@@ -172,7 +173,7 @@ async def credit(body: CreditBody, db: DbDep) -> Balance:
     """Credit virtual chips to a user's account (operators; idempotent per key)."""
     result = await ledger.transfer(
         db,
-        key=f"credit:{body.idempotency_key}",
+        key=credit_key(body.idempotency_key),
         source=ledger.MINT,
         destination=ledger.user_account(body.user_id),
         amount=body.amount,
