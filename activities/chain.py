@@ -51,6 +51,7 @@ from activities.chain_support import (
 from core.settings import Settings
 from domain.errors import ErrorCode
 from wire.messages import MoneyMove, MoneyReceipt, PayoutReceipt, PrizePayment
+from wire.refusals import coded
 
 NONCES_ABI = [
     {
@@ -95,7 +96,7 @@ def _refusal(kind: str, message: str, revert: Revert | None = None) -> Applicati
     details: dict[str, Any] = {}
     if revert is not None:
         details = {"error": revert.name, "args": revert.args, "reason": revert.reason}
-    return ApplicationError(message, details, type=kind, non_retryable=True)
+    return coded(kind, message, details)
 
 
 def _heartbeat(*details: Any) -> None:

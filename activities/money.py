@@ -8,19 +8,13 @@ nothing. A definite refusal (insufficient funds) is non-retryable with the code 
 from __future__ import annotations
 
 from temporalio import activity
-from temporalio.exceptions import ApplicationError
 
 from db import ledger
 from db.engine import Database
 from domain.errors import DomainError
 from wire.keys import payout_transfer_key
 from wire.messages import MoneyMove, MoneyReceipt, PayoutReceipt, PrizePayment
-
-
-def refused(err: DomainError) -> ApplicationError:
-    return ApplicationError(
-        err.message, {"field": err.field}, type=err.code.value, non_retryable=True
-    )
+from wire.refusals import refusal
 
 
 async def ledger_move(
@@ -32,7 +26,7 @@ async def ledger_move(
             db, key=key, source=source, destination=destination, amount=amount, memo=memo
         )
     except DomainError as err:
-        raise refused(err) from None
+        raise refusal(err) from None
     return MoneyReceipt(key=key, applied=result.applied, reference=f"ledger:{key}")
 
 
@@ -77,7 +71,7 @@ class VirtualMoneyActivities:
                 memo=f"prize {payment.tournament_id} #{payment.position}",
             )
         except DomainError as err:
-            raise refused(err) from None
+            raise refusal(err) from None
         return PayoutReceipt(
             intent_id=payment.intent_id, applied=result.applied, reference=f"ledger:{key}"
         )

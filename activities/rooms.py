@@ -16,13 +16,14 @@ from sqlalchemy.dialects.postgresql import insert
 from temporalio import activity
 
 from activities.events import append
-from activities.money import ledger_move, refused
+from activities.money import ledger_move
 from db import ledger
 from db.engine import Database
 from db.models import Hand, Room
 from domain.errors import DomainError
 from wire.keys import room_hand_key
 from wire.messages import EventInput, MoneyReceipt
+from wire.refusals import refusal
 from wire.table_messages import RoomHandInput, RoomMove, RoomRow, SeenQuery
 
 
@@ -102,7 +103,7 @@ class RoomActivities:
                     memo=hand.memo,
                 )
             except DomainError as err:
-                raise refused(err) from None
+                raise refusal(err) from None
         async with self.db.session() as session:
             await session.exec(
                 insert(Hand)

@@ -1,4 +1,5 @@
-"""Turning domain refusals into Temporal failures that carry the error code as their type."""
+"""Domain checks in handlers and validators: a refusal becomes the coded failure
+(``wire.refusals``, which the activities use too)."""
 
 from __future__ import annotations
 
@@ -8,14 +9,9 @@ from typing import TypeVar
 from temporalio.exceptions import ApplicationError
 
 from domain.errors import DomainError, ErrorCode
+from wire.refusals import refusal
 
-
-def refusal(err: DomainError) -> ApplicationError:
-    """A non-retryable ApplicationError whose ``type`` is the code (the API maps it once)."""
-    details: dict[str, object] = {"field": err.field}
-    if err.retry_after_seconds is not None:
-        details["retryAfterSeconds"] = err.retry_after_seconds
-    return ApplicationError(err.message, details, type=err.code.value, non_retryable=True)
+__all__ = ["checked", "refusal", "refuse"]
 
 
 T = TypeVar("T")

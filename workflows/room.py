@@ -34,6 +34,7 @@ with workflow.unsafe.imports_passed_through():
         status_for,
     )
     from wire.keys import room_join_key, room_leave_key
+    from wire.refusals import coded, passed_on
     from wire.table_messages import (
         CloseRoomInput,
         CloseRoomResult,
@@ -191,11 +192,10 @@ class RoomMixin(RoomHandMixin):
                 return  # a retry while the entry is reserved: the loop answers with the seat
             # Refused here, so a repeated join costs no history and none of the run's Update
             # budget (security review H3); the API answers it as the seat already held.
-            raise ApplicationError(
+            raise coded(
+                ErrorCode.ALREADY_SEATED.value,
                 "you are already seated",
                 {"seat": current.seat, "stack": current.stack},
-                type=ErrorCode.ALREADY_SEATED.value,
-                non_retryable=True,
             )
         checked(self._verify_join, inp)
 
@@ -263,9 +263,7 @@ class RoomMixin(RoomHandMixin):
                 room.idle_since_ms = self._now_ms()
             self._bump()
             if isinstance(err.cause, ApplicationError) and err.cause.type:
-                raise ApplicationError(
-                    err.cause.message, type=err.cause.type, non_retryable=True
-                ) from None
+                raise passed_on(err.cause) from None
             raise
         seat.stack, seat.pending = room.entry, False
         self._bump()

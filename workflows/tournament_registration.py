@@ -26,6 +26,7 @@ with workflow.unsafe.imports_passed_through():
         TournamentView,
         UnregisterInput,
     )
+    from wire.refusals import passed_on
     from workflows import effects
     from workflows.alarm import Alarm
     from workflows.budget import run_budget_spent
@@ -222,9 +223,7 @@ class RegistrationMixin(TournamentBase):
                 entrant.wallet = None
                 self._bump()
             if isinstance(err.cause, ApplicationError) and err.cause.type:
-                raise ApplicationError(
-                    err.cause.message, type=err.cause.type, non_retryable=True
-                ) from None
+                raise passed_on(err.cause) from None
             raise
         async with self.lock:
             entrant.paying = False
