@@ -7,6 +7,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import FastAPI
+from fastapi_offline import FastAPIOffline
 from limits.aio.storage import MemoryStorage
 from limits.aio.strategies import MovingWindowRateLimiter
 
@@ -72,7 +73,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             await app.state.game_states.close()
             await app.state.db.dispose()
 
-    app = FastAPI(
+    # /docs and /redoc with their scripts and styles served by the API itself (FastAPI's
+    # defaults load them from a CDN: blank pages on a machine without one).
+    app = FastAPIOffline(
         title="SnG tournaments",
         version="0.1.0",
         description="Durable Sit-and-Go No-Limit Hold'em tournaments for players and agents.",
