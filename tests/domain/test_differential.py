@@ -12,6 +12,7 @@ hands (and only those) the stacks may differ by the odd chips, never in total.
 
 from __future__ import annotations
 
+import os
 import random
 
 from bench.oracle import (
@@ -24,7 +25,8 @@ from bench.oracle import (
 )
 from domain.holdem import ActionKind
 
-HANDS = 10_000
+HANDS = int(os.environ.get("SNG_DIFFERENTIAL_HANDS", "10000"))
+"""10,000 in the full run; ``./bin/check --fast`` plays fewer (the same first hands)."""
 
 
 def _odd_chip_split(hand) -> bool:  # type: ignore[no-untyped-def]
