@@ -247,9 +247,9 @@ async def test_two_workers_killed_while_timers_and_inputs_overlap(
     done = asyncio.Event()
 
     async def chaos() -> None:
-        # Twelve kills at most (see the drill above): every one lands while timers and inputs
+        # Ten kills at most (see the drill above): every one lands while timers and inputs
         # are in flight, and the run's length no longer rides on the seed.
-        while not done.is_set() and drill.kills < 12:
+        while not done.is_set() and drill.kills < 10:
             await asyncio.sleep(rng.uniform(2.0, 5.0))
             slot = rng.randrange(2)
             drill.kill_worker(slot)

@@ -1,0 +1,135 @@
+"""Record the golden histories (docs/versioning.md): a tournament played to the end by bots,
+its table, and a cash room that deals a few hands and is closed, on a stack of their own,
+written as JSON beside the codec key that opens them.
+
+    python -m tests.histories.golden.record tests/histories/golden
+
+Run it again only when a change is *meant* to break running workflows (and say so in the
+changelog); otherwise today's code must replay the recordings as they are
+(tests/test_golden_histories.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+from rich.console import Console
+
+from core.codec import DEV_KEY_FILE, ensure_dev_key
+from core.settings import Settings
+from core.temporal import connect
+from core.tokens import mint_player_token
+from devtools.devstack import DevStack, free_port
+from sdk.client import SngClient, SngError
+from sdk.demo import run_demo
+from wire.ids import room_workflow_id, table_workflow_id, tournament_workflow_id
+
+
+async def play_room(api: str, settings: Settings, hands: int) -> str:
+    """Two bots in a fresh room (a random raise now and then, else check or call, so nobody
+    busts) until ``hands`` hands were dealt; then it closes."""
+    async with SngClient(api, service_key=settings.key("admin")) as operator:
+        room = await operator.create_room(
+            "golden room", entry=1000, small_blind=5, big_blind=10, seats=2, hand_pause_ms=0
+        )
+        room_id = str(room["roomId"])
+        names = ["golden-a", "golden-b"]
+        for name in names:
+            await operator.credit(name, 1000, f"golden-{name}")
+        players = [SngClient(api, token=mint_player_token(settings, n)) for n in names]
+        for player in players:
+            await player.join_room(room_id)
+
+        async def bot(client: SngClient, seed: int) -> None:
+            rng, version = random.Random(seed), None
+            while True:
+                state = await client.room_state(room_id, wait_for_change=version, wait_seconds=5)
+                version = state["version"]
+                if (state.get("handNumber") or 0) > hands or state.get("room", {}).get(
+                    "status"
+                ) in ("closing", "closed"):
+                    return
+                legal = state.get("legalActions")
+                if legal:
+                    kinds = legal["actions"]
+                    action, amount = ("check" if "check" in kinds else "call"), None
+                    if "raise" in kinds and rng.random() < 0.3:
+                        action, amount = "raise", legal["min_raise_to"]
+                    try:
+                        await client.room_act(
+                            room_id,
+                            hand_number=state["handNumber"],
+                            turn=state["turn"],
+                            action=action,
+                            amount=amount,
+                        )
+                    except SngError as err:
+                        if err.code not in ("stale_turn", "not_your_turn"):
+                            raise
+
+        await asyncio.wait_for(asyncio.gather(*(bot(p, i) for i, p in enumerate(players))), 300)
+        await operator.close_room(room_id)
+        for player in players:
+            await player.aclose()
+    return room_id
+
+
+async def record(out: Path, settings: Settings) -> None:
+    api = f"http://{settings.api_host}:{settings.api_port}"
+    result = await run_demo(api, settings, seats=2, level_seconds=30)
+    tid = str(result["tournament_id"])
+    room_id = await play_room(api, settings, hands=3)
+    client = await connect(settings)
+    for workflow_id in (
+        tournament_workflow_id(tid),
+        table_workflow_id(tid),
+        room_workflow_id(room_id),
+    ):
+        handle = client.get_workflow_handle(workflow_id)
+        for _ in range(120):  # until it closed (the room drains its last hand)
+            if (await handle.describe()).status.name != "RUNNING":
+                break
+            await asyncio.sleep(0.5)
+        history = await handle.fetch_history()
+        kind = workflow_id.split("-")[0]
+        (out / f"{kind}.json").write_text(history.to_json())
+        (out / f"{kind}.id").write_text(workflow_id + "\n")
+        print(f"{kind}: {workflow_id}, {len(history.events)} events")
+
+
+def main() -> None:
+    out = Path(sys.argv[1]).resolve()
+    root = Path(tempfile.mkdtemp(prefix="sng-golden-"))
+    settings = Settings(
+        env="dev",
+        data_dir=root,
+        api_port=free_port(),
+        temporal_port=free_port(),
+        temporal_ui_port=free_port(),
+        postgres_port=free_port(),
+        temporal_task_queue="sng-golden",
+        rate_limit_ip="",
+        rate_limit_credential="",
+    )
+    settings = settings.model_copy(
+        update={"temporal_address": f"127.0.0.1:{settings.temporal_port}"}
+    )
+    ensure_dev_key(root)
+    stack = DevStack(settings)
+    try:
+        stack.start()
+        asyncio.run(record(out, settings))
+        shutil.copy(root / DEV_KEY_FILE, out / DEV_KEY_FILE)
+    finally:
+        Console().print("stopping…")
+        stack.stop()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
