@@ -7,6 +7,7 @@ They are long (marked slow) and CI runs them.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import random
 import uuid
@@ -15,6 +16,7 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+from sqlmodel import select
 from temporalio.client import (
     Client,
     WorkflowHandle,
@@ -27,6 +29,7 @@ from temporalio.service import RPCError
 
 from db import ledger
 from db.engine import Database
+from db.models import Hand
 from tests.drills.conftest import DrillStack
 from tests.drills.invariants import check_tournament
 from tests.integration.bots import play, shove
@@ -74,9 +77,9 @@ async def retrying(send: Callable[[], Awaitable[object]], *, done_code: str) -> 
 
 
 async def run_tournament(
-    client: Client, db: Database, task_queue: str, seats: int
+    client: Client, db: Database, task_queue: str, seats: int, tid: str | None = None
 ) -> WorkflowHandle[TournamentWorkflow, TournamentView]:
-    tid = f"drill-{uuid.uuid4().hex[:8]}"
+    tid = tid or f"drill-{uuid.uuid4().hex[:8]}"
     handle = await client.start_workflow(
         TournamentWorkflow.run,
         CreateTournamentInput(
@@ -152,27 +155,55 @@ async def test_worker_killed_at_random_moments(
         await check_tournament(drill_db, view, entry_fee=ENTRY, stack=STACK)
 
 
+async def hand_under_way(client: Client, tid: str, *, limit: float = 60) -> int:
+    """Wait until the tournament's table deals; the hand number it is at (the fault that
+    follows then lands mid-play, never during registration)."""
+    handle = client.get_workflow_handle_for(TableWorkflow.run, f"table-{tid}-1")
+    deadline = asyncio.get_running_loop().time() + limit
+    while asyncio.get_running_loop().time() < deadline:
+        with contextlib.suppress(RPCError, WorkflowQueryFailedError):
+            view = await handle.query(TableWorkflow.view, None, rpc_timeout=timedelta(seconds=2))
+            if view.hand_no >= 1 and not view.finished:
+                return view.hand_no
+        await asyncio.sleep(0.2)
+    raise AssertionError("the table never dealt: the fault would not have overlapped play")
+
+
+async def hands_recorded(db: Database, tid: str) -> int:
+    async with db.session() as session:
+        rows = await session.exec(select(Hand).where(Hand.tournament_id == tid, Hand.hand_no > 0))
+        return len(rows.all())
+
+
 async def test_temporal_server_restarted_mid_tournament(
     drill: DrillStack, drill_client: Client, drill_db: Database
 ) -> None:
-    async def restart_soon() -> None:
-        await asyncio.sleep(1.5)
+    tid = f"drill-{uuid.uuid4().hex[:8]}"
+    at_fault: list[int] = []
+
+    async def restart_mid_play() -> None:
+        at_fault.append(await hand_under_way(drill_client, tid))
         drill.stop_temporal()
         await asyncio.sleep(1.0)
         drill.start_temporal()
 
-    restart = asyncio.create_task(restart_soon())
-    handle = await run_tournament(drill_client, drill_db, drill.task_queue, 3)
+    restart = asyncio.create_task(restart_mid_play())
+    handle = await run_tournament(drill_client, drill_db, drill.task_queue, 3, tid)
     await restart
     view = await asyncio.wait_for(handle.result(), 120)
     await check_tournament(drill_db, view, entry_fee=ENTRY, stack=STACK)
+    # The restart overlapped play: dealing had begun before it and went on after it.
+    assert await hands_recorded(drill_db, tid) >= at_fault[0], at_fault
 
 
 async def test_postgres_down_for_30_seconds(
     drill: DrillStack, drill_client: Client, drill_db: Database
 ) -> None:
-    tid_handle = asyncio.create_task(run_tournament(drill_client, drill_db, drill.task_queue, 3))
-    await asyncio.sleep(4)  # registration done and hands under way
+    tid = f"drill-{uuid.uuid4().hex[:8]}"
+    tid_handle = asyncio.create_task(
+        run_tournament(drill_client, drill_db, drill.task_queue, 3, tid)
+    )
+    at_fault = await hand_under_way(drill_client, tid)
     drill.pg.stop()
     await asyncio.sleep(30)
     drill.pg.start()
@@ -180,6 +211,9 @@ async def test_postgres_down_for_30_seconds(
     view = await asyncio.wait_for(handle.result(), 180)
     await drill_db.engine.dispose()  # drop connections that died with the server
     await check_tournament(drill_db, view, entry_fee=ENTRY, stack=STACK)
+    # The outage overlapped play: the table was dealing hand ``at_fault`` when PostgreSQL
+    # went away, and hands were still recorded after it came back.
+    assert await hands_recorded(drill_db, tid) >= at_fault, at_fault
 
 
 def slow_shove(rng: random.Random) -> Callable[[dict[str, Any]], Awaitable[tuple[str, int | None]]]:
