@@ -23,6 +23,8 @@ IDLE_CLOSE_SECONDS = 30 * 60
 SAT_OUT_HANDS_LIMIT = 3
 """Sitting out this many consecutive hands removes the player (the stack goes home)."""
 MAX_ENTRY = 10**12
+"""The largest entry and blind (the API's body bounds come from here too)."""
+MAX_NAME = 200
 CURRENCY = "virtual_chips"
 
 
@@ -90,9 +92,14 @@ def validate_room(raw: Mapping[str, Any]) -> RoomRules:
     domain.errors.DomainError: entry.amount must cover at least one big blind (10)
     """
     name = raw.get("name")
-    if not isinstance(name, str) or not name.strip() or len(name) > 200 or not name.isprintable():
+    if (
+        not isinstance(name, str)
+        or not name.strip()
+        or len(name) > MAX_NAME
+        or not name.isprintable()
+    ):
         raise DomainError(
-            ErrorCode.INVALID_SETTINGS, "name: 1–200 printable characters", field="name"
+            ErrorCode.INVALID_SETTINGS, f"name: 1–{MAX_NAME} printable characters", field="name"
         )
     entry = raw.get("entry")
     stakes = raw.get("stakes")

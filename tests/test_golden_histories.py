@@ -25,9 +25,7 @@ async def test_todays_code_replays_the_golden_history(kind: str) -> None:
     history = WorkflowHistory.from_json(workflow_id, (HERE / f"{kind}.json").read_text())
     assert len(history.events) > 100  # a whole tournament, a whole table, hands in a room
     converter = data_converter(Settings(data_dir=HERE, codec_key=""))
-    result = await build_replayer(converter).replay_workflow(
-        history, raise_on_replay_failure=False
-    )
+    result = await build_replayer(converter).replay_workflow(history, raise_on_replay_failure=False)
     assert result.replay_failure is None, result.replay_failure
 
 

@@ -41,7 +41,7 @@ from core.settings import Settings
 from db.engine import Database
 from db.models import Room
 from domain.errors import ErrorCode
-from domain.rooms import CURRENCY, validate_room
+from domain.rooms import CURRENCY, MAX_ENTRY, MAX_NAME, MAX_SEATS, MIN_SEATS, validate_room
 from wire.ids import room_workflow_id
 from wire.messages import WireModel
 from wire.table_messages import (
@@ -66,21 +66,23 @@ RoomId = Annotated[str, Path(pattern=ID_PATTERN, max_length=64)]
 
 
 # -- records ---------------------------------------------------------------------------------
+# The body's bounds are the domain's (domain/rooms.py), which checks them again with the rest
+# of a room's rules (validate_room): one owner, and the schema says the same.
 class Entry(WireModel):
-    amount: int = Field(ge=1, le=10**12, strict=True)
+    amount: int = Field(ge=1, le=MAX_ENTRY, strict=True)
     currency: Literal["virtual_chips"] = "virtual_chips"
 
 
 class Stakes(WireModel):
-    small_blind: int = Field(ge=1, le=10**12)
-    big_blind: int = Field(ge=1, le=10**12)
+    small_blind: int = Field(ge=1, le=MAX_ENTRY)
+    big_blind: int = Field(ge=1, le=MAX_ENTRY)
 
 
 class CreateRoomBody(WireModel):
-    name: str = Field(min_length=1, max_length=200, pattern=NAME_PATTERN)
+    name: str = Field(min_length=1, max_length=MAX_NAME, pattern=NAME_PATTERN)
     entry: Entry
     stakes: Stakes
-    seats: int = Field(ge=2, le=9)
+    seats: int = Field(ge=MIN_SEATS, le=MAX_SEATS)
     speed: Literal["turbo", "normal", "slow"] = "normal"
     hand_pause_ms: int = Field(default=2000, ge=0, le=60_000)
     """The pause between hands so players can read the result."""
@@ -272,7 +274,7 @@ def _handle(temporal: Client, room_id: str) -> WorkflowHandle[Any, Any]:
 
 # -- seats -----------------------------------------------------------------------------------
 class JoinBody(WireModel):
-    seat: int | None = Field(default=None, ge=0, le=8)
+    seat: int | None = Field(default=None, ge=0, le=MAX_SEATS - 1)
     """A particular free seat (0-based); the lowest free one when absent."""
 
 
