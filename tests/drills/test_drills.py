@@ -77,8 +77,16 @@ async def retrying(send: Callable[[], Awaitable[object]], *, done_code: str) -> 
 
 
 async def run_tournament(
-    client: Client, db: Database, task_queue: str, seats: int, tid: str | None = None
+    client: Client,
+    db: Database,
+    task_queue: str,
+    seats: int,
+    tid: str | None = None,
+    *,
+    gate: asyncio.Event | None = None,
 ) -> WorkflowHandle[TournamentWorkflow, TournamentView]:
+    """A tournament registered, paid and played to the end by shoving bots; with ``gate``,
+    the bots hold their first action until it is set (the table deals and waits meanwhile)."""
     tid = tid or f"drill-{uuid.uuid4().hex[:8]}"
     handle = await client.start_workflow(
         TournamentWorkflow.run,
@@ -107,6 +115,8 @@ async def run_tournament(
             functools.partial(handle.execute_update, TournamentWorkflow.pay_entry, pay),
             done_code="tournament_already_registered",
         )
+    if gate is not None:
+        await gate.wait()
     # The table's id is fixed by the tournament's; the bots wait for it to exist.
     await play(client, f"table-{tid}-1", players, shove, limit=240)
     return handle
@@ -180,15 +190,19 @@ async def test_temporal_server_restarted_mid_tournament(
 ) -> None:
     tid = f"drill-{uuid.uuid4().hex[:8]}"
     at_fault: list[int] = []
+    gate = asyncio.Event()  # the bots wait: the restart lands mid-hand, not after the end
 
     async def restart_mid_play() -> None:
-        at_fault.append(await hand_under_way(drill_client, tid))
-        drill.stop_temporal()
-        await asyncio.sleep(1.0)
-        drill.start_temporal()
+        try:
+            at_fault.append(await hand_under_way(drill_client, tid))
+            drill.stop_temporal()
+            await asyncio.sleep(1.0)
+            drill.start_temporal()
+        finally:
+            gate.set()
 
     restart = asyncio.create_task(restart_mid_play())
-    handle = await run_tournament(drill_client, drill_db, drill.task_queue, 3, tid)
+    handle = await run_tournament(drill_client, drill_db, drill.task_queue, 3, tid, gate=gate)
     await restart
     view = await asyncio.wait_for(handle.result(), 120)
     await check_tournament(drill_db, view, entry_fee=ENTRY, stack=STACK)
@@ -200,13 +214,18 @@ async def test_postgres_down_for_30_seconds(
     drill: DrillStack, drill_client: Client, drill_db: Database
 ) -> None:
     tid = f"drill-{uuid.uuid4().hex[:8]}"
+    gate = asyncio.Event()  # the bots wait: the outage lands mid-hand, not after the end
     tid_handle = asyncio.create_task(
-        run_tournament(drill_client, drill_db, drill.task_queue, 3, tid)
+        run_tournament(drill_client, drill_db, drill.task_queue, 3, tid, gate=gate)
     )
-    at_fault = await hand_under_way(drill_client, tid)
-    drill.pg.stop()
-    await asyncio.sleep(30)
-    drill.pg.start()
+    try:
+        at_fault = await hand_under_way(drill_client, tid)
+        drill.pg.stop()
+        gate.set()  # play on while PostgreSQL is away: actions, publications and hand reports
+        await asyncio.sleep(30)
+        drill.pg.start()
+    finally:
+        gate.set()
     handle = await tid_handle
     view = await asyncio.wait_for(handle.result(), 180)
     await drill_db.engine.dispose()  # drop connections that died with the server
