@@ -83,28 +83,16 @@ def own_stack(console: Console) -> Iterator[tuple[Settings, list[str]]]:
     removed afterwards, and a second API replica (its URL is the list's one element).
     DATABASE_URL is ignored so the run never touches a real database."""
     from core.codec import ensure_dev_key
-    from devtools.devstack import DevStack, free_port
+    from devtools.devstack import DevStack, isolated_settings
 
     root = Path(tempfile.mkdtemp(prefix="sng-bench-"))
     saved = os.environ.pop("DATABASE_URL", None)
-    settings = Settings(
-        env="dev",
-        data_dir=root,
-        api_port=free_port(),
-        temporal_port=free_port(),
-        temporal_ui_port=free_port(),
-        postgres_port=free_port(),
-        temporal_task_queue="sng-bench",
-        # The bench measures the service: its 100 pollers on one address would meet the
-        # per-address and per-credential limits by design (docs/capacity.md).
-        rate_limit_ip="",
-        rate_limit_credential="",
+    settings = isolated_settings(
+        root,
+        "sng-bench",
         # The bench force-ends what it leaves running; a refused force-end would leave a
         # tournament dealing on timeouts under every later section (docs/capacity.md).
         force_end_min_level_age_seconds=0,
-    )
-    settings = settings.model_copy(
-        update={"temporal_address": f"127.0.0.1:{settings.temporal_port}"}
     )
     if not settings.codec_key.get_secret_value():
         ensure_dev_key(root)  # before the worker and the API race to create it

@@ -17,7 +17,7 @@ import sysconfig
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import httpx
 from rich.console import Console
@@ -109,6 +109,24 @@ def start_temporal(
         args += ["--ui-codec-endpoint", ui_codec]
     out = open(log, "ab")
     return subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+
+
+def isolated_settings(root: Path, task_queue: str, **overrides: Any) -> Settings:
+    """A dev stack of its own under ``root`` on free loopback ports, rate limits off (the
+    bench and the golden-history recorder: one client process makes every request)."""
+    settings = Settings(
+        env="dev",
+        data_dir=root,
+        api_port=free_port(),
+        temporal_port=free_port(),
+        temporal_ui_port=free_port(),
+        postgres_port=free_port(),
+        temporal_task_queue=task_queue,
+        rate_limit_ip="",
+        rate_limit_credential="",
+        **overrides,
+    )
+    return settings.model_copy(update={"temporal_address": f"127.0.0.1:{settings.temporal_port}"})
 
 
 @dataclass

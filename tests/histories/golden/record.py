@@ -24,7 +24,7 @@ from core.codec import DEV_KEY_FILE, ensure_dev_key
 from core.settings import Settings
 from core.temporal import connect
 from core.tokens import mint_player_token
-from devtools.devstack import DevStack, free_port
+from devtools.devstack import DevStack, isolated_settings
 from sdk.client import SngClient, SngError
 from sdk.demo import run_demo
 from wire.ids import room_workflow_id, table_workflow_id, tournament_workflow_id
@@ -105,20 +105,7 @@ async def record(out: Path, settings: Settings) -> None:
 def main() -> None:
     out = Path(sys.argv[1]).resolve()
     root = Path(tempfile.mkdtemp(prefix="sng-golden-"))
-    settings = Settings(
-        env="dev",
-        data_dir=root,
-        api_port=free_port(),
-        temporal_port=free_port(),
-        temporal_ui_port=free_port(),
-        postgres_port=free_port(),
-        temporal_task_queue="sng-golden",
-        rate_limit_ip="",
-        rate_limit_credential="",
-    )
-    settings = settings.model_copy(
-        update={"temporal_address": f"127.0.0.1:{settings.temporal_port}"}
-    )
+    settings = isolated_settings(root, "sng-golden")
     ensure_dev_key(root)
     stack = DevStack(settings)
     try:
