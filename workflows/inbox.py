@@ -51,6 +51,14 @@ class Inbox:
     def answer(self, number: int, answer: Any) -> None:
         self._answers[number] = answer
 
+    async def deliver(self, number: int, answer: Any) -> None:
+        """Answer, and wait until the handler has taken it (so the Update's completion is
+        written before whatever the loop does next, however the inputs were batched: a
+        handler wakes only once every ready coroutine has yielded, and the loop, left to go
+        on, would issue its next command first when a later input had already arrived)."""
+        self._answers[number] = answer
+        await workflow.wait_condition(lambda: number not in self._answers)
+
 
 async def wait_or_serve(
     ready: Callable[[], bool], inbox: Inbox, serve: Callable[[int, Any], Any]

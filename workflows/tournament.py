@@ -3,8 +3,8 @@
 All state lives in one model so it can be carried across continue-as-new; every rule comes
 from ``domain/`` and every side effect is an activity (``workflows/effects.py``). Calls that
 change state are Updates whose validators refuse bad calls before anything reaches history;
-handlers that await hold one lock and re-check under it, because a concurrent call may have
-changed the state between validation and execution.
+registration's handlers leave their requests to its loop, which re-checks each (a concurrent
+call may have changed the state between validation and execution) and does the work.
 
 The class is assembled from parts: registration (workflows/tournament_registration.py),
 settlement (workflows/tournament_settlement.py) and shared bookkeeping
@@ -18,7 +18,7 @@ import hmac
 from datetime import timedelta
 
 from temporalio import workflow
-from temporalio.exceptions import ApplicationError
+from temporalio.exceptions import ActivityError, ApplicationError
 from temporalio.workflow import ParentClosePolicy
 
 with workflow.unsafe.imports_passed_through():
@@ -31,6 +31,7 @@ with workflow.unsafe.imports_passed_through():
     from domain.standings import force_end_ranking, order_busts
     from wire.ids import table_workflow_id, tournament_workflow_id
     from wire.messages import (
+        CancelInput,
         CreateTournamentInput,
         EntrantStatus,
         ForceEndInput,
@@ -43,8 +44,9 @@ with workflow.unsafe.imports_passed_through():
     from wire.table_messages import HandReport, TableResult, TableSeat, TableState
     from workflows import effects
     from workflows.alarm import Alarm
+    from workflows.inbox import Inbox
     from workflows.table import TableWorkflow
-    from workflows.tournament_registration import RegistrationMixin
+    from workflows.tournament_registration import REGISTRATION_LOOP_PATCH, RegistrationMixin
     from workflows.tournament_settlement import SettlementMixin
 
 START_GRACE = timedelta(seconds=3)
@@ -78,7 +80,14 @@ class TournamentWorkflow(RegistrationMixin, SettlementMixin):
         self.inp = inp
         self.raw_settings = inp.settings
         self.s = inp.carry or TournamentState(tournament_id=inp.tournament_id, name=inp.name)
-        self.lock = asyncio.Lock()
+        # Registration's requests, fee moves and reserve alarms (its loop serves them).
+        self.inbox = Inbox()
+        self.collected: list[tuple[int, str, ActivityError | None]] = []
+        self.parked_cancel: list[tuple[int, CancelInput]] = []
+        self.alarms: dict[tuple[str, int], Alarm] = {}
+        self.fee_moves: list[asyncio.Task[None]] = []
+        self.lock = asyncio.Lock()  # the legacy registration's (runs from before the patch)
+        self.by_loop = True
         # Updates accepted by this run, and whether it is handing over to a fresh one.
         self.updates_this_run = 0
         self.draining = False
@@ -87,6 +96,8 @@ class TournamentWorkflow(RegistrationMixin, SettlementMixin):
 
     @workflow.run
     async def run(self, inp: CreateTournamentInput) -> TournamentView:
+        # First, before any command: whether this run serves registration from its loop.
+        self.by_loop = workflow.patched(REGISTRATION_LOOP_PATCH)
         if inp.carry is None:
             await self._save_tournament()
             self.row_saved = True

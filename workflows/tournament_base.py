@@ -5,7 +5,6 @@ view, the read-model rows and the lifecycle record.
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any, TypeVar
 
 from temporalio import workflow
@@ -41,7 +40,6 @@ class TournamentBase:
     inp: CreateTournamentInput
     raw_settings: dict[str, Any]
     s: TournamentState
-    lock: asyncio.Lock
     row_saved: bool
     updates_this_run: int
     draining: bool

@@ -13,22 +13,32 @@ from __future__ import annotations
 
 import asyncio
 import os
+import random
 import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
-from temporalio.client import Client, WorkflowHistory
+from temporalio.client import Client, WorkflowHistory, WorkflowUpdateFailedError
 
+from db import ledger
 from db.engine import Database
 from tests.integration.bots import passive
 from tests.integration.helpers import start_paid_tournament
 from tests.integration.test_table import table_state
 from tests.interleave import merged, mixed_pairs
 from tests.replay import histories_from
+from wire.messages import (
+    CancelInput,
+    CreateTournamentInput,
+    PayEntryInput,
+    RegisterInput,
+    UnregisterInput,
+)
 from wire.table_messages import ActInput
 from worker import build_replayer
 from workflows.table import TableWorkflow
+from workflows.tournament import TournamentWorkflow
 
 pytestmark = pytest.mark.slow
 
@@ -138,3 +148,79 @@ async def test_table_actions_overlapping_decision_timeouts(skipping: tuple[Clien
     # Update-after-timeout overlaps at tables are covered by the worker-kill and two-worker
     # drills, which end with a replay of every history (tests/drills).
     assert failures == []
+
+
+async def test_registration_reserves_expiring_among_registers_pays_and_leaves(
+    client: Client, worker: Any, db: Database, task_queue: str
+) -> None:
+    """Players register, pay, leave and come back while 1 s reserves expire around them,
+    then an operator cancels: reserve alarms, Updates and money activities overlap."""
+    tid = f"merge-reg-{uuid.uuid4().hex[:6]}"
+    settings = {
+        "seats": 9,
+        "entryFee": 100,
+        "startingStack": 300,
+        "actionTimeoutSeconds": 10,
+        "blindStructure": {
+            "startingSmallBlind": 10,
+            "increaseFactor": 1.5,
+            "levelDurationSeconds": 60,
+        },
+    }
+    handle = await client.start_workflow(
+        TournamentWorkflow.run,
+        CreateTournamentInput(
+            tournament_id=tid,
+            name=tid,
+            settings=settings,
+            reserve_seconds=1,
+            reregister_cooldown_seconds=0,
+        ),
+        id=f"tournament-{tid}",
+        task_queue=task_queue,
+    )
+    players = [f"{tid}-{i}" for i in range(8)]
+    for user in players:
+        await ledger.transfer(
+            db,
+            key=f"seed-{user}",
+            source=ledger.MINT,
+            destination=ledger.user_account(user),
+            amount=1_000,
+        )
+    rng = random.Random(7)
+
+    async def attempt(update: Any, arg: Any) -> bool:
+        try:
+            await handle.execute_update(update, arg)
+            return True
+        except WorkflowUpdateFailedError:
+            return False  # a refusal (an expired reserve, a full field): part of the scenario
+
+    async def churn(user: str) -> None:
+        for _ in range(4):
+            if not await attempt(
+                TournamentWorkflow.register, RegisterInput(player_id=user, owner_user_id=user)
+            ):
+                await asyncio.sleep(0.3)
+                continue
+            await asyncio.sleep(rng.uniform(0.6, 1.4))  # about half the reserves expire first
+            paid = await attempt(
+                TournamentWorkflow.pay_entry, PayEntryInput(player_id=user, amount=100)
+            )
+            await asyncio.sleep(rng.uniform(0.0, 0.8))
+            if paid or rng.random() < 0.5:
+                await attempt(TournamentWorkflow.unregister, UnregisterInput(player_id=user))
+            await asyncio.sleep(rng.uniform(0.0, 0.5))
+
+    await asyncio.gather(*(churn(u) for u in players))
+    await handle.execute_update(TournamentWorkflow.cancel, CancelInput())
+    final = await handle.result()
+    assert final.state == "cancelled"
+    for user in players:  # every fee came back
+        assert await ledger.balance(db, ledger.user_account(user)) == 1_000
+
+    found = await histories_from(client, [handle.id])
+    merges, failures = await replay_every_merge(client, found)
+    assert failures == []
+    assert merges >= 5, f"only {merges} overlapping pairs: the scenario no longer overlaps"

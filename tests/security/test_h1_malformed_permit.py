@@ -35,6 +35,7 @@ from tests.chain.conftest import (  # noqa: F401
 from tests.chain.proxy import RpcProxy
 from tests.integration.helpers import create, credit, player
 from wire.messages import (
+    CancelInput,
     CreateTournamentInput,
     MoneyMove,
     PayEntryInput,
@@ -210,3 +211,77 @@ async def test_a_payment_stuck_on_the_chain_does_not_hold_registration(
         assert result.status.value == "paid"
         assert chips.balance(wallet.address) == 900
         await handle.terminate("test done")
+
+
+async def test_a_cancel_waits_for_a_stuck_fee_and_refunds_it(
+    client: Client,
+    db: Database,
+    task_queue: str,
+    chips: Chips,  # noqa: F811
+    chain: ChainInfo,  # noqa: F811
+    rpc_proxy: RpcProxy,  # noqa: F811
+) -> None:
+    """An operator's cancel that comes while a fee is on its way waits for it (so the fee is
+    refunded with the others), and what comes meanwhile is refused, not left for later."""
+    from worker import build_worker
+
+    tid = f"h1c-{uuid.uuid4().hex[:8]}"
+    settings = {
+        "seats": 3,
+        "entryFee": 100,
+        "startingStack": 300,
+        "actionTimeoutSeconds": 60,
+        "blindStructure": {
+            "startingSmallBlind": 10,
+            "increaseFactor": 1.5,
+            "levelDurationSeconds": 600,
+        },
+    }
+    wallet = chips.new_wallet(1_000)
+    money = chain_activities(chain, rpc_proxy.url)
+    async with build_worker(client, db, task_queue, chain=money):
+        handle = await client.start_workflow(
+            TournamentWorkflow.run,
+            CreateTournamentInput(
+                tournament_id=tid,
+                name=tid,
+                settings=settings,
+                hand_pause_ms=0,
+                money_backend="chain",
+            ),
+            id=f"tournament-{tid}",
+            task_queue=task_queue,
+        )
+        await handle.execute_update(
+            TournamentWorkflow.register, RegisterInput(player_id="payer", owner_user_id="payer")
+        )
+        permit = Permit.model_validate(chips.permit(wallet, 100))
+        await rpc_proxy.down()
+        paying = asyncio.create_task(
+            handle.execute_update(
+                TournamentWorkflow.pay_entry,
+                PayEntryInput(player_id="payer", amount=100, permit=permit),
+            )
+        )
+        await asyncio.sleep(1)
+        cancelling = asyncio.create_task(
+            handle.execute_update(TournamentWorkflow.cancel, CancelInput(reason="test"))
+        )
+        await asyncio.sleep(1)
+        with pytest.raises(WorkflowUpdateFailedError) as info:
+            await asyncio.wait_for(
+                handle.execute_update(
+                    TournamentWorkflow.register,
+                    RegisterInput(player_id="late", owner_user_id="late"),
+                ),
+                20,
+            )
+        assert isinstance(info.value.cause, ApplicationError)
+        assert info.value.cause.type == "invalid_state"
+        assert not paying.done() and not cancelling.done()
+        await rpc_proxy.up()
+        assert (await asyncio.wait_for(paying, 120)).status.value == "paid"
+        view = await asyncio.wait_for(cancelling, 120)
+        assert view.state.value == "cancelled"
+        assert chips.balance(wallet.address) == 1_000
+        assert await handle.result() is not None
