@@ -73,6 +73,9 @@ class TableState(WireModel):
     version: int = 0
     room: RoomSpec | None = None
     """Set for a cash room: fixed stakes, join/leave, no parent."""
+    last_hand: dict[str, Any] | None = None
+    """The previous hand's public summary (TableView.last_hand), carried across
+    continue-as-new so the first hand of a new run still shows it."""
 
 
 class ActInput(WireModel):

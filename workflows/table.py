@@ -10,7 +10,6 @@ deal and the seed is revealed with the hand's record. Between hands it may conti
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any
 
 from temporalio import workflow
 from temporalio.exceptions import ApplicationError
@@ -74,7 +73,6 @@ class TableWorkflow(RoomMixin):
         self.blinds = self._blinds_now()
         self.commitment: str | None = None
         self.deadline_ms: int | None = None
-        self.last_hand: dict[str, Any] | None = None
         self.finished = False
         # Actions waiting for the hand loop (the act handler only records them), and the
         # answers the loop gave, by intent number.
@@ -384,7 +382,7 @@ class TableWorkflow(RoomMixin):
         for table_seat in self.st.seats:
             if table_seat.seat in stacks_after:
                 table_seat.stack = stacks_after[table_seat.seat]
-        self.last_hand = {
+        self.st.last_hand = {
             key: record[key]
             for key in (
                 "hand_no",
@@ -538,7 +536,7 @@ class TableWorkflow(RoomMixin):
             seats=[s.model_copy() for s in self.st.seats],
             hand=public_view(self.hand, None) if self.hand is not None else None,
             deck_commitment=self.commitment,
-            last_hand=self.last_hand,
+            last_hand=self.st.last_hand,
             finished=self.finished,
             version=self.st.version,
             room=self.st.room.model_copy() if self.st.room else None,

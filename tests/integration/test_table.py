@@ -143,6 +143,11 @@ async def test_continue_as_new_between_hands_keeps_playing(
     handle = await start(client, task_queue, table_state(players, stack=100_000))
     first_run = (await handle.describe()).run_id
     view = await play(
+        client, handle.id, players, passive, until=lambda v: v.hand_no > HANDS_PER_RUN
+    )
+    # The first hand of the second run: the previous run's last hand is still shown.
+    assert view.last_hand is not None and view.last_hand["hand_no"] == view.hand_no - 1
+    view = await play(
         client, handle.id, players, passive, until=lambda v: v.hand_no > HANDS_PER_RUN + 2
     )
     assert view.hand_no > HANDS_PER_RUN
