@@ -310,7 +310,8 @@ async def settle(client: Client, task_queue: str, *, max_s: float) -> float:
     returns the seconds waited."""
     began = time.monotonic()
     running = (
-        'ExecutionStatus="Running" AND WorkflowType IN ("TournamentWorkflow", "TableWorkflow")'
+        'ExecutionStatus="Running"'
+        ' AND WorkflowType IN ("TournamentWorkflow", "TableWorkflow", "RoomWorkflow")'
         f' AND TaskQueue="{task_queue}"'
     )
     while time.monotonic() - began < max_s:

@@ -35,10 +35,11 @@ from core.settings import Settings, get_settings
 from core.telemetry import worker_runtime
 from core.temporal import connect
 from db.engine import Database
+from workflows.room import RoomWorkflow
 from workflows.table import TableWorkflow
 from workflows.tournament import TournamentWorkflow
 
-WORKFLOWS: Sequence[type] = (TournamentWorkflow, TableWorkflow)
+WORKFLOWS: Sequence[type] = (TournamentWorkflow, TableWorkflow, RoomWorkflow)
 
 
 def activities_for(

@@ -1,4 +1,4 @@
-"""The cash-room half of TableWorkflow: a table with no tournament, fixed stakes and a fixed entry.
+"""RoomWorkflow: a cash room, a table with no tournament, fixed stakes and a fixed entry.
 
 A room (``room-<id>``) runs until it closes: ``waiting`` for two players, ``playing`` hands back
 to back, ``paused`` when fewer than two can play after a hand, ``closed`` by an admin or after
@@ -9,31 +9,38 @@ Every Update waits for the room's loop to serve it (workflows/inbox.py), where t
 anyway: at a decision, in the pause between hands, or while it waits for players. So a room's
 money moves happen one at a time, in the loop, and need no lock.
 Each hand's result is posted to the ledger (gross pot, net to winner, no rake) and recorded,
-and every action, street, pot change and result goes to the room's event stream.
+and every action, street, pot change and result goes to the room's event stream (queued as the
+hand moves and published with the table's state before each decision is awaited).
 
-Timeouts escalate as in the seed: a first timeout checks or folds, a second in a row also
-sits the player out, and sitting out three hands in a row removes them with their stack. A
-player whose polling lapsed gets ``disconnectGrace`` instead of ``decision`` before that.
+The hands themselves are the shared hand loop's (workflows/hand_loop.py); this class is its
+venue. Timeouts escalate as in the seed: a first timeout checks or folds, a second in a row
+also sits the player out, and sitting out three hands in a row removes them with their stack.
+A player whose polling lapsed gets ``disconnectGrace`` instead of ``decision`` before that.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any
 
 from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
+    from domain.blinds import Blinds
     from domain.errors import DomainError, ErrorCode
-    from domain.holdem import Hand
+    from domain.holdem import Hand, public_view
     from domain.rooms import (
         CURRENCY,
         IDLE_CLOSE_SECONDS,
         SAT_OUT_HANDS_LIMIT,
         RoomStatus,
+        StreamCursor,
+        hand_events,
+        settle,
         status_for,
     )
     from wire.keys import room_join_key, room_leave_key
+    from wire.messages import EventInput
     from wire.refusals import coded, passed_on
     from wire.table_messages import (
         CloseRoomInput,
@@ -41,9 +48,12 @@ with workflow.unsafe.imports_passed_through():
         JoinInput,
         JoinResult,
         LeaveInput,
+        RoomHandInput,
         RoomLeaveResult,
         RoomMove,
+        RoomRow,
         RoomSpec,
+        SeenQuery,
         TableResult,
         TableSeat,
         TableState,
@@ -51,61 +61,59 @@ with workflow.unsafe.imports_passed_through():
     from workflows import effects
     from workflows.alarm import Alarm
     from workflows.errors import checked
-    from workflows.inbox import Inbox, wait_or_serve
-    from workflows.room_hand import RoomHandMixin
+    from workflows.hand_loop import HANDS_PER_RUN, HandLoop, PlayerHandlers
+    from workflows.inbox import wait_or_serve
 
-HANDS_PER_RUN = 20
-"""Continue-as-new at least this often: ~20 hands stay far below 2,000 updates and 10,000
-events per run (an accepted action with its re-armed timer costs about 7 events)."""
+__all__ = ["HANDS_PER_RUN", "RoomWorkflow"]
 
 
-class RoomMixin(RoomHandMixin):
-    """Room handlers and the room's run loop; TableWorkflow provides the hand itself."""
+@workflow.defn
+class RoomWorkflow(PlayerHandlers):
+    """A cash room: the hand loop, with the room as its venue."""
 
-    st: TableState
-    hand: Hand | None
-    finished: bool
-    commitment: str | None
-    inbox: Inbox
-    updates_this_run: int
+    @workflow.init
+    def __init__(self, st: TableState) -> None:
+        if st.room is None:
+            raise ApplicationError(
+                "a room starts with its RoomSpec (a tournament's table is TableWorkflow)",
+                type=ErrorCode.INVALID_STATE.value,
+                non_retryable=True,
+            )
+        self.table = HandLoop(st, self, Blinds(st.room.small_blind, st.room.big_blind, 0))
+        self.cursor = StreamCursor()
+        # Who the close sent home, with what (a leave that was waiting gets that answer).
+        self.closed_out: dict[str, int] = {}
 
-    if TYPE_CHECKING:
-
-        def _bump(self) -> None: ...
-        def _seat(self, seat: int) -> TableSeat: ...
-        def _seat_of(self, player_id: str) -> int: ...
-        def _now_ms(self) -> int: ...
-        async def _play_hand(self) -> int | None: ...
-        async def pause_between_hands(self) -> None: ...
-        async def serve(self, number: int, request: object) -> None: ...
-        async def serve_until_handlers_finished(self) -> None: ...
-        def run_budget_spent(self) -> bool: ...
+    @property
+    def st(self) -> TableState:
+        return self.table.st
 
     # -- the room's life ---------------------------------------------------------------------
-    async def run_room(self) -> TableResult:
+    @workflow.run
+    async def run(self, st: TableState) -> TableResult:
         room = self._room()
         played_this_run = 0
         await self._save_room()
         while not room.close_requested:
-            if played_this_run >= HANDS_PER_RUN or self.run_budget_spent():
-                await self._flush()
-                await self.serve_until_handlers_finished()
+            if played_this_run >= HANDS_PER_RUN or self.table.run_budget_spent():
+                await self.table.flush()
+                await self.table.serve_until_handlers_finished()
                 workflow.continue_as_new(self.st)
             status = status_for(
-                able=len(self.able_seats()), hands_played=self.st.hand_no, closed=False
+                able=len(self.dealt_seats()), hands_played=self.st.hand_no, closed=False
             )
             await self._set_status(status)
             if status is not RoomStatus.PLAYING:
                 if not await self._wait_for_players():
                     break
                 continue
-            await self._play_hand()
+            await self.table.play_hand()
             played_this_run += 1
             await self._after_hand()
             if room.close_requested:
                 break
             if self.st.hand_pause_ms:
-                await self.pause_between_hands()
+                await self.table.pause_between_hands()
         return await self._close()
 
     async def _wait_for_players(self) -> bool:
@@ -121,11 +129,11 @@ class RoomMixin(RoomHandMixin):
         if not self.st.seats:
             alarm = await Alarm.until(room.idle_since_ms + IDLE_CLOSE_SECONDS * 1000, "idle close")
         try:
-            await self._flush()
+            await self.table.flush()
             await wait_or_serve(
                 lambda: room.close_requested or (alarm is not None and alarm.fired),
-                self.inbox,
-                self.serve,
+                self.table.inbox,
+                self.table.serve,
             )
         finally:
             if alarm is not None:
@@ -154,12 +162,12 @@ class RoomMixin(RoomHandMixin):
             returned[seat.seat] = await self._remove(seat, "room_closed")
             self.closed_out[seat.player_id] = seat.stack
         room.status = RoomStatus.CLOSED.value
-        self.finished = True
-        self._bump()
+        self.table.finished = True
+        self.table.bump()
         self._queue("room_status", {"status": room.status, "reason": room.close_reason})
-        await self._flush()
+        await self.table.flush()
         await self._save_room(closed=True)
-        await self.serve_until_handlers_finished()
+        await self.table.serve_until_handlers_finished()
         return TableResult(
             table_id=self.st.table_id,
             hands_played=self.st.hand_no,
@@ -172,16 +180,16 @@ class RoomMixin(RoomHandMixin):
         if room.status == status.value:
             return
         room.status = status.value
-        self._bump()
+        self.table.bump()
         self._queue("room_status", {"status": room.status})
-        await self._flush()
+        await self.table.flush()
         await self._save_room()
 
     # -- updates (each waits for the loop to serve it: workflows/inbox.py) ---------------------
     @workflow.update
     async def join(self, inp: JoinInput) -> JoinResult:
-        self.updates_this_run += 1
-        result: JoinResult = await self.inbox.ask(inp)
+        self.table.updates_this_run += 1
+        result: JoinResult = await self.table.inbox.ask(inp)
         return result
 
     @join.validator
@@ -201,8 +209,8 @@ class RoomMixin(RoomHandMixin):
 
     @workflow.update
     async def leave(self, inp: LeaveInput) -> RoomLeaveResult:
-        self.updates_this_run += 1
-        result: RoomLeaveResult = await self.inbox.ask(inp)
+        self.table.updates_this_run += 1
+        result: RoomLeaveResult = await self.table.inbox.ask(inp)
         return result
 
     @leave.validator
@@ -213,15 +221,15 @@ class RoomMixin(RoomHandMixin):
 
     @workflow.update
     async def close(self, inp: CloseRoomInput) -> CloseRoomResult:
-        self.updates_this_run += 1
-        result: CloseRoomResult = await self.inbox.ask(inp)
+        self.table.updates_this_run += 1
+        result: CloseRoomResult = await self.table.inbox.ask(inp)
         return result
 
     @close.validator
     def _validate_close(self, inp: CloseRoomInput) -> None:
         checked(lambda _: self._room_or_refuse(), inp)
 
-    async def serve_room(self, request: object) -> object:
+    async def serve_request(self, request: object) -> object:
         """The loop's side of a room's Updates (called only where the loop waits anyway)."""
         if isinstance(request, JoinInput):
             return await self._take_join(request)
@@ -247,7 +255,7 @@ class RoomMixin(RoomHandMixin):
             pending=True,
         )
         self.st.seats = sorted([*self.st.seats, seat], key=lambda s: s.seat)
-        self._bump()
+        self.table.bump()
         move = RoomMove(
             key=room_join_key(room.room_id, inp.player_id, seat.session),
             room_id=room.room_id,
@@ -260,24 +268,24 @@ class RoomMixin(RoomHandMixin):
         except ActivityError as err:
             self.st.seats = [s for s in self.st.seats if s is not seat]
             if not self.st.seats:
-                room.idle_since_ms = self._now_ms()
-            self._bump()
+                room.idle_since_ms = self.table.now_ms()
+            self.table.bump()
             if isinstance(err.cause, ApplicationError) and err.cause.type:
                 raise passed_on(err.cause) from None
             raise
         seat.stack, seat.pending = room.entry, False
-        self._bump()
+        self.table.bump()
         self._queue(
             "player_join",
             {"seat": seat.seat, "player": seat.player_id, "stack": seat.stack},
         )
-        await self._flush()
+        await self.table.flush()
         await self._save_room()
         return JoinResult(seat=seat.seat, stack=seat.stack)
 
     def _verify_join(self, inp: JoinInput) -> None:
         room = self._room_or_refuse()
-        if room.close_requested or self.finished:
+        if room.close_requested or self.table.finished:
             raise DomainError(ErrorCode.ROOM_CLOSED, "the room is closed")
         if inp.seat is not None:
             if not 0 <= inp.seat < self.st.seat_count:
@@ -318,13 +326,13 @@ class RoomMixin(RoomHandMixin):
         ):
             return RoomLeaveResult(returned=self.closed_out[inp.player_id])
         checked(self._verify_leave, inp)
-        seat = self._seat(self._seat_of(inp.player_id))
-        hand = self.hand
+        seat = self.table.seat(self.table.seat_of(inp.player_id))
+        hand = self.table.hand
         if hand is not None and not hand.over and seat.seat in hand.seats:
             # Mid-hand: they check or fold from now on and go when the hand ends.
             if not seat.leaving:
                 seat.leaving = True
-                self._bump()
+                self.table.bump()
                 await self._save_room()  # the record shows "leaving" until the hand ends
             return RoomLeaveResult(returned=None, pending=True)
         returned = await self._remove(seat, "left")
@@ -332,7 +340,7 @@ class RoomMixin(RoomHandMixin):
 
     def _verify_leave(self, inp: LeaveInput) -> None:
         self._room_or_refuse()
-        seat = self._seat(self._seat_of(inp.player_id))
+        seat = self.table.seat(self.table.seat_of(inp.player_id))
         if seat.pending:
             raise DomainError(ErrorCode.INVALID_STATE, "your entry is still being reserved")
         if seat.leaving:  # a no-op: refused before history (security review H3)
@@ -340,11 +348,11 @@ class RoomMixin(RoomHandMixin):
 
     def _take_close(self, inp: CloseRoomInput) -> CloseRoomResult:
         room = self._room()
-        if self.finished:
+        if self.table.finished:
             return CloseRoomResult(status=RoomStatus.CLOSED.value)
         if not room.close_requested:
             room.close_requested, room.close_reason = True, inp.reason
-            self._bump()
+            self.table.bump()
         return CloseRoomResult(status="closing")
 
     # -- internals -----------------------------------------------------------------------------
@@ -355,8 +363,8 @@ class RoomMixin(RoomHandMixin):
             return seat.stack  # a concurrent leave got there first
         self.st.seats = [s for s in self.st.seats if s is not seat]
         if not self.st.seats:
-            room.idle_since_ms = self._now_ms()
-        self._bump()
+            room.idle_since_ms = self.table.now_ms()
+        self.table.bump()
         if seat.stack:
             await effects.room_cash_out(
                 RoomMove(
@@ -377,14 +385,167 @@ class RoomMixin(RoomHandMixin):
                 "reason": reason,
             },
         )
-        await self._flush()
+        await self.table.flush()
         await self._save_room()
         return seat.stack
 
-    def init_room(self) -> None:
-        self.init_stream()
-        # Who the close sent home, with what (a leave that was waiting gets that answer).
-        self.closed_out: dict[str, int] = {}
+    # -- the venue (workflows/hand_loop.py asks these) -------------------------------------
+    def blinds_at(self, drawn_at_ms: int) -> tuple[int, Blinds]:
+        room = self._room()
+        return 0, Blinds(room.small_blind, room.big_blind, 0)
+
+    def decision_seconds(self) -> int:
+        return self._room().decision_timeout
+
+    def details(self) -> str:
+        return f"room {self._room().status}, {len(self.st.seats)} seated"
+
+    def dealt_seats(self) -> list[int]:
+        """Seats the next hand deals in: chips, entry settled, not leaving or sitting out."""
+        return [
+            s.seat
+            for s in self.st.seats
+            if s.stack > 0 and not s.pending and not s.leaving and not s.sitting_out
+        ]
+
+    async def hand_started(self, hand: Hand) -> None:
+        for seat in self.st.seats:
+            if seat.sitting_out and seat.seat not in hand.seats:
+                seat.sat_out_hands += 1
+        self.cursor = StreamCursor()
+        self._queue(
+            "hand_start",
+            {
+                "handNumber": self.st.hand_no,
+                "button": hand.button,
+                "smallBlind": self._room().small_blind,
+                "bigBlind": self._room().big_blind,
+                "seats": [
+                    {"seat": s, "player": self.table.seat(s).player_id, "stack": chips}
+                    for s, chips in zip(hand.seats, hand.starting_stacks, strict=True)
+                ],
+                "deckCommitment": self.table.commitment,
+            },
+            key=f"h{self.st.hand_no}:start",
+        )
+
+    async def before_decision(self, hand: Hand) -> None:
+        """Publish what the hand did since the last call (before each decision is awaited)."""
+        events, self.cursor = hand_events(self.st.hand_no, public_view(hand, None), self.cursor)
+        for type_, key, payload in events:
+            self._queue(type_, payload, key=key)
+        await self.table.flush()
+
+    async def hand_finished(self, hand: Hand, record: dict[str, Any]) -> None:
+        room = self._room()
+        hand_no = self.st.hand_no
+        events, self.cursor = hand_events(hand_no, public_view(hand, None), self.cursor)
+        for type_, key, payload in events:
+            self._queue(type_, payload, key=key)
+        settlement = settle(record)
+        record["settlement"] = settlement.to_wire()
+        players = {s.seat: s.player_id for s in self.st.seats}
+        await effects.settle_room_hand(
+            RoomHandInput(
+                room_id=room.room_id,
+                table_id=self.st.table_id,
+                hand_no=hand_no,
+                record=record,
+                deltas={players[seat]: delta for seat, delta in settlement.deltas.items()},
+                memo=(
+                    f"room {room.room_id} hand {hand_no}: gross pot {settlement.gross_pot},"
+                    f" net to winner {sum(settlement.net_to_winner.values())}"
+                ),
+            )
+        )
+        if record["shown"]:
+            self._queue(
+                "showdown",
+                {"handNumber": hand_no, "shown": record["shown"]},
+                key=f"h{hand_no}:showdown",
+            )
+        self._queue(
+            "hand_result",
+            {
+                "handNumber": hand_no,
+                "board": record["board"],
+                "pots": record["pots"],
+                "stacksAfter": record["stacks_after"],
+                **settlement.to_wire(),
+                "deckCommitment": record["deck_commitment"],
+                "deckSeed": record["deck_seed"],
+            },
+            key=f"h{hand_no}:result",
+        )
+        await self.table.flush()
+        await self._save_room()
+
+    async def grace(self, seat: TableSeat) -> int:
+        """At a room, a player whose polling lapsed gets ``disconnectGrace`` in all before the
+        timeout rules apply (once per run of timeouts): the extra seconds to wait, else 0."""
+        room = self._room()
+        if seat.timeouts > 0:
+            return 0
+        seen = await effects.seconds_since_seen(
+            SeenQuery(room_id=room.room_id, player_id=seat.player_id)
+        )
+        if seen is not None and seen < room.decision_timeout:
+            return 0  # connected, just slow: the timeout rules apply now
+        return max(0, room.disconnect_grace - room.decision_timeout)
+
+    # -- the stream and the record ---------------------------------------------------------
+    def _queue(self, type_: str, payload: dict[str, Any], *, key: str | None = None) -> None:
+        room = self._room()
+        if key is None:
+            room.stream_seq += 1
+            key = f"e{room.stream_seq}"
+        self.table.events.append(
+            EventInput(tournament_id=room.room_id, type=type_, dedupe_key=key, payload=payload)
+        )
+
+    async def _save_room(self, *, closed: bool = False) -> None:
+        room = self._room()
+        await effects.save_room(
+            RoomRow(
+                room_id=room.room_id,
+                name=room.name,
+                seats=self.st.seat_count,
+                entry=room.entry,
+                small_blind=room.small_blind,
+                big_blind=room.big_blind,
+                speed=room.speed,
+                decision_timeout=room.decision_timeout,
+                disconnect_grace=room.disconnect_grace,
+                status=room.status,
+                hand_number=self.st.hand_no,
+                players=self.players(),
+                created_ms=room.created_ms,
+                closed=closed,
+            )
+        )
+
+    def players(self) -> list[dict[str, Any]]:
+        """The record's ``players``: seat, handle, stack and status."""
+        hand = self.table.hand
+        running = hand is not None and not hand.over
+        out = []
+        for s in self.st.seats:
+            if s.pending:
+                status = "joining"
+            elif s.leaving:
+                status = "leaving"
+            elif s.sitting_out:
+                status = "sitting-out"
+            elif running and hand is not None and s.seat not in hand.seats:
+                status = "waiting"
+            else:
+                status = "active"
+            out.append({"seat": s.seat, "handle": s.player_id, "stack": s.stack, "status": status})
+        return out
+
+    def _room(self) -> RoomSpec:
+        assert self.st.room is not None
+        return self.st.room
 
     def _room_or_refuse(self) -> RoomSpec:
         if self.st.room is None:

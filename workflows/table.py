@@ -1,580 +1,126 @@
-"""TableWorkflow: deals No-Limit Hold'em hands back to back at one table (``table-<t>-<n>``).
+"""TableWorkflow: a tournament's table, dealing hands back to back (``table-<t>-<n>``).
 
-It owns the cards and the betting; every rule comes from the engine in ``domain/holdem``. The
-blinds for a hand come from the tournament's level clock evaluated at deal time, so the table
-never needs to be told that a level changed. Each hand's deck is shuffled from a secret seed
-made by an activity (never ``workflow.random()``); its SHA-256 commitment is public from the
-deal and the seed is revealed with the hand's record. Between hands it may continue-as-new.
+The hands themselves are the shared hand loop's (workflows/hand_loop.py). What makes this a
+tournament's table: the blinds for a hand come from the tournament's level clock evaluated at
+the deck draw's recorded time (so the table never needs to be told that a level changed);
+every seat with chips is dealt in; each hand is reported to the tournament by signal, with
+the table's secret; a stop from the tournament (force-end) abandons the running hand. Between
+hands it may continue-as-new. A cash room is RoomWorkflow (workflows/room.py).
 """
 
 from __future__ import annotations
 
-from datetime import timedelta
+from typing import Any
 
 from temporalio import workflow
-from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
-    from domain import deck as decks
     from domain.blinds import Blinds, resolve_blinds
     from domain.clock import level_at
-    from domain.errors import DomainError, ErrorCode
-    from domain.holdem import (
-        ActionKind,
-        AnteMode,
-        ButtonPositions,
-        Hand,
-        actor_legal,
-        first_positions,
-        hand_record,
-        next_positions,
-        private_parts,
-        public_view,
-        start_hand,
-    )
+    from domain.holdem import Hand
     from domain.settings import TournamentSettings, validate_settings
-    from wire.table_messages import (
-        ActInput,
-        ActResult,
-        HandReport,
-        SitInInput,
-        TableActResult,
-        TableResult,
-        TableSeat,
-        TableSnapshot,
-        TableState,
-        TableView,
-        seat_view,
-    )
-    from workflows import effects
-    from workflows.alarm import Alarm
-    from workflows.budget import run_budget_spent
-    from workflows.errors import refusal
-    from workflows.inbox import Inbox, wait_or_serve
-    from workflows.room import HANDS_PER_RUN, RoomMixin
-    from workflows.room_hand import READ_MODEL_PATCH
+    from wire.table_messages import HandReport, TableResult, TableSeat, TableState
+    from workflows.hand_loop import HANDS_PER_RUN, HandLoop, PlayerHandlers
 
 __all__ = ["HANDS_PER_RUN", "TableWorkflow"]
 
 
 @workflow.defn
-class TableWorkflow(RoomMixin):
-    """A tournament's table (``st.room`` is None) or a cash room (workflows/room.py)."""
+class TableWorkflow(PlayerHandlers):
+    """A tournament's table: the hand loop, with the tournament as its venue."""
 
     @workflow.init
     def __init__(self, st: TableState) -> None:
-        self.st = st
-        # A tournament table's blinds follow the level clock; a room's are its fixed stakes.
-        self.settings: TournamentSettings | None = (
-            validate_settings(st.settings) if st.room is None else None
-        )
-        self.hand: Hand | None = None
-        self.level = 0
-        self.blinds = self._blinds_now()
-        self.commitment: str | None = None
-        self.deadline_ms: int | None = None
-        self.finished = False
-        # Actions waiting for the hand loop (the act handler only records them), and the
-        # answers the loop gave, by intent number.
-        self.intents: list[tuple[int, ActInput]] = []
-        self.answers: dict[int, TableActResult | ApplicationError] = {}
-        self.intent_seq = 0
-        self.intents_new = False
-        # Every other Update (sit-in; a room's join, leave and close) waits here for the loop.
-        self.inbox = Inbox()
-        self.updates_this_run = 0
-        self.init_room()
+        self.settings: TournamentSettings = validate_settings(st.settings)
+        self.table = HandLoop(st, self, resolve_blinds(self.settings, 0))
 
     @workflow.run
     async def run(self, st: TableState) -> TableResult:
-        if self.st.room is not None:
-            return await self.run_room()
+        table = self.table
+        st = table.st
         played_this_run = 0
         aborted: int | None = None
-        while not self.st.stop_requested and len(self._live_seats()) >= 2:
-            aborted = await self._play_hand()
+        while not st.stop_requested and len(table.live_seats()) >= 2:
+            aborted = await table.play_hand()
             played_this_run += 1
-            if self.st.stop_requested or len(self._live_seats()) < 2:
+            if st.stop_requested or len(table.live_seats()) < 2:
                 break
-            if self.st.hand_pause_ms:
-                await self.pause_between_hands()
-                if self.st.stop_requested:
+            if st.hand_pause_ms:
+                await table.pause_between_hands()
+                if st.stop_requested:
                     break
-            if played_this_run >= HANDS_PER_RUN or self.run_budget_spent():
-                self._answer_stale_intents()
-                await self.serve_until_handlers_finished()
-                workflow.continue_as_new(self.st)
-        self._answer_stale_intents()
-        self.finished = True
-        self.st.version += 1
-        await self._flush()
+            if played_this_run >= HANDS_PER_RUN or table.run_budget_spent():
+                table.answer_stale_intents()
+                await table.serve_until_handlers_finished()
+                workflow.continue_as_new(st)
+        table.answer_stale_intents()
+        table.finished = True
+        st.version += 1
+        await table.flush()
         result = TableResult(
-            table_id=self.st.table_id,
-            hands_played=self.st.hand_no,
-            stacks={s.seat: s.stack for s in self.st.seats},
+            table_id=st.table_id,
+            hands_played=st.hand_no,
+            stacks={s.seat: s.stack for s in st.seats},
             aborted_hand=aborted,
-            auto_folds=self.st.auto_folds,
-            secret=self.st.report_secret,
+            auto_folds=st.auto_folds,
+            secret=st.report_secret,
         )
-        if self.st.parent_workflow_id:
+        if st.parent_workflow_id:
             # By workflow id, not run: the tournament may have continued-as-new meanwhile.
-            await workflow.get_external_workflow_handle(self.st.parent_workflow_id).signal(
+            await workflow.get_external_workflow_handle(st.parent_workflow_id).signal(
                 "table_finished", result
             )
-        await self.serve_until_handlers_finished()
+        await table.serve_until_handlers_finished()
         return result
-
-    # -- one hand ------------------------------------------------------------------------
-    async def _play_hand(self) -> int | None:
-        """Deal and play one hand; return its number if a stop aborted it (stacks restored)."""
-        hand_no = self.st.hand_no + 1
-        draw = await effects.draw_deck(f"{self.st.table_id}:{hand_no}")
-        seed_hex = draw.seed
-        seed = bytes.fromhex(seed_hex)
-        live = self._dealt_seats()
-        if len(live) < 2:
-            return None  # a room player left while the seed was drawn: no hand after all
-        positions = self._positions(live)
-        if self.settings is not None:
-            # The deal time is the draw's recorded time, so a replay reads the same blinds.
-            self.level = level_at(self.settings, self.st.play_start_ms, draw.drawn_at_ms)
-        self.blinds = self._blinds_now()
-        hand = start_hand(
-            seat_count=self.st.seat_count,
-            positions=positions,
-            stacks={s.seat: s.stack for s in self.st.seats if s.seat in live},
-            small_blind=self.blinds.sb,
-            big_blind=self.blinds.bb,
-            ante=self.blinds.ante,
-            ante_mode=AnteMode.EVERY_PLAYER if self.blinds.ante else AnteMode.NONE,
-            deck=decks.shuffled_deck(seed),
-        )
-        self.hand = hand
-        self.commitment = decks.commitment(seed)
-        self.st.hand_no = hand_no
-        self.st.positions = positions.to_dict()
-        self._bump()
-        await self.room_hand_started(hand)
-
-        # Histories from before the read model read a stop at the top of every turn.
-        legacy_stop = not workflow.patched(READ_MODEL_PATCH)
-        while not hand.over:
-            if legacy_stop and self.st.stop_requested:
-                return self._void_hand(hand_no)
-            seat = hand.actor_seat
-            assert seat is not None
-            table_seat = self._seat(seat)
-            auto = table_seat.sitting_out or table_seat.leaving
-            # The seat's deadline goes out with the state the room's stream publishes first.
-            self.deadline_ms = None if auto else self._now_ms() + self._decision_seconds() * 1000
-            await self.room_stream(hand)
-            if auto:
-                self._auto_act(hand, seat, "leaving" if table_seat.leaving else "sitting_out")
-                continue
-            await self._decision(hand, table_seat)
-            # A stop is read here only, once a decision has begun (its publication and its
-            # timer are out): whether it came with the input before or after, the commands
-            # are the same (docs/durability.md, rule 8). A hand that the decision finished is
-            # finished, as before.
-            if not legacy_stop and self.st.stop_requested and not hand.over:
-                return self._void_hand(hand_no)
-
-        self._answer_stale_intents()
-        await self._finish_hand(hand, seed_hex)
-        return None
-
-    def _void_hand(self, hand_no: int) -> int:
-        """A stop abandons the running hand: stacks stay as they were before it."""
-        self.hand = None
-        self._answer_stale_intents()
-        self._bump()
-        return hand_no
-
-    async def _decision(self, hand: Hand, table_seat: TableSeat) -> None:
-        """Wait for the seat to act, or apply the timeout rules when its timer fired.
-
-        Recorded actions are applied before a fired timer: an action for this turn that
-        reached the table with its timeout wins, and one for a later turn (its player saw the
-        timeout applied) waits until the timeout has moved the hand there. Either way the
-        outcome depends on what arrived, not on how the SDK batched it.
-        """
-        turn = hand.turn
-        # Publish once per decision, before its timer and before any recorded action is
-        # applied (and once per served request, in ``serve``): how many publications a hand
-        # makes then depends on the decisions and requests, never on how the SDK batched
-        # them (docs/durability.md, rule 8). The deadline was set by the hand loop.
-        await self._flush()
-        alarm = await Alarm.start(
-            timedelta(seconds=self._decision_seconds()),
-            f"decision timeout seat {table_seat.seat}",
-        )
-        graced = False
-        try:
-            while True:
-                self._apply_intents(hand)
-                if hand.turn != turn or self.st.stop_requested or table_seat.leaving:
-                    return
-                if alarm.fired:
-                    extra = 0 if graced else await self.room_grace(table_seat)
-                    if extra:
-                        graced = True
-                        alarm = await Alarm.start(
-                            timedelta(seconds=extra), f"disconnect grace seat {table_seat.seat}"
-                        )
-                        self.deadline_ms = self._now_ms() + extra * 1000
-                        self._bump()  # the new deadline reaches the read store
-                        await self._flush()
-                        continue
-                    self._on_timeout(hand, table_seat.seat)
-                    return
-                await wait_or_serve(
-                    lambda alarm=alarm: (  # type: ignore[misc]
-                        self.intents_new
-                        or alarm.fired
-                        or self.st.stop_requested
-                        or table_seat.leaving
-                    ),
-                    self.inbox,
-                    self.serve,
-                )
-        finally:
-            alarm.cancel()
-            self.deadline_ms = None
-
-    async def pause_between_hands(self) -> None:
-        """A short pause so players can read the result. Only its timer ends it; requests
-        (sit-in, a room's join, leave, close) are served meanwhile, and a stop that arrives is
-        read after it, so what the table does next never depends on which of the two a task
-        delivered first."""
-        alarm = await Alarm.start(
-            timedelta(milliseconds=self.st.hand_pause_ms), "pause between hands"
-        )
-        await self._flush()  # the finished hand (each served request publishes its own)
-        while not await wait_or_serve(lambda: alarm.fired, self.inbox, self.serve):
-            pass
-
-    def run_budget_spent(self) -> bool:
-        """Time for a fresh run at this hand boundary (workflows/budget.py). No-ops are
-        refused by the validators, so one hand accepts at most an action per turn plus a
-        join, a leave and a sit-in per seat."""
-        return run_budget_spent(self.updates_this_run)
-
-    async def serve(self, number: int, request: object) -> None:
-        """Answer one request the loop took from the inbox (a coded refusal is an answer)."""
-        answer: object
-        try:
-            if isinstance(request, SitInInput):
-                answer = self._take_sit_in(request)
-            else:
-                answer = await self.serve_room(request)
-        except ApplicationError as err:
-            answer = err
-        self.inbox.answer(number, answer)
-        # Each served request publishes what it changed, so the publications follow the
-        # requests, not how many of them one wake-up found (docs/durability.md, rule 8).
-        await self._flush()
-
-    async def serve_until_handlers_finished(self) -> None:
-        """Right before continue-as-new or completion: answer whatever still waits."""
-        while not workflow.all_handlers_finished():
-            await wait_or_serve(workflow.all_handlers_finished, self.inbox, self.serve)
-
-    def _apply_intents(self, hand: Hand) -> None:
-        """Apply the first recorded action that is legal now; keep those for a later turn of
-        this hand; refuse the rest with the code the validator would give.
-
-        One action per decision: the next turn gets its own timer, as it would have had if
-        the two actions had come in separate tasks (Temporal checks the timers' ids).
-        """
-        self.intents_new = False
-        for intent in list(self.intents):
-            number, inp = intent
-            try:
-                seat = self._verify_act(inp)
-            except ApplicationError as err:
-                if inp.hand_no == self.st.hand_no and inp.turn > hand.turn and not hand.over:
-                    continue  # the hand may yet get there (a timeout in the same task)
-                self.intents.remove(intent)
-                self.answers[number] = err
-                continue
-            self.intents.remove(intent)
-            self.answers[number] = self._apply_act(hand, seat, inp)
-            return
-
-    def _answer_stale_intents(self) -> None:
-        """Between hands nothing recorded can still be legal: refuse what is left."""
-        for number, inp in self.intents:
-            try:
-                self._verify_act(inp)
-                raise AssertionError("an action cannot be legal between hands")
-            except ApplicationError as err:
-                self.answers[number] = err
-        self.intents = []
-        self.intents_new = False
-
-    def _blinds_now(self) -> Blinds:
-        room = self.st.room
-        if room is not None:
-            return Blinds(room.small_blind, room.big_blind, 0)
-        assert self.settings is not None
-        return resolve_blinds(self.settings, self.level)
-
-    def _decision_seconds(self) -> int:
-        if self.st.room is not None:
-            return self.st.room.decision_timeout
-        assert self.settings is not None
-        return self.settings.action_timeout_seconds
-
-    def _dealt_seats(self) -> list[int]:
-        """Who the next hand deals in: every seat with chips at a tournament table; at a room,
-        only players who are in (not joining, leaving or sitting out)."""
-        if self.st.room is not None:
-            return self.able_seats()
-        return self._live_seats()
-
-    def _positions(self, live: list[int]) -> ButtonPositions:
-        if self.st.positions is None:
-            # The first button is drawn; replay-safe, and nothing to do with the deck.
-            return first_positions(live, self.st.seat_count, workflow.random().choice(live))
-        previous = ButtonPositions.from_dict(self.st.positions)
-        return next_positions(previous, live, self.st.seat_count)
-
-    def _on_timeout(self, hand: Hand, seat: int) -> None:
-        """First timeout: check if free, else fold; the second in a row also sits them out."""
-        table_seat = self._seat(seat)
-        table_seat.timeouts += 1
-        if table_seat.timeouts >= 2:
-            table_seat.sitting_out = True
-        self._auto_act(hand, seat, "timeout")
-
-    def _auto_act(self, hand: Hand, seat: int, reason: str) -> None:
-        """Check if free, else fold, for a player who did not decide; the action's log entry
-        says so (``auto``: ``timeout``, ``sitting_out`` or ``leaving``), in the hand's record,
-        its history and every view of the hand."""
-        if hand.can_act(seat, ActionKind.CHECK):
-            hand.act(seat, ActionKind.CHECK)["auto"] = reason
-        else:
-            hand.act(seat, ActionKind.FOLD)["auto"] = reason
-            self.st.auto_folds += 1
-            # Replay-safe: the SDK's workflow meter records nothing while replaying. The
-            # worker exports it with its runtime metrics (SNG_WORKER_METRICS_ADDRESS).
-            workflow.metric_meter().create_counter(
-                "sng_auto_folds", "Folds the table made for a player whose timer ran out"
-            ).add(1)
-        self._bump()
-
-    async def _finish_hand(self, hand: Hand, seed_hex: str) -> None:
-        record = hand_record(hand)
-        record.update(
-            {
-                "table_id": self.st.table_id,
-                "hand_no": self.st.hand_no,
-                "level": self.level,
-                "small_blind": self.blinds.sb,
-                "big_blind": self.blinds.bb,
-                "ante": self.blinds.ante,
-                "players": {str(s.seat): s.player_id for s in self.st.seats},
-                "deck_commitment": self.commitment,
-                "deck_seed": seed_hex,
-            }
-        )
-        stacks_after = {int(seat): chips for seat, chips in record["stacks_after"].items()}
-        for table_seat in self.st.seats:
-            if table_seat.seat in stacks_after:
-                table_seat.stack = stacks_after[table_seat.seat]
-        self.st.last_hand = {
-            key: record[key]
-            for key in (
-                "hand_no",
-                "board",
-                "shown",
-                "pots",
-                "stacks_after",
-                "busted",
-                "deck_commitment",
-                "deck_seed",
-            )
-        }
-        self._bump()
-        await self.room_hand_finished(hand, record)
-        if self.st.parent_workflow_id:
-            report = HandReport(
-                table_id=self.st.table_id,
-                hand_no=self.st.hand_no,
-                level=self.level,
-                record=record,
-                stacks_after={s.seat: s.stack for s in self.st.seats},
-                busted=record["busted"],
-                auto_folds=self.st.auto_folds,
-                secret=self.st.report_secret,
-                ended_at_ms=self._now_ms(),  # data for the tournament's ordering, not a decision
-            )
-            await workflow.get_external_workflow_handle(self.st.parent_workflow_id).signal(
-                "hand_completed", report
-            )
-
-    # -- player updates ------------------------------------------------------------------
-    @workflow.update
-    async def act(self, inp: ActInput) -> TableActResult:
-        """Record the action; the hand loop applies it (``_apply_intents``) and answers."""
-        self.updates_this_run += 1
-        self.intent_seq += 1
-        number = self.intent_seq
-        self.intents.append((number, inp))
-        self.intents_new = True
-        await workflow.wait_condition(lambda: number in self.answers)
-        answer = self.answers.pop(number)
-        if isinstance(answer, ApplicationError):
-            raise answer
-        return answer
-
-    def _apply_act(self, hand: Hand, seat: int, inp: ActInput) -> TableActResult:
-        hand.act(seat, inp.action, inp.amount)
-        table_seat = self._seat(seat)
-        table_seat.timeouts = 0
-        table_seat.sitting_out = False
-        self._bump()
-        snapshot = self.snapshot()
-        return TableActResult(
-            version=self.st.version,
-            hand_no=self.st.hand_no,
-            turn=hand.turn,
-            actor_view=seat_view(snapshot, inp.player_id, snapshot.private.get(inp.player_id)),
-            spectator_view=snapshot.view,
-        )
-
-    @act.validator
-    def _validate_act(self, inp: ActInput) -> None:
-        self._verify_act(inp)
-
-    def _verify_act(self, inp: ActInput) -> int:
-        try:
-            seat = self._seat_of(inp.player_id)
-            hand = self.hand
-            if hand is None or hand.over:
-                raise DomainError(ErrorCode.STALE_TURN, "no hand is waiting for an action")
-            if hand.actor_seat != seat:
-                raise DomainError(ErrorCode.NOT_YOUR_TURN, "it is not your turn")
-            if inp.hand_no != self.st.hand_no or inp.turn != hand.turn:
-                raise DomainError(
-                    ErrorCode.STALE_TURN,
-                    f"that answers hand {inp.hand_no} turn {inp.turn}; the table is at hand"
-                    f" {self.st.hand_no} turn {hand.turn}",
-                )
-            hand.verify_action(seat, inp.action, inp.amount)
-        except DomainError as err:
-            raise refusal(err) from None
-        return seat
-
-    @workflow.update
-    async def sit_in(self, inp: SitInInput) -> ActResult:
-        self.updates_this_run += 1
-        result: ActResult = await self.inbox.ask(inp)
-        return result
-
-    def _take_sit_in(self, inp: SitInInput) -> ActResult:
-        table_seat = self._seat(self._checked_seat_of(inp.player_id))
-        table_seat.sitting_out = False
-        table_seat.timeouts = 0
-        table_seat.sat_out_hands = 0
-        self._bump()
-        return ActResult(
-            version=self.st.version,
-            hand_no=self.st.hand_no,
-            turn=self.hand.turn if self.hand else 0,
-        )
-
-    @sit_in.validator
-    def _validate_sit_in(self, inp: SitInInput) -> None:
-        table_seat = self._seat(self._checked_seat_of(inp.player_id))
-        if not (table_seat.sitting_out or table_seat.timeouts or table_seat.sat_out_hands):
-            # A no-op: refused before history, so sit-ins cannot spend the run's Update
-            # budget and starve the other players' actions (security review H3).
-            raise refusal(DomainError(ErrorCode.INVALID_STATE, "you are not sitting out"))
 
     @workflow.signal
     def stop(self) -> None:
         """The tournament ended play (force-end): abandon the running hand and return stacks."""
-        self.st.stop_requested = True
+        self.table.st.stop_requested = True
 
-    # -- queries -------------------------------------------------------------------------
-    @workflow.query
-    def view(self, viewer: str | None = None) -> TableView:
-        """For operators and debugging: players read the published state (docs/read-model.md),
-        composed the same way (``seat_view``)."""
-        snapshot = self.snapshot()
-        return seat_view(snapshot, viewer, snapshot.private.get(viewer or ""))
+    # -- the venue (workflows/hand_loop.py asks these) -----------------------------------
+    def blinds_at(self, drawn_at_ms: int) -> tuple[int, Blinds]:
+        level = level_at(self.settings, self.table.st.play_start_ms, drawn_at_ms)
+        return level, resolve_blinds(self.settings, level)
 
-    def snapshot(self) -> TableSnapshot:
-        """The table now as the read store keeps it: the spectators' view, the actor's legal
-        actions, and each seat's private part while a hand runs."""
-        hand = self.hand
-        private: dict[str, list[str]] = {}
-        if hand is not None:
-            players = {s.seat: s.player_id for s in self.st.seats}
-            private = {
-                players[seat]: cards
-                for seat, cards in private_parts(hand).items()
-                if seat in players
-            }
-        return TableSnapshot(
-            key=workflow.info().workflow_id,
-            view=self._spectator_view(),
-            legal=actor_legal(hand) if hand is not None and not hand.over else None,
-            private=private,
+    def decision_seconds(self) -> int:
+        return self.settings.action_timeout_seconds
+
+    def dealt_seats(self) -> list[int]:
+        """Every seat with chips."""
+        return self.table.live_seats()
+
+    def details(self) -> str:
+        return f"level {self.table.level}"
+
+    async def hand_started(self, hand: Hand) -> None:
+        pass
+
+    async def before_decision(self, hand: Hand) -> None:
+        pass
+
+    async def hand_finished(self, hand: Hand, record: dict[str, Any]) -> None:
+        """Report the hand to the tournament (its order of inputs reads ``ended_at_ms``)."""
+        st = self.table.st
+        if not st.parent_workflow_id:
+            return
+        report = HandReport(
+            table_id=st.table_id,
+            hand_no=st.hand_no,
+            level=self.table.level,
+            record=record,
+            stacks_after={s.seat: s.stack for s in st.seats},
+            busted=record["busted"],
+            auto_folds=st.auto_folds,
+            secret=st.report_secret,
+            ended_at_ms=self.table.now_ms(),  # data for the tournament's ordering, not a decision
+        )
+        await workflow.get_external_workflow_handle(st.parent_workflow_id).signal(
+            "hand_completed", report
         )
 
-    def _spectator_view(self) -> TableView:
-        return TableView(
-            table_id=self.st.table_id,
-            tournament_id=self.st.tournament_id,
-            hand_no=self.st.hand_no,
-            level=self.level,
-            small_blind=self.blinds.sb,
-            big_blind=self.blinds.bb,
-            ante=self.blinds.ante,
-            seats=[s.model_copy() for s in self.st.seats],
-            hand=public_view(self.hand, None) if self.hand is not None else None,
-            deck_commitment=self.commitment,
-            last_hand=self.st.last_hand,
-            finished=self.finished,
-            version=self.st.version,
-            room=self.st.room.model_copy() if self.st.room else None,
-            deadline_ms=self.deadline_ms,
-        )
+    async def grace(self, seat: TableSeat) -> int:
+        return 0
 
-    # -- internals -----------------------------------------------------------------------
-    def _live_seats(self) -> list[int]:
-        return [s.seat for s in self.st.seats if s.stack > 0]
-
-    def _seat(self, seat: int) -> TableSeat:
-        return next(s for s in self.st.seats if s.seat == seat)
-
-    def _seat_of(self, player_id: str) -> int:
-        for s in self.st.seats:
-            if s.player_id == player_id:
-                return s.seat
-        raise DomainError(ErrorCode.UNKNOWN_SEAT, "you have no seat at this table")
-
-    def _checked_seat_of(self, player_id: str) -> int:
-        try:
-            return self._seat_of(player_id)
-        except DomainError as err:
-            raise refusal(err) from None
-
-    def _now_ms(self) -> int:
-        return int(workflow.now().timestamp() * 1000)
-
-    def _bump(self) -> None:
-        self.st.version += 1
-        hand = self.hand
-        actor = hand.actor_seat if hand is not None and not hand.over else None
-        where = (
-            f"room {self.st.room.status}, {len(self.st.seats)} seated"
-            if self.st.room is not None
-            else f"level {self.level}"
-        )
-        workflow.set_current_details(
-            f"hand {self.st.hand_no}, {where} ({self.blinds.sb}/{self.blinds.bb}), "
-            + (f"seat {actor} to act" if actor is not None else "between hands")
-        )
+    async def serve_request(self, request: object) -> object:
+        raise AssertionError(f"a tournament's table takes no {type(request).__name__}")

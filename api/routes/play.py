@@ -34,6 +34,7 @@ from domain.settings import validate_settings
 from wire.ids import table_workflow_id
 from wire.messages import TournamentView, WireModel
 from wire.table_messages import ActInput, ActResult, SitInInput, TableView
+from workflows.room import RoomWorkflow
 from workflows.table import TableWorkflow
 
 router = APIRouter(prefix="/tournaments", tags=["play"])
@@ -242,12 +243,13 @@ async def act_at_table(
     """One action at a table, whichever channel sent it (a tournament's or a room's HTTP
     route, the WebSocket): the act Update under its retry-safe id, a room's presence once the
     room took it, and the answer in game-state terms (read-your-writes on this replica)."""
+    workflow_type = RoomWorkflow if room_id is not None else TableWorkflow
     handle: WorkflowHandle[Any, Any] = app.state.temporal.get_workflow_handle_for(
-        TableWorkflow.run, table_id
+        workflow_type.run, table_id
     )
     result = await execute_update(
         handle,
-        TableWorkflow.act,
+        workflow_type.act,
         body.for_player(player_id),
         closed_code=ErrorCode.ROOM_CLOSED if room_id else ErrorCode.STALE_TURN,
         noun="room" if room_id else "tournament",

@@ -1,6 +1,6 @@
 """Cash rooms: the room records, creating and closing, joining and leaving, and playing.
 
-A room is a TableWorkflow with no tournament (``room-<hex>``, workflows/room.py). Listing and
+A room is a RoomWorkflow (``room-<hex>``, workflows/room.py). Listing and
 reading rooms serve the read model (``rooms``) and never query a workflow; the game state is
 the tournaments' shape without the tournament fields, served from the same query cache.
 Anyone may watch: without a credential the game state is the spectator's (no hole cards).
@@ -57,7 +57,7 @@ from wire.table_messages import (
     TableState,
     TableView,
 )
-from workflows.table import TableWorkflow
+from workflows.room import RoomWorkflow
 
 router = APIRouter(prefix="/rooms", tags=["rooms"])
 
@@ -191,7 +191,7 @@ async def start_room(
         )
         await session.commit()
     await temporal.start_workflow(
-        TableWorkflow.run,
+        RoomWorkflow.run,
         TableState(
             table_id=workflow_id,
             tournament_id=None,
@@ -261,7 +261,7 @@ async def close_room(room_id: RoomId, db: DbDep, temporal: TemporalDep) -> Close
         return CloseRoomResult(status="closed")
     return await execute_update(
         _handle(temporal, room_id),
-        TableWorkflow.close,
+        RoomWorkflow.close,
         CloseRoomInput(reason="admin"),
         closed_code=ErrorCode.ROOM_CLOSED,
         noun="room",
@@ -269,7 +269,7 @@ async def close_room(room_id: RoomId, db: DbDep, temporal: TemporalDep) -> Close
 
 
 def _handle(temporal: Client, room_id: str) -> WorkflowHandle[Any, Any]:
-    return temporal.get_workflow_handle_for(TableWorkflow.run, room_workflow_id(room_id))
+    return temporal.get_workflow_handle_for(RoomWorkflow.run, room_workflow_id(room_id))
 
 
 # -- seats -----------------------------------------------------------------------------------
@@ -292,7 +292,7 @@ async def join_room(
     try:
         result = await execute_update(
             _handle(temporal, room_id),
-            TableWorkflow.join,
+            RoomWorkflow.join,
             JoinInput(
                 player_id=caller.user_id,
                 owner_user_id=caller.owner,
@@ -335,7 +335,7 @@ async def leave_room(
     try:
         result = await execute_update(
             _handle(temporal, room_id),
-            TableWorkflow.leave,
+            RoomWorkflow.leave,
             LeaveInput(player_id=caller.user_id),
             closed_code=ErrorCode.ROOM_CLOSED,
             noun="room",
@@ -357,7 +357,7 @@ async def sit_in(
     await room_row(db, room_id)
     result = await execute_update(
         _handle(temporal, room_id),
-        TableWorkflow.sit_in,
+        RoomWorkflow.sit_in,
         SitInInput(player_id=caller.user_id),
         closed_code=ErrorCode.ROOM_CLOSED,
         noun="room",

@@ -36,7 +36,7 @@ from wire.table_messages import (
     TableState,
     TableView,
 )
-from workflows.table import TableWorkflow
+from workflows.room import RoomWorkflow
 
 ENTRY = 1000
 
@@ -95,7 +95,7 @@ async def open_room(client: Client, seats: int = 3) -> WorkflowHandle[Any, Table
         ),
     )
     handle = await client.start_workflow(
-        TableWorkflow.run,
+        RoomWorkflow.run,
         st,
         id=st.table_id,
         task_queue=client.ts_queue,  # type: ignore[attr-defined]
@@ -111,7 +111,7 @@ async def seat(db: Database, handle: WorkflowHandle[Any, Any], user: str) -> Non
         destination=ledger.user_account(user),
         amount=5 * ENTRY,
     )
-    await handle.execute_update(TableWorkflow.join, JoinInput(player_id=user, owner_user_id=user))
+    await handle.execute_update(RoomWorkflow.join, JoinInput(player_id=user, owner_user_id=user))
 
 
 async def set_presence(db: Database, room_id: str, user: str, *, present: bool) -> None:
@@ -147,19 +147,19 @@ async def drive(
 ) -> TableView:
     """Bots answer their turns at once; anyone else's turn is handed to ``on_other``."""
     for _ in range(limit):
-        view = await handle.query(TableWorkflow.view, None)
+        view = await handle.query(RoomWorkflow.view, None)
         if until(view):
             return view
         actor = actor_of(view)
         if actor is None:
             await asyncio.sleep(0.02)
         elif actor in bots:
-            mine = await handle.query(TableWorkflow.view, actor)
+            mine = await handle.query(RoomWorkflow.view, actor)
             if mine.hand and mine.hand.get("legal"):
                 action, amount = passive(mine.hand["legal"])
                 try:
                     await handle.execute_update(
-                        TableWorkflow.act,
+                        RoomWorkflow.act,
                         ActInput(
                             player_id=actor,
                             hand_no=mine.hand_no,
@@ -190,7 +190,7 @@ async def test_timeouts_grace_then_sit_out_then_removal_after_three_hands(
     first = await drive(handle, [a, b], lambda v: actor_of(v) == c, on_other=env.sleep)
     turn = first.hand["turn"] if first.hand else -1
     await env.sleep(timedelta(seconds=11))
-    after = await handle.query(TableWorkflow.view, None)
+    after = await handle.query(RoomWorkflow.view, None)
     assert (after.hand_no, after.hand["turn"] if after.hand else None) != (first.hand_no, turn)
     seat_c = next(s for s in after.seats if s.player_id == c)
     assert seat_c.timeouts == 1 and not seat_c.sitting_out
@@ -198,11 +198,11 @@ async def test_timeouts_grace_then_sit_out_then_removal_after_three_hands(
     # c acts once (the streak resets), then its connection lapses: the next timeout waits
     # for the disconnect grace (30 s), not the decision time (10 s).
     async def c_acts(view: TableView) -> None:
-        mine = await handle.query(TableWorkflow.view, c)
+        mine = await handle.query(RoomWorkflow.view, c)
         assert mine.hand is not None and mine.hand.get("legal")
         action, amount = passive(mine.hand["legal"])
         await handle.execute_update(
-            TableWorkflow.act,
+            RoomWorkflow.act,
             ActInput(
                 player_id=c,
                 hand_no=mine.hand_no,
@@ -213,16 +213,16 @@ async def test_timeouts_grace_then_sit_out_then_removal_after_three_hands(
         )
 
     await drive(handle, [a, b], lambda v: actor_of(v) == c, on_other=env.sleep)
-    await c_acts(await handle.query(TableWorkflow.view, None))
+    await c_acts(await handle.query(RoomWorkflow.view, None))
     await set_presence(db, room_id, c, present=False)
     lapsed = await drive(handle, [a, b], lambda v: actor_of(v) == c, on_other=env.sleep)
     assert next(s for s in lapsed.seats if s.player_id == c).timeouts == 0
     lapsed_turn = (lapsed.hand_no, lapsed.hand["turn"] if lapsed.hand else None)
     await env.sleep(timedelta(seconds=11))
-    held = await handle.query(TableWorkflow.view, None)
+    held = await handle.query(RoomWorkflow.view, None)
     assert (held.hand_no, held.hand["turn"] if held.hand else None) == lapsed_turn
     await env.sleep(timedelta(seconds=20))
-    moved = await handle.query(TableWorkflow.view, None)
+    moved = await handle.query(RoomWorkflow.view, None)
     assert (moved.hand_no, moved.hand["turn"] if moved.hand else None) != lapsed_turn
 
     # The next timeout in a row sits c out; three hands dealt without c remove c, and the
@@ -256,7 +256,7 @@ async def test_timeouts_grace_then_sit_out_then_removal_after_three_hands(
         total += await ledger.balance(db, ledger.user_account(user))
         total += await ledger.balance(db, ledger.room_seat_account(room_id, user))
     assert total == 3 * 5 * ENTRY
-    await handle.execute_update(TableWorkflow.close, CloseRoomInput(reason="test"))
+    await handle.execute_update(RoomWorkflow.close, CloseRoomInput(reason="test"))
     result = await handle.result()
     # What a and b take home plus what c took home is the three entries.
     assert sum(result.stacks.values()) + (home - 4 * ENTRY) == 3 * ENTRY
@@ -270,16 +270,16 @@ async def test_an_empty_room_closes_after_thirty_idle_minutes(
     await seat(db, handle, user)
     # Someone seated holds the room open however long it waits.
     await room_clock_env.sleep(timedelta(seconds=IDLE_CLOSE_SECONDS + 60))
-    view = await handle.query(TableWorkflow.view, None)
+    view = await handle.query(RoomWorkflow.view, None)
     assert not view.finished and view.room is not None and view.room.status == "waiting"
     # They leave: thirty minutes later the room closes itself.
-    left = await handle.execute_update(TableWorkflow.leave, LeaveInput(player_id=user))
+    left = await handle.execute_update(RoomWorkflow.leave, LeaveInput(player_id=user))
     assert left.returned == ENTRY and not left.pending
     await room_clock_env.sleep(timedelta(seconds=IDLE_CLOSE_SECONDS - 60))
-    assert not (await handle.query(TableWorkflow.view, None)).finished
+    assert not (await handle.query(RoomWorkflow.view, None)).finished
     result = await handle.result()  # time skips to the idle close
     assert result.stacks == {}
-    final = await handle.query(TableWorkflow.view, None)
+    final = await handle.query(RoomWorkflow.view, None)
     assert final.finished and final.room is not None and final.room.status == "closed"
     assert final.room.close_reason == "idle"
     assert await ledger.balance(db, ledger.user_account(user)) == 5 * ENTRY
@@ -314,13 +314,13 @@ async def test_room_histories_replay_with_overlapping_tasks_merged(
         kind = next(pokes)
         try:
             if kind == "sit_in":
-                await handle.execute_update(TableWorkflow.sit_in, SitInInput(player_id=c))
+                await handle.execute_update(RoomWorkflow.sit_in, SitInInput(player_id=c))
             elif kind == "join":
                 await handle.execute_update(
-                    TableWorkflow.join, JoinInput(player_id=d, owner_user_id=d)
+                    RoomWorkflow.join, JoinInput(player_id=d, owner_user_id=d)
                 )
             else:
-                await handle.execute_update(TableWorkflow.leave, LeaveInput(player_id=d))
+                await handle.execute_update(RoomWorkflow.leave, LeaveInput(player_id=d))
         except WorkflowUpdateFailedError:
             pass  # a no-op (c has not timed out yet, d is already leaving), refused: no task
         await room_clock_env.sleep(timedelta(seconds=11))
@@ -332,7 +332,7 @@ async def test_room_histories_replay_with_overlapping_tasks_merged(
         on_other=poke_then_time_out,
     )
     assert view.hand_no >= 2
-    await handle.execute_update(TableWorkflow.close, CloseRoomInput(reason="test"))
+    await handle.execute_update(RoomWorkflow.close, CloseRoomInput(reason="test"))
     await handle.result()
     found = await histories_from(ts_client, [handle.id])
     merges, failures = await replay_every_merge(ts_client, found)

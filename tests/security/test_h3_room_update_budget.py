@@ -23,7 +23,7 @@ from tests.integration.bots import passive
 from tests.integration.helpers import credit, eventually, player
 from tests.integration.test_rooms import open_room, workflow_id
 from wire.table_messages import TableView
-from workflows.table import TableWorkflow
+from workflows.room import RoomWorkflow
 
 SPAM = 300
 """Enough to show that none reaches history (on the reviewed main each one did, and 2,000
@@ -54,13 +54,13 @@ async def test_no_op_requests_spend_no_update_budget_and_opponents_still_act(
         handle = client.get_workflow_handle(workflow_id(room_id))
 
         async def victim_to_act() -> TableView | None:
-            view: TableView = await handle.query(TableWorkflow.view, victim)
+            view: TableView = await handle.query(RoomWorkflow.view, victim)
             hand = view.hand
             seat = next(s.seat for s in view.seats if s.player_id == victim)
             return view if hand and not hand["over"] and hand["actor"] == seat else None
 
         async def attacker_acts_if_asked() -> TableView | None:
-            view: TableView = await handle.query(TableWorkflow.view, attacker)
+            view: TableView = await handle.query(RoomWorkflow.view, attacker)
             hand = view.hand
             mine = next(s.seat for s in view.seats if s.player_id == attacker)
             if hand and not hand["over"] and hand["actor"] == mine:

@@ -28,7 +28,7 @@ from wire.table_messages import (
     TableState,
     TableView,
 )
-from workflows.table import TableWorkflow
+from workflows.room import RoomWorkflow
 
 ENTRY = 1000
 
@@ -58,11 +58,11 @@ async def _open_room(client: Client, queue: str) -> WorkflowHandle[Any, Any]:
             idle_since_ms=now_ms,
         ),
     )
-    return await client.start_workflow(TableWorkflow.run, st, id=st.table_id, task_queue=queue)
+    return await client.start_workflow(RoomWorkflow.run, st, id=st.table_id, task_queue=queue)
 
 
 async def _in_hand(handle: WorkflowHandle[Any, Any]) -> TableView | None:
-    view: TableView = await handle.query(TableWorkflow.view, None)
+    view: TableView = await handle.query(RoomWorkflow.view, None)
     hand = view.hand
     return view if hand and not hand["over"] and hand["actor"] is not None else None
 
@@ -85,7 +85,7 @@ async def test_a_leave_with_the_hand_ending_action_is_taken_after_the_hand(
                 amount=5 * ENTRY,
             )
             await handle.execute_update(
-                TableWorkflow.join, JoinInput(player_id=user, owner_user_id=user)
+                RoomWorkflow.join, JoinInput(player_id=user, owner_user_id=user)
             )
         view = await eventually(lambda: _in_hand(handle))
     # Heads-up preflop: the actor folding ends the hand, and the other player wins the blinds.
@@ -97,13 +97,13 @@ async def test_a_leave_with_the_hand_ending_action_is_taken_after_the_hand(
     # No worker polls now: both Updates wait at the server and reach the next worker together.
     fold = asyncio.create_task(
         handle.execute_update(
-            TableWorkflow.act,
+            RoomWorkflow.act,
             ActInput(player_id=actor, hand_no=view.hand_no, turn=view.hand["turn"], action="fold"),
         )
     )
     await asyncio.sleep(0.5)
     leave = asyncio.create_task(
-        handle.execute_update(TableWorkflow.leave, LeaveInput(player_id=winner))
+        handle.execute_update(RoomWorkflow.leave, LeaveInput(player_id=winner))
     )
     await asyncio.sleep(0.5)
     async with build_worker(client, db, queue):
@@ -114,9 +114,9 @@ async def test_a_leave_with_the_hand_ending_action_is_taken_after_the_hand(
         assert won > before[winner], (won, before)
         assert left.pending or left.returned == won
         # The room is not wedged: it answers, closes, and every chip is home.
-        after: TableView = await handle.query(TableWorkflow.view, None)
+        after: TableView = await handle.query(RoomWorkflow.view, None)
         assert all(s.player_id != winner for s in after.seats)
-        await handle.execute_update(TableWorkflow.close, CloseRoomInput(reason="test"))
+        await handle.execute_update(RoomWorkflow.close, CloseRoomInput(reason="test"))
         await asyncio.wait_for(handle.result(), 30)
         total = 0
         for user in players:

@@ -2,7 +2,10 @@
 its table, and a cash room that deals a few hands and is closed, on a stack of their own,
 written as JSON beside the codec key that opens them.
 
-    python -m tests.histories.golden.record tests/histories/golden
+    python -m tests.histories.golden.record tests/histories/golden [tournament|table|room ...]
+
+Naming kinds records only those, under the directory's existing codec key (so the others
+still open).
 
 Run it again only when a change is *meant* to break running workflows (and say so in the
 changelog); otherwise today's code must replay the recordings as they are
@@ -79,17 +82,20 @@ async def play_room(api: str, settings: Settings, hands: int) -> str:
     return room_id
 
 
-async def record(out: Path, settings: Settings) -> None:
+async def record(out: Path, settings: Settings, kinds: set[str]) -> None:
     api = f"http://{settings.api_host}:{settings.api_port}"
-    result = await run_demo(api, settings, seats=2, level_seconds=30)
-    tid = str(result["tournament_id"])
-    room_id = await play_room(api, settings, hands=3)
+    workflow_ids = []
+    if kinds & {"tournament", "table"}:
+        result = await run_demo(api, settings, seats=2, level_seconds=30)
+        tid = str(result["tournament_id"])
+        if "tournament" in kinds:
+            workflow_ids.append(tournament_workflow_id(tid))
+        if "table" in kinds:
+            workflow_ids.append(table_workflow_id(tid))
+    if "room" in kinds:
+        workflow_ids.append(room_workflow_id(await play_room(api, settings, hands=3)))
     client = await connect(settings)
-    for workflow_id in (
-        tournament_workflow_id(tid),
-        table_workflow_id(tid),
-        room_workflow_id(room_id),
-    ):
+    for workflow_id in workflow_ids:
         handle = client.get_workflow_handle(workflow_id)
         for _ in range(120):  # until it closed (the room drains its last hand)
             if (await handle.describe()).status.name != "RUNNING":
@@ -104,13 +110,17 @@ async def record(out: Path, settings: Settings) -> None:
 
 def main() -> None:
     out = Path(sys.argv[1]).resolve()
+    kinds = set(sys.argv[2:]) or {"tournament", "table", "room"}
+    assert kinds <= {"tournament", "table", "room"}, kinds
     root = Path(tempfile.mkdtemp(prefix="sng-golden-"))
     settings = isolated_settings(root, "sng-golden")
+    if sys.argv[2:]:
+        shutil.copy(out / DEV_KEY_FILE, root / DEV_KEY_FILE)  # the others keep opening
     ensure_dev_key(root)
     stack = DevStack(settings)
     try:
         stack.start()
-        asyncio.run(record(out, settings))
+        asyncio.run(record(out, settings, kinds))
         shutil.copy(root / DEV_KEY_FILE, out / DEV_KEY_FILE)
     finally:
         Console().print("stopping…")
