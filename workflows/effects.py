@@ -21,6 +21,7 @@ with workflow.unsafe.imports_passed_through():
     from activities.table import new_deck_seed, new_secret, wall_clock_ms
     from activities.telemetry import TelemetryActivities
     from domain.errors import ErrorCode
+    from wire.events import Event
     from wire.messages import (
         EntrantRow,
         EventInput,
@@ -122,15 +123,19 @@ async def save_entrant(row: EntrantRow) -> None:
     )
 
 
-async def publish(
-    tournament_id: str, type_: str, dedupe_key: str, payload: dict[str, object]
-) -> None:
+async def publish(tournament_id: str, dedupe_key: str, event: Event) -> None:
+    """Append one event (``wire/events.py``) to the tournament's log, once per dedupe key."""
     await workflow.execute_activity_method(
         EventActivities.publish_event,
-        EventInput(tournament_id=tournament_id, type=type_, dedupe_key=dedupe_key, payload=payload),
+        EventInput(
+            tournament_id=tournament_id,
+            type=event.TYPE,
+            dedupe_key=dedupe_key,
+            payload=event.payload(),
+        ),
         start_to_close_timeout=DB_TIMEOUT,
         retry_policy=FOREVER,
-        summary=f"publish {type_}",
+        summary=f"publish {event.TYPE}",
     )
 
 

@@ -39,6 +39,17 @@ with workflow.unsafe.imports_passed_through():
         settle,
         status_for,
     )
+    from wire.events import (
+        ROOM_EVENTS_BY_TYPE,
+        Event,
+        HandStart,
+        PlayerJoin,
+        PlayerLeave,
+        RoomHandResult,
+        RoomStatusChanged,
+        SeatStack,
+        Showdown,
+    )
     from wire.keys import room_join_key, room_leave_key
     from wire.messages import EventInput
     from wire.refusals import coded, passed_on
@@ -164,7 +175,7 @@ class RoomWorkflow(PlayerHandlers):
         room.status = RoomStatus.CLOSED.value
         self.table.finished = True
         self.table.bump()
-        self._queue("room_status", {"status": room.status, "reason": room.close_reason})
+        self._queue(RoomStatusChanged(status=room.status, reason=room.close_reason))
         await self.table.flush()
         await self._save_room(closed=True)
         await self.table.serve_until_handlers_finished()
@@ -181,7 +192,7 @@ class RoomWorkflow(PlayerHandlers):
             return
         room.status = status.value
         self.table.bump()
-        self._queue("room_status", {"status": room.status})
+        self._queue(RoomStatusChanged(status=room.status))
         await self.table.flush()
         await self._save_room()
 
@@ -275,10 +286,7 @@ class RoomWorkflow(PlayerHandlers):
             raise
         seat.stack, seat.pending = room.entry, False
         self.table.bump()
-        self._queue(
-            "player_join",
-            {"seat": seat.seat, "player": seat.player_id, "stack": seat.stack},
-        )
+        self._queue(PlayerJoin(seat=seat.seat, player=seat.player_id, stack=seat.stack))
         await self.table.flush()
         await self._save_room()
         return JoinResult(seat=seat.seat, stack=seat.stack)
@@ -376,14 +384,13 @@ class RoomWorkflow(PlayerHandlers):
                 )
             )
         self._queue(
-            "player_leave",
-            {
-                "seat": seat.seat,
-                "player": seat.player_id,
-                "returned": seat.stack,
-                "currency": CURRENCY,
-                "reason": reason,
-            },
+            PlayerLeave(
+                seat=seat.seat,
+                player=seat.player_id,
+                returned=seat.stack,
+                currency=CURRENCY,
+                reason=reason,
+            )
         )
         await self.table.flush()
         await self._save_room()
@@ -414,18 +421,17 @@ class RoomWorkflow(PlayerHandlers):
                 seat.sat_out_hands += 1
         self.cursor = StreamCursor()
         self._queue(
-            "hand_start",
-            {
-                "handNumber": self.st.hand_no,
-                "button": hand.button,
-                "smallBlind": self._room().small_blind,
-                "bigBlind": self._room().big_blind,
-                "seats": [
-                    {"seat": s, "player": self.table.seat(s).player_id, "stack": chips}
+            HandStart(
+                hand_number=self.st.hand_no,
+                button=hand.button,
+                small_blind=self._room().small_blind,
+                big_blind=self._room().big_blind,
+                seats=[
+                    SeatStack(seat=s, player=self.table.seat(s).player_id, stack=chips)
                     for s, chips in zip(hand.seats, hand.starting_stacks, strict=True)
                 ],
-                "deckCommitment": self.table.commitment,
-            },
+                deck_commitment=self.table.commitment,
+            ),
             key=f"h{self.st.hand_no}:start",
         )
 
@@ -433,7 +439,7 @@ class RoomWorkflow(PlayerHandlers):
         """Publish what the hand did since the last call (before each decision is awaited)."""
         events, self.cursor = hand_events(self.st.hand_no, public_view(hand, None), self.cursor)
         for type_, key, payload in events:
-            self._queue(type_, payload, key=key)
+            self._queue(ROOM_EVENTS_BY_TYPE[type_].model_validate(payload), key=key)
         await self.table.flush()
 
     async def hand_finished(self, hand: Hand, record: dict[str, Any]) -> None:
@@ -441,7 +447,7 @@ class RoomWorkflow(PlayerHandlers):
         hand_no = self.st.hand_no
         events, self.cursor = hand_events(hand_no, public_view(hand, None), self.cursor)
         for type_, key, payload in events:
-            self._queue(type_, payload, key=key)
+            self._queue(ROOM_EVENTS_BY_TYPE[type_].model_validate(payload), key=key)
         settlement = settle(record)
         record["settlement"] = settlement.to_wire()
         players = {s.seat: s.player_id for s in self.st.seats}
@@ -460,21 +466,20 @@ class RoomWorkflow(PlayerHandlers):
         )
         if record["shown"]:
             self._queue(
-                "showdown",
-                {"handNumber": hand_no, "shown": record["shown"]},
-                key=f"h{hand_no}:showdown",
+                Showdown(hand_number=hand_no, shown=record["shown"]), key=f"h{hand_no}:showdown"
             )
         self._queue(
-            "hand_result",
-            {
-                "handNumber": hand_no,
-                "board": record["board"],
-                "pots": record["pots"],
-                "stacksAfter": record["stacks_after"],
-                **settlement.to_wire(),
-                "deckCommitment": record["deck_commitment"],
-                "deckSeed": record["deck_seed"],
-            },
+            RoomHandResult(
+                hand_number=hand_no,
+                board=record["board"],
+                pots=record["pots"],
+                stacks_after=record["stacks_after"],
+                gross_pot=settlement.gross_pot,
+                net_to_winner={str(seat): c for seat, c in settlement.net_to_winner.items()},
+                rake=0,
+                deck_commitment=record["deck_commitment"],
+                deck_seed=record["deck_seed"],
+            ),
             key=f"h{hand_no}:result",
         )
         await self.table.flush()
@@ -494,13 +499,20 @@ class RoomWorkflow(PlayerHandlers):
         return max(0, room.disconnect_grace - room.decision_timeout)
 
     # -- the stream and the record ---------------------------------------------------------
-    def _queue(self, type_: str, payload: dict[str, Any], *, key: str | None = None) -> None:
+    def _queue(self, event: Event, *, key: str | None = None) -> None:
+        """Queue one event (``wire/events.py``) for the room's stream; it goes out with the
+        table's next publication."""
         room = self._room()
         if key is None:
             room.stream_seq += 1
             key = f"e{room.stream_seq}"
         self.table.events.append(
-            EventInput(tournament_id=room.room_id, type=type_, dedupe_key=key, payload=payload)
+            EventInput(
+                tournament_id=room.room_id,
+                type=event.TYPE,
+                dedupe_key=key,
+                payload=event.payload(),
+            )
         )
 
     async def _save_room(self, *, closed: bool = False) -> None:

@@ -29,6 +29,12 @@ with workflow.unsafe.imports_passed_through():
     from domain.seating import draw_seats
     from domain.settings import TournamentSettings, validate_settings
     from domain.standings import force_end_ranking, order_busts
+    from wire.events import (
+        BlindLevelChanged,
+        PlayerEliminated,
+        TournamentHandResult,
+        TournamentStateChanged,
+    )
     from wire.ids import table_workflow_id, tournament_workflow_id
     from wire.messages import (
         CancelInput,
@@ -127,9 +133,10 @@ class TournamentWorkflow(RegistrationMixin, SettlementMixin):
         await self._save_tournament()
         await effects.publish(
             self.s.tournament_id,
-            "tournament_state_changed",
             "state:starting",
-            {"state": "starting", "startsAt": self.s.starts_at_ms, "fieldSize": len(paid)},
+            TournamentStateChanged(
+                state="starting", starts_at=self.s.starts_at_ms, field_size=len(paid)
+            ),
         )
 
     async def _start(self) -> None:
@@ -170,9 +177,10 @@ class TournamentWorkflow(RegistrationMixin, SettlementMixin):
         await self._save_tournament()
         await effects.publish(
             self.s.tournament_id,
-            "tournament_state_changed",
             "state:playing",
-            {"state": "playing", "playStartedAt": self.s.play_start_ms, "currentLevel": 0},
+            TournamentStateChanged(
+                state="playing", play_started_at=self.s.play_start_ms, current_level=0
+            ),
         )
 
     async def _play(self) -> None:
@@ -249,15 +257,14 @@ class TournamentWorkflow(RegistrationMixin, SettlementMixin):
         await self._save_tournament()
         await effects.publish(
             self.s.tournament_id,
-            "blind_level_changed",
             f"level:{self.s.level}",
-            {
-                "level": self.s.level,
-                "smallBlind": blinds.sb,
-                "bigBlind": blinds.bb,
-                "ante": blinds.ante,
-                "levelEndsAt": level_deadline_ms(self.settings, self.s.play_start_ms, self.s.level),
-            },
+            BlindLevelChanged(
+                level=self.s.level,
+                small_blind=blinds.sb,
+                big_blind=blinds.bb,
+                ante=blinds.ante,
+                level_ends_at=level_deadline_ms(self.settings, self.s.play_start_ms, self.s.level),
+            ),
         )
 
     async def _hand_boundary(self, report: HandReport) -> None:
@@ -303,28 +310,26 @@ class TournamentWorkflow(RegistrationMixin, SettlementMixin):
                 continue
             await effects.publish(
                 self.s.tournament_id,
-                "player_eliminated",
                 f"eliminated:{finish.player_id}",
-                {
-                    "playerId": finish.player_id,
-                    "place": finish.place,
-                    "rank": finish.rank,
-                    "handNo": report.hand_no,
-                },
+                PlayerEliminated(
+                    player_id=finish.player_id,
+                    place=finish.place,
+                    rank=finish.rank,
+                    hand_no=report.hand_no,
+                ),
             )
         await effects.publish(
             self.s.tournament_id,
-            "hand_result",
             f"hand:{report.table_id}:{report.hand_no}",
-            {
-                "tableId": report.table_id,
-                "handNo": report.hand_no,
-                "level": report.level,
-                "board": report.record.get("board", []),
-                "pots": report.record.get("pots", []),
-                "shown": report.record.get("shown", {}),
-                "stacks": stacks,
-            },
+            TournamentHandResult(
+                table_id=report.table_id,
+                hand_no=report.hand_no,
+                level=report.level,
+                board=report.record.get("board", []),
+                pots=report.record.get("pots", []),
+                shown=report.record.get("shown", {}),
+                stacks=stacks,
+            ),
         )
         if len(alive) == 1:
             await self._end()
@@ -363,13 +368,10 @@ class TournamentWorkflow(RegistrationMixin, SettlementMixin):
         await self._save_tournament()
         await effects.publish(
             self.s.tournament_id,
-            "tournament_state_changed",
             "state:ended",
-            {
-                "state": "ended",
-                "endedAt": self.s.ended_at_ms,
-                "finalStandings": [f.model_dump(by_alias=True) for f in self._standings()],
-            },
+            TournamentStateChanged(
+                state="ended", ended_at=self.s.ended_at_ms, final_standings=self._standings()
+            ),
         )
 
     # -- table signals -------------------------------------------------------------------

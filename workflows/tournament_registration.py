@@ -12,6 +12,7 @@ from temporalio.exceptions import ActivityError, ApplicationError
 with workflow.unsafe.imports_passed_through():
     from domain import registration
     from domain.errors import DomainError, ErrorCode
+    from wire.events import TournamentStateChanged
     from wire.keys import entry_key, refund_key
     from wire.messages import (
         CancelInput,
@@ -517,9 +518,8 @@ class RegistrationMixin(LegacyRegistrationMixin):
         await self._save_tournament()
         await effects.publish(
             self.s.tournament_id,
-            "tournament_state_changed",
             "state:cancelled",
-            {"state": "cancelled", "reason": req.reason},
+            TournamentStateChanged(state="cancelled", reason=req.reason),
         )
         await self._record_lifecycle()
         return self._view()

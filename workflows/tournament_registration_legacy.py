@@ -15,6 +15,7 @@ from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
+    from wire.events import TournamentStateChanged
     from wire.messages import (
         CancelInput,
         EntrantStatus,
@@ -212,9 +213,8 @@ class LegacyRegistrationMixin(TournamentBase):
             await self._save_tournament()
             await effects.publish(
                 self.s.tournament_id,
-                "tournament_state_changed",
                 "state:cancelled",
-                {"state": "cancelled", "reason": req.reason},
+                TournamentStateChanged(state="cancelled", reason=req.reason),
             )
             await self._record_lifecycle()
             return self._view()

@@ -13,6 +13,7 @@ with workflow.unsafe.imports_passed_through():
     from domain.errors import ErrorCode
     from domain.payouts import resolve_payout_amounts
     from domain.standings import Finish, split_prizes
+    from wire.events import Prize, TournamentEnded, TournamentPayoutSettled, TournamentStateChanged
     from wire.keys import payout_intent_id, rake_key
     from wire.messages import (
         MoneyMove,
@@ -58,19 +59,15 @@ class SettlementMixin(TournamentBase):
             self._bump()
             await self._save_tournament()
             await effects.publish(
-                self.s.tournament_id,
-                "tournament_state_changed",
-                "state:settling",
-                {"state": "settling"},
+                self.s.tournament_id, "state:settling", TournamentStateChanged(state="settling")
             )
             await effects.publish(
                 self.s.tournament_id,
-                "tournament_ended",
                 "ended",
-                {
-                    "finalStandings": [f.model_dump(by_alias=True) for f in self._standings()],
-                    "payouts": [self._payout_wire(p) for p in self.s.payouts],
-                },
+                TournamentEnded(
+                    final_standings=self._standings(),
+                    payouts=[self._payout_wire(p) for p in self.s.payouts],
+                ),
             )
         while True:
             if self._rake_due():
@@ -89,9 +86,8 @@ class SettlementMixin(TournamentBase):
             await self._save_tournament()
             await effects.publish(
                 self.s.tournament_id,
-                "tournament_state_changed",
                 "state:closed",
-                {"state": "closed", "closedAt": self.s.closed_at_ms},
+                TournamentStateChanged(state="closed", closed_at=self.s.closed_at_ms),
             )
             await self._record_lifecycle()
 
@@ -190,14 +186,13 @@ class SettlementMixin(TournamentBase):
         )
         await effects.publish(
             self.s.tournament_id,
-            "tournament_payout_settled",
             f"payout:{payout.position}",
-            {
-                "position": payout.position,
-                "userId": payout.player_id,
-                "amount": payout.amount,
-                "txHash": receipt.tx_hash or receipt.reference,
-            },
+            TournamentPayoutSettled(
+                position=payout.position,
+                user_id=payout.player_id,
+                amount=payout.amount,
+                tx_hash=receipt.tx_hash or receipt.reference,
+            ),
         )
 
     def _destination(self, player_id: str) -> str:
@@ -219,5 +214,5 @@ class SettlementMixin(TournamentBase):
         )
 
     @staticmethod
-    def _payout_wire(p: PayoutView) -> dict[str, object]:
-        return {"position": p.position, "userId": p.player_id, "amount": p.amount}
+    def _payout_wire(p: PayoutView) -> Prize:
+        return Prize(position=p.position, user_id=p.player_id, amount=p.amount)

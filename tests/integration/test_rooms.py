@@ -20,6 +20,7 @@ from db import ledger
 from db.engine import Database
 from tests.integration.bots import play
 from tests.integration.helpers import admin, balance, credit, eventually, player
+from wire.events import ROOM_EVENTS_BY_TYPE
 from worker import build_replayer
 
 ROOM = {
@@ -165,6 +166,9 @@ async def test_a_room_waits_plays_pauses_resumes_and_closes_with_every_chip_home
         } <= types
         for e in events["events"]:
             assert "hole_cards" not in e["data"] and "holeCards" not in e["data"]
+            # Each event is exactly what its model (wire/events.py) describes.
+            model = ROOM_EVENTS_BY_TYPE[e["type"]]
+            assert model.model_validate(e["data"]).payload() == e["data"], e
         results = [e["data"] for e in events["events"] if e["type"] == "hand_result"]
         assert results and all(r["rake"] == 0 for r in results)
         assert all(r["grossPot"] == sum(r["netToWinner"].values()) for r in results)

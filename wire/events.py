@@ -1,0 +1,253 @@
+"""One typed model per event the logs carry (docs/events.md): what the workflows publish, what
+the streams and the JSON pages serve, and what the OpenAPI document describes.
+
+A tournament's log: `tournament_state_changed`, `blind_level_changed`, `player_eliminated`,
+`hand_result`, `tournament_ended`, `tournament_payout_settled` (the seed's names). A cash
+room's: `hand_start`, `action`, `community_cards`, `pot_update`, `showdown`, `hand_result`,
+`player_join`, `player_leave`, `room_status`.
+
+Each model's ``payload()`` is the JSON object the log stores: camelCase, and only the fields
+the publisher set (a ``tournament_state_changed`` for ``starting`` carries ``startsAt`` and
+``fieldSize``, one for ``closed`` carries ``closedAt``), so an event's body is exactly what
+the publisher wrote before the models existed.
+
+>>> BlindLevelChanged(level=2, small_blind=20, big_blind=40, ante=0, level_ends_at=9).payload()
+{'level': 2, 'smallBlind': 20, 'bigBlind': 40, 'ante': 0, 'levelEndsAt': 9}
+>>> TournamentStateChanged(state="settling").payload()
+{'state': 'settling'}
+>>> TournamentStateChanged(state="closing")  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+...
+pydantic_core._pydantic_core.ValidationError: 1 validation error for TournamentStateChanged
+state
+  Input should be 'starting', 'playing', 'ended', 'settling', 'closed' or 'cancelled' ...
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict
+from pydantic.alias_generators import to_camel
+
+from wire.messages import Placing
+
+
+class Body(BaseModel):
+    """camelCase on the wire, nothing unknown accepted."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+
+
+class Event(Body):
+    """An event's body. ``TYPE`` is its log type (the SSE ``event:`` name)."""
+
+    TYPE: ClassVar[str]
+
+    def payload(self) -> dict[str, Any]:
+        # The fields the publisher set (top level only: a nested model is whole).
+        return self.model_dump(by_alias=True, include=set(self.model_fields_set), mode="json")
+
+
+class ShownHand(Body):
+    """A hand shown at showdown: its two cards and what they made."""
+
+    cards: list[str]
+    hand: str
+
+
+class Pot(Body):
+    """A pot as the hand record keeps it: its chips, the seats that could win it, and what
+    each winning seat took."""
+
+    amount: int
+    eligible: list[int]
+    winners: dict[str, int]
+
+
+# -- a tournament's log -------------------------------------------------------------------
+class TournamentStateChanged(Event):
+    """The tournament moved: ``starting`` (with ``startsAt``, ``fieldSize``), ``playing``
+    (``playStartedAt``, ``currentLevel``), ``ended`` (``endedAt``, ``finalStandings``),
+    ``settling``, ``closed`` (``closedAt``; the stream's last event), or ``cancelled``
+    (``reason``; the last event too)."""
+
+    TYPE: ClassVar[str] = "tournament_state_changed"
+    state: Literal["starting", "playing", "ended", "settling", "closed", "cancelled"]
+    starts_at: int | None = None
+    field_size: int | None = None
+    play_started_at: int | None = None
+    current_level: int | None = None
+    ended_at: int | None = None
+    final_standings: list[Placing] | None = None
+    closed_at: int | None = None
+    reason: str | None = None
+
+
+class BlindLevelChanged(Event):
+    """A new level began (from the level clock; hands never reset it)."""
+
+    TYPE: ClassVar[str] = "blind_level_changed"
+    level: int
+    small_blind: int
+    big_blind: int
+    ante: int
+    level_ends_at: int
+
+
+class PlayerEliminated(Event):
+    TYPE: ClassVar[str] = "player_eliminated"
+    player_id: str
+    place: int
+    rank: int
+    hand_no: int
+
+
+class TournamentHandResult(Event):
+    """A tournament hand's public result (``shown``: the cards shown at showdown)."""
+
+    TYPE: ClassVar[str] = "hand_result"
+    table_id: str
+    hand_no: int
+    level: int
+    board: list[str]
+    pots: list[Pot]
+    shown: dict[str, ShownHand]
+    """By seat."""
+    stacks: dict[str, int]
+    """Chips per player id after the hand."""
+
+
+class Prize(Body):
+    """One prize of a finished tournament."""
+
+    position: int
+    user_id: str
+    amount: int
+
+
+class TournamentEnded(Event):
+    TYPE: ClassVar[str] = "tournament_ended"
+    final_standings: list[Placing]
+    payouts: list[Prize]
+
+
+class TournamentPayoutSettled(Event):
+    TYPE: ClassVar[str] = "tournament_payout_settled"
+    position: int
+    user_id: str
+    amount: int
+    tx_hash: str | None
+    """The chain transaction, or the ledger posting's reference for virtual chips."""
+
+
+# -- a cash room's log --------------------------------------------------------------------
+class SeatStack(Body):
+    seat: int
+    player: str
+    stack: int
+
+
+class HandStart(Event):
+    TYPE: ClassVar[str] = "hand_start"
+    hand_number: int
+    button: int | None
+    small_blind: int
+    big_blind: int
+    seats: list[SeatStack]
+    deck_commitment: str | None
+
+
+class Action(Event):
+    TYPE: ClassVar[str] = "action"
+    hand_number: int
+    seat: int
+    street: str
+    action: str
+    amount: int | None
+    all_in: bool
+    auto: str | None = None
+    """Set when the table acted for the player: ``timeout``, ``sitting_out`` or ``leaving``."""
+
+
+class CommunityCards(Event):
+    TYPE: ClassVar[str] = "community_cards"
+    hand_number: int
+    street: Literal["flop", "turn", "river"]
+    cards: list[str]
+    board: list[str]
+
+
+class PotUpdate(Event):
+    TYPE: ClassVar[str] = "pot_update"
+    hand_number: int
+    pot: int
+
+
+class Showdown(Event):
+    TYPE: ClassVar[str] = "showdown"
+    hand_number: int
+    shown: dict[str, ShownHand]
+    """By seat."""
+
+
+class RoomHandResult(Event):
+    """A room hand's result with its ledger settlement (docs/rooms.md): gross pot, net to
+    the winner per seat, no rake."""
+
+    TYPE: ClassVar[str] = "hand_result"
+    hand_number: int
+    board: list[str]
+    pots: list[Pot]
+    stacks_after: dict[str, int]
+    gross_pot: int
+    net_to_winner: dict[str, int]
+    rake: int
+    deck_commitment: str | None
+    deck_seed: str
+
+
+class PlayerJoin(Event):
+    TYPE: ClassVar[str] = "player_join"
+    seat: int
+    player: str
+    stack: int
+
+
+class PlayerLeave(Event):
+    TYPE: ClassVar[str] = "player_leave"
+    seat: int
+    player: str
+    returned: int
+    currency: str
+    reason: str
+
+
+class RoomStatusChanged(Event):
+    TYPE: ClassVar[str] = "room_status"
+    status: str
+    reason: str | None = None
+
+
+TOURNAMENT_EVENTS: tuple[type[Event], ...] = (
+    TournamentStateChanged,
+    BlindLevelChanged,
+    PlayerEliminated,
+    TournamentHandResult,
+    TournamentEnded,
+    TournamentPayoutSettled,
+)
+ROOM_EVENTS: tuple[type[Event], ...] = (
+    HandStart,
+    Action,
+    CommunityCards,
+    PotUpdate,
+    Showdown,
+    RoomHandResult,
+    PlayerJoin,
+    PlayerLeave,
+    RoomStatusChanged,
+)
+ROOM_EVENTS_BY_TYPE: dict[str, type[Event]] = {e.TYPE: e for e in ROOM_EVENTS}
+"""A room's event model by its log type (the hand's own events come from
+``domain.rooms.hand_events`` as plain objects and are checked against these)."""
