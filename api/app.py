@@ -11,7 +11,7 @@ from fastapi_offline import FastAPIOffline
 from limits.aio.storage import MemoryStorage
 from limits.aio.strategies import MovingWindowRateLimiter
 
-from api import errors
+from api import errors, openapi
 from api.backfill import Backfill
 from api.fastpath import GameStateFastPath
 from api.gamestate import GameStateCache
@@ -82,6 +82,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         lifespan=lifespan,
     )
     errors.install(app)
+    openapi.install(app)  # every error status a route answers, with its real body
     # Innermost: the hot read's short way (api/fastpath.py), behind every guard below.
     app.add_middleware(GameStateFastPath)
     app.add_middleware(RefuseNul)

@@ -297,6 +297,11 @@ async def test_every_route_against_every_caller(api_url: str, settings: Settings
         }
         seen: dict[tuple[str, str], dict[str, int]] = {}
         wrong = []
+        document = {
+            _shape(route): operations
+            for route, operations in (await http.get("/openapi.json")).json()["paths"].items()
+        }
+        undocumented = []
         for row in ROWS:
             for caller, expected in zip(CALLERS, row.expected, strict=True):
                 names = {"address": "0x" + "ab" * 20, "hand": "1", **await row.setup(ctx)}
@@ -308,4 +313,9 @@ async def test_every_route_against_every_caller(api_url: str, settings: Settings
                     wrong.append((row.method, row.path, caller, expected, r.status_code))
                 if r.status_code >= 400 and not path.startswith("/codec"):
                     assert {"code", "message"} <= set(r.json()), r.text
+                    # Every error a route answered is in the OpenAPI document (api/openapi.py).
+                    documented = document[_shape(row.path)]
+                    if str(r.status_code) not in documented[row.method.lower()]["responses"]:
+                        undocumented.append((row.method, row.path, caller, r.status_code))
         assert wrong == [], "\n".join(map(str, wrong))
+        assert undocumented == [], "\n".join(map(str, undocumented))
