@@ -16,6 +16,7 @@ The determinism rule (docs/durability.md) in one place:
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from datetime import timedelta
 
 from temporalio import workflow
@@ -34,26 +35,37 @@ class Alarm:
     activations, and the ids of later timers, which Temporal checks, would differ.
     """
 
-    def __init__(self, delay: timedelta, summary: str) -> None:
+    def __init__(
+        self, delay: timedelta, summary: str, on_fire: Callable[[], None] | None = None
+    ) -> None:
         self.fired = False
         self.summary = summary
+        self._on_fire = on_fire
         self._task = asyncio.ensure_future(self._ring(max(delay, MIN_DELAY)))
 
     @classmethod
-    async def start(cls, delay: timedelta, summary: str) -> Alarm:
-        alarm = cls(delay, summary)
+    async def start(
+        cls, delay: timedelta, summary: str, on_fire: Callable[[], None] | None = None
+    ) -> Alarm:
+        """``on_fire`` runs when the timer fires (in the order Temporal reports firings), for
+        a loop that must take its alarms in that order."""
+        alarm = cls(delay, summary, on_fire)
         await asyncio.sleep(0)  # the timer's task runs first and starts the timer
         return alarm
 
     @classmethod
-    async def until(cls, deadline_ms: int, summary: str) -> Alarm:
+    async def until(
+        cls, deadline_ms: int, summary: str, on_fire: Callable[[], None] | None = None
+    ) -> Alarm:
         """An alarm for an absolute deadline (the duration is data, the firing is the fact)."""
         now_ms = int(workflow.now().timestamp() * 1000)
-        return await cls.start(timedelta(milliseconds=deadline_ms - now_ms), summary)
+        return await cls.start(timedelta(milliseconds=deadline_ms - now_ms), summary, on_fire)
 
     async def _ring(self, delay: timedelta) -> None:
         await workflow.sleep(delay, summary=self.summary)
         self.fired = True
+        if self._on_fire is not None:
+            self._on_fire()
 
     def cancel(self) -> None:
         """Stop a timer whose deadline no longer matters (no command if it already fired)."""

@@ -98,6 +98,14 @@ class Venue(Protocol):
         """Answer a venue's own request (anything but a sit-in) from the inbox."""
         ...
 
+    @property
+    def answers_wait_for_handlers(self) -> bool:
+        """Whether the loop waits for each handler to take its answer before it goes on
+        (``Inbox.deliver``: the Update's completion is then written before the loop's next
+        command however the inputs were batched). Rooms do; a tournament's table does not,
+        so its histories replay (its only request is a sit-in)."""
+        ...
+
 
 class HandLoop:
     """One table's hands, actions and publications (state that must survive a
@@ -273,7 +281,10 @@ class HandLoop:
                 answer = await self.venue.serve_request(request)
         except ApplicationError as err:
             answer = err
-        self.inbox.answer(number, answer)
+        if self.venue.answers_wait_for_handlers:
+            await self.inbox.deliver(number, answer)
+        else:
+            self.inbox.answer(number, answer)
         # Each served request publishes what it changed, so the publications follow the
         # requests, not how many of them one wake-up found (docs/durability.md, rule 8).
         await self.flush()

@@ -48,6 +48,10 @@ class Inbox:
         taken, self._waiting = self._waiting, []
         return taken
 
+    def take_one(self) -> tuple[int, Any]:
+        """The oldest request waiting (the inbox must not be empty)."""
+        return self._waiting.pop(0)
+
     def answer(self, number: int, answer: Any) -> None:
         self._answers[number] = answer
 

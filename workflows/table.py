@@ -122,5 +122,7 @@ class TableWorkflow(PlayerHandlers):
     async def grace(self, seat: TableSeat) -> int:
         return 0
 
+    answers_wait_for_handlers = False  # as before the rule (docs/durability.md)
+
     async def serve_request(self, request: object) -> object:
         raise AssertionError(f"a tournament's table takes no {type(request).__name__}")

@@ -91,6 +91,7 @@ class TournamentWorkflow(RegistrationMixin, SettlementMixin):
         self.collected: list[tuple[int, str, ActivityError | None]] = []
         self.parked_cancel: list[tuple[int, CancelInput]] = []
         self.alarms: dict[tuple[str, int], Alarm] = {}
+        self.expired: list[tuple[str, int]] = []
         self.fee_moves: list[asyncio.Task[None]] = []
         self.lock = asyncio.Lock()  # the legacy registration's (runs from before the patch)
         self.by_loop = True

@@ -68,6 +68,8 @@ class RegistrationMixin(LegacyRegistrationMixin):
     """Fee moves that finished, in the order Temporal reported them: (request, player, error)."""
     parked_cancel: list[tuple[int, CancelInput]]
     alarms: dict[tuple[str, int], Alarm]
+    expired: list[tuple[str, int]]
+    """Reserves whose alarm fired, in firing order (the loop takes one per turn)."""
     fee_moves: list[asyncio.Task[None]]
     by_loop: bool
     """Set by the run's first step (the patch): False for a run that began before it."""
@@ -112,8 +114,15 @@ class RegistrationMixin(LegacyRegistrationMixin):
             await self._serve_registration(number, request)
 
     async def _registration_turn(self, *, draining: bool) -> None:
-        """Wait for an input, then take every one found, in a fixed order: requests, fee
-        outcomes, then (when no fee is moving) a parked cancel and fired reserves."""
+        """Wait for an input, then take one, the first of: the oldest request, the oldest
+        fee outcome, and (when no fee is moving) a parked cancel, then the reserve whose
+        alarm fired first.
+
+        One per turn, chosen afresh each time: an input that came while the loop was busy
+        with the last one is weighed against the others at the same point whether it reached
+        the worker in the same task or the next, so the commands do not depend on how the
+        inputs were batched (docs/durability.md, rule 3).
+        """
 
         def ready() -> bool:
             if self.inbox or self.collected:
@@ -122,24 +131,21 @@ class RegistrationMixin(LegacyRegistrationMixin):
                 return True
             if draining and workflow.all_handlers_finished():
                 return True
-            return not self._fees_moving() and (
-                bool(self.parked_cancel) or any(a.fired for a in self.alarms.values())
-            )
+            return not self._fees_moving() and (bool(self.parked_cancel) or bool(self.expired))
 
         await workflow.wait_condition(ready)
-        for number, request in self.inbox.take():
-            await self._serve_registration(number, request)
-        while self.collected:
+        if self.inbox:
+            await self._serve_registration(*self.inbox.take_one())
+        elif self.collected:
             await self._finish_payment(*self.collected.pop(0))
-        if self._fees_moving():
+        elif self._fees_moving():
             return
-        if self.parked_cancel:
-            number, cancel = self.parked_cancel.pop(0)
-            await self._serve_registration(number, cancel)
-        fired = sorted(key for key, alarm in self.alarms.items() if alarm.fired)
-        for key in fired:
-            del self.alarms[key]
-        await self._release_reserves(set(fired))
+        elif self.parked_cancel:
+            await self._serve_registration(*self.parked_cancel.pop(0))
+        elif self.expired:
+            key = self.expired.pop(0)
+            self.alarms.pop(key, None)
+            await self._release_reserves({key})
         if (
             self.s.phase is TournamentPhase.REGISTERING
             and self._count(EntrantStatus.PAID) == self.settings.seats
@@ -177,13 +183,16 @@ class RegistrationMixin(LegacyRegistrationMixin):
         if key not in self.alarms and not entrant.paying:
             assert entrant.reserved_until_ms is not None
             self.alarms[key] = await Alarm.until(
-                entrant.reserved_until_ms, f"reserve of {entrant.player_id}"
+                entrant.reserved_until_ms,
+                f"reserve of {entrant.player_id}",
+                on_fire=lambda: self.expired.append(key),
             )
 
     def _cancel_alarms(self) -> None:
         for alarm in self.alarms.values():
             alarm.cancel()
         self.alarms.clear()
+        self.expired.clear()
 
     def _refuse_while_draining(self) -> None:
         if self.draining:
