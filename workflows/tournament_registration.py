@@ -110,8 +110,9 @@ class RegistrationMixin(LegacyRegistrationMixin):
         self._cancel_alarms()
         # Requests left when the field sealed or the operator cancelled are refused by the
         # same checks (the phase), so no handler waits for ever.
-        for number, request in self.inbox.take():
+        for number, request in [*self.parked_cancel, *self.inbox.take()]:
             await self._serve_registration(number, request)
+        self.parked_cancel.clear()
 
     async def _registration_turn(self, *, draining: bool) -> None:
         """Wait for an input, then take one, the first of: the oldest request, the oldest
@@ -176,6 +177,11 @@ class RegistrationMixin(LegacyRegistrationMixin):
                 raise AssertionError(f"unknown registration request {request!r}")
         except ApplicationError as err:
             answer = err
+        except ActivityError as err:
+            # A money move refused for good (a refund the chain reverts): this request fails,
+            # not the tournament.
+            cause = err.cause
+            answer = passed_on(cause) if isinstance(cause, ApplicationError) and cause.type else err
         await self.inbox.deliver(number, answer)
 
     async def _arm_reserve(self, entrant: EntrantView) -> None:
@@ -319,6 +325,10 @@ class RegistrationMixin(LegacyRegistrationMixin):
         self.updates_this_run += 1
         if not self.by_loop:
             return await self._legacy_pay_entry(req)
+        if self.s.phase is not TournamentPhase.REGISTERING and self._already_paid(req):
+            # A retry after the field sealed (its answer was lost): the same answer, and no
+            # loop is left to ask. It issues no command.
+            return self._paid_answer(self.s.entrants[req.player_id])
         result: RegisterResult = await self.inbox.ask(req)
         return result
 

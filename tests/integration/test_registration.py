@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import uuid
+from typing import Any
 
 import httpx
 from sqlmodel import select
@@ -12,7 +14,18 @@ from core.settings import Settings
 from db import ledger
 from db.engine import Database
 from db.models import Event
-from tests.integration.helpers import admin, balance, create, credit, eventually, player
+from tests.integration.helpers import (
+    SETTINGS,
+    admin,
+    balance,
+    create,
+    credit,
+    eventually,
+    player,
+    start_paid_tournament,
+)
+from wire.messages import PayEntryInput
+from workflows.tournament import TournamentWorkflow
 
 
 async def register(
@@ -143,3 +156,29 @@ async def test_full_paid_field_seals_and_draws_seats(
         ("tournament_state_changed", "starting")
     ]
     assert await ledger.balance(db, ledger.escrow_account(tid)) == 300
+
+
+async def test_a_retried_pay_after_the_field_sealed_gets_its_answer(
+    client: Client, worker: Any, db: Database, task_queue: str
+) -> None:
+    """The last payer's answer was lost and the field sealed meanwhile: the retry is the same
+    answer at once (it used to wait for a registration loop that had ended)."""
+    tid = f"retry-{uuid.uuid4().hex[:8]}"
+    handle = await start_paid_tournament(client, db, task_queue, tid, SETTINGS, hand_pause_ms=0)
+
+    async def playing() -> bool | None:
+        return (
+            True
+            if (await handle.query(TournamentWorkflow.state)).state.value == "playing"
+            else None
+        )
+
+    await eventually(playing, limit=20)
+    again = await asyncio.wait_for(
+        handle.execute_update(
+            TournamentWorkflow.pay_entry, PayEntryInput(player_id=f"{tid}-2", amount=100)
+        ),
+        20,
+    )
+    assert again.status.value == "paid"
+    await handle.terminate("test done")
