@@ -125,6 +125,49 @@ async def test_the_chain_activity_refuses_what_it_cannot_encode_for_good(
     assert chips.balance(wallet.address) == 1_000
 
 
+async def _stuck_fee(
+    client: Client,
+    task_queue: str,
+    chips: Chips,  # noqa: F811
+    rpc_proxy: RpcProxy,  # noqa: F811
+) -> tuple[Any, Any, Permit, asyncio.Task[Any]]:
+    """An on-chain tournament of three seats where "payer" registered and is paying its fee
+    while the RPC is down: (handle, wallet, permit, the pay in flight)."""
+    tid = f"h1-{uuid.uuid4().hex[:8]}"
+    settings = {
+        "seats": 3,
+        "entryFee": 100,
+        "startingStack": 300,
+        "actionTimeoutSeconds": 60,
+        "blindStructure": {
+            "startingSmallBlind": 10,
+            "increaseFactor": 1.5,
+            "levelDurationSeconds": 600,
+        },
+    }
+    wallet = chips.new_wallet(1_000)
+    handle = await client.start_workflow(
+        TournamentWorkflow.run,
+        CreateTournamentInput(
+            tournament_id=tid, name=tid, settings=settings, hand_pause_ms=0, money_backend="chain"
+        ),
+        id=f"tournament-{tid}",
+        task_queue=task_queue,
+    )
+    await handle.execute_update(
+        TournamentWorkflow.register, RegisterInput(player_id="payer", owner_user_id="payer")
+    )
+    permit = Permit.model_validate(chips.permit(wallet, 100))
+    await rpc_proxy.down()
+    paying = asyncio.create_task(
+        handle.execute_update(
+            TournamentWorkflow.pay_entry,
+            PayEntryInput(player_id="payer", amount=100, permit=permit),
+        )
+    )
+    return handle, wallet, permit, paying
+
+
 async def test_a_payment_stuck_on_the_chain_does_not_hold_registration(
     client: Client,
     db: Database,
@@ -138,44 +181,8 @@ async def test_a_payment_stuck_on_the_chain_does_not_hold_registration(
     and the payer cannot leave or pay twice meanwhile."""
     from worker import build_worker
 
-    tid = f"h1l-{uuid.uuid4().hex[:8]}"
-    settings = {
-        "seats": 3,
-        "entryFee": 100,
-        "startingStack": 300,
-        "actionTimeoutSeconds": 60,
-        "blindStructure": {
-            "startingSmallBlind": 10,
-            "increaseFactor": 1.5,
-            "levelDurationSeconds": 600,
-        },
-    }
-    wallet = chips.new_wallet(1_000)
-    money = chain_activities(chain, rpc_proxy.url)
-    async with build_worker(client, db, task_queue, chain=money):
-        handle = await client.start_workflow(
-            TournamentWorkflow.run,
-            CreateTournamentInput(
-                tournament_id=tid,
-                name=tid,
-                settings=settings,
-                hand_pause_ms=0,
-                money_backend="chain",
-            ),
-            id=f"tournament-{tid}",
-            task_queue=task_queue,
-        )
-        await handle.execute_update(
-            TournamentWorkflow.register, RegisterInput(player_id="payer", owner_user_id="payer")
-        )
-        permit = Permit.model_validate(chips.permit(wallet, 100))
-        await rpc_proxy.down()
-        paying = asyncio.create_task(
-            handle.execute_update(
-                TournamentWorkflow.pay_entry,
-                PayEntryInput(player_id="payer", amount=100, permit=permit),
-            )
-        )
+    async with build_worker(client, db, task_queue, chain=chain_activities(chain, rpc_proxy.url)):
+        handle, wallet, permit, paying = await _stuck_fee(client, task_queue, chips, rpc_proxy)
         await asyncio.sleep(1)
         # Others go on while the payment waits for the chain (on the reviewed main these
         # waited for the lock, that is, for the RPC to come back).
@@ -225,44 +232,8 @@ async def test_a_cancel_waits_for_a_stuck_fee_and_refunds_it(
     refunded with the others), and what comes meanwhile is refused, not left for later."""
     from worker import build_worker
 
-    tid = f"h1c-{uuid.uuid4().hex[:8]}"
-    settings = {
-        "seats": 3,
-        "entryFee": 100,
-        "startingStack": 300,
-        "actionTimeoutSeconds": 60,
-        "blindStructure": {
-            "startingSmallBlind": 10,
-            "increaseFactor": 1.5,
-            "levelDurationSeconds": 600,
-        },
-    }
-    wallet = chips.new_wallet(1_000)
-    money = chain_activities(chain, rpc_proxy.url)
-    async with build_worker(client, db, task_queue, chain=money):
-        handle = await client.start_workflow(
-            TournamentWorkflow.run,
-            CreateTournamentInput(
-                tournament_id=tid,
-                name=tid,
-                settings=settings,
-                hand_pause_ms=0,
-                money_backend="chain",
-            ),
-            id=f"tournament-{tid}",
-            task_queue=task_queue,
-        )
-        await handle.execute_update(
-            TournamentWorkflow.register, RegisterInput(player_id="payer", owner_user_id="payer")
-        )
-        permit = Permit.model_validate(chips.permit(wallet, 100))
-        await rpc_proxy.down()
-        paying = asyncio.create_task(
-            handle.execute_update(
-                TournamentWorkflow.pay_entry,
-                PayEntryInput(player_id="payer", amount=100, permit=permit),
-            )
-        )
+    async with build_worker(client, db, task_queue, chain=chain_activities(chain, rpc_proxy.url)):
+        handle, wallet, _, paying = await _stuck_fee(client, task_queue, chips, rpc_proxy)
         await asyncio.sleep(1)
         cancelling = asyncio.create_task(
             handle.execute_update(TournamentWorkflow.cancel, CancelInput(reason="test"))
