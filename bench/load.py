@@ -17,6 +17,7 @@ import sys
 import time
 import uuid
 from collections import defaultdict
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -410,16 +411,62 @@ async def polling(
     return out
 
 
+class _TurnClock:
+    """From one player sending an action to the next player learning it is their turn. The
+    window opens at the first turn that arrives (after the tournament's grace) and lasts
+    ``seconds``."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.samples: list[float] = []
+        self.sent: list[float] = []
+        self.until = float("inf")
+        self.rng = random.Random(7)
+
+    def running(self) -> bool:
+        return time.monotonic() < self.until
+
+    def turn_arrived(self) -> None:
+        arrived = time.monotonic()
+        self.until = min(self.until, arrived + self.seconds)
+        if self.sent:
+            self.samples.append(arrived - self.sent[-1])
+
+    async def answer(self, client: SngClient, tid: str, turn: dict[str, Any]) -> None:
+        """Call (or check) on the turn ``turn`` shows (its ``handNumber``, ``turn`` and
+        ``legalActions``)."""
+        action, amount = calling_station(turn, self.rng)
+        self.sent.append(time.monotonic())
+        with contextlib.suppress(SngError):
+            await client.act(
+                tid, hand_number=turn["handNumber"], turn=turn["turn"], action=action, amount=amount
+            )
+
+    async def measure(
+        self,
+        operator: SngClient,
+        tournament: Tournament,
+        agent: Callable[[SngClient], Coroutine[Any, Any, None]],
+    ) -> dict[str, Any]:
+        try:
+            tasks = [asyncio.create_task(agent(c)) for c in tournament.players]
+            await asyncio.wait(tasks, timeout=self.seconds + 20)
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+        finally:
+            await end_tournament(operator, tournament.tid)
+            await tournament.close()
+        return {"seconds": self.seconds, "actions": len(self.sent), **percentiles(self.samples)}
+
+
 async def turn_latency(target: Target, operator: SngClient, *, seconds: float) -> dict[str, Any]:
     """Six agents that learn of their turn only from their own stream (SSE ``/me/stream``)
     and act over HTTP: the time from one player sending an action to the next
     ``action_required`` reaching the player to act (docs/events.md). It includes the act's own
     round trip up to the table's publication, which comes before the act's answer."""
     tournament = await open_tournament(target, operator, stack=100_000)
-    samples: list[float] = []
-    last_sent: list[float] = []
-    until = [float("inf")]  # the window opens at the first action_required (after the grace)
-    rng = random.Random(7)
+    clock = _TurnClock(seconds)
 
     async def agent(client: SngClient) -> None:
         headers = dict(client.http.headers)
@@ -431,37 +478,15 @@ async def turn_latency(target: Target, operator: SngClient, *, seconds: float) -
         ):
             event = ""
             async for line in response.aiter_lines():
-                if time.monotonic() > until[0]:
+                if not clock.running():
                     return
                 if line.startswith("event:"):
                     event = line.partition(":")[2].strip()
                 elif line.startswith("data:") and event == "action_required":
-                    arrived = time.monotonic()
-                    until[0] = min(until[0], arrived + seconds)
-                    if last_sent:
-                        samples.append(arrived - last_sent[-1])
-                    data = json.loads(line.partition(":")[2])
-                    action, amount = calling_station({"legalActions": data["legalActions"]}, rng)
-                    last_sent.append(time.monotonic())
-                    with contextlib.suppress(SngError):
-                        await client.act(
-                            tournament.tid,
-                            hand_number=data["handNumber"],
-                            turn=data["turn"],
-                            action=action,
-                            amount=amount,
-                        )
+                    clock.turn_arrived()
+                    await clock.answer(client, tournament.tid, json.loads(line.partition(":")[2]))
 
-    try:
-        tasks = [asyncio.create_task(agent(c)) for c in tournament.players]
-        await asyncio.wait(tasks, timeout=seconds + 20)
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-    finally:
-        await end_tournament(operator, tournament.tid)
-        await tournament.close()
-    return {"seconds": seconds, "actions": len(last_sent), **percentiles(samples)}
+    return await clock.measure(operator, tournament, agent)
 
 
 async def turn_latency_long_poll(
@@ -471,15 +496,12 @@ async def turn_latency_long_poll(
     from one player sending an action to the next player's long-poll answering with its
     ``legalActions``."""
     tournament = await open_tournament(target, operator, stack=100_000)
-    samples: list[float] = []
-    last_sent: list[float] = []
+    clock = _TurnClock(seconds)
     seen: set[tuple[int, int]] = set()
-    until = [float("inf")]
-    rng = random.Random(7)
 
     async def agent(client: SngClient) -> None:
         version: int | None = None
-        while time.monotonic() < until[0]:
+        while clock.running():
             try:
                 state = await client.game_state(
                     tournament.tid, wait_for_change=version, wait_seconds=5
@@ -488,32 +510,10 @@ async def turn_latency_long_poll(
                 await asyncio.sleep(0.1)
                 continue
             version = state["version"]
-            legal = state.get("legalActions")
-            if not legal or (state["handNumber"], state["turn"]) in seen:
+            if not state.get("legalActions") or (state["handNumber"], state["turn"]) in seen:
                 continue
-            arrived = time.monotonic()
             seen.add((state["handNumber"], state["turn"]))
-            until[0] = min(until[0], arrived + seconds)
-            if last_sent:
-                samples.append(arrived - last_sent[-1])
-            action, amount = calling_station(state, rng)
-            last_sent.append(time.monotonic())
-            with contextlib.suppress(SngError):
-                await client.act(
-                    tournament.tid,
-                    hand_number=state["handNumber"],
-                    turn=state["turn"],
-                    action=action,
-                    amount=amount,
-                )
+            clock.turn_arrived()
+            await clock.answer(client, tournament.tid, state)
 
-    try:
-        tasks = [asyncio.create_task(agent(c)) for c in tournament.players]
-        await asyncio.wait(tasks, timeout=seconds + 20)
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-    finally:
-        await end_tournament(operator, tournament.tid)
-        await tournament.close()
-    return {"seconds": seconds, "actions": len(last_sent), **percentiles(samples)}
+    return await clock.measure(operator, tournament, agent)

@@ -140,16 +140,32 @@ class SngClient:
     async def balance(self) -> int:
         return int((await self._call("GET", "/me/balance"))["balance"])
 
-    async def game_state(
-        self, tournament_id: str, *, wait_for_change: int | None = None, wait_seconds: float = 20.0
+    # A tournament's table and a cash room are read and played the same way (the game state's
+    # shape is ``wire.game_state.GameState``): only the paths differ.
+    async def _state(
+        self, path: str, wait_for_change: int | None, wait_seconds: float
     ) -> dict[str, Any]:
         params: dict[str, Any] = {"timeout": wait_seconds}
         if wait_for_change is not None:
             params["waitForChange"] = wait_for_change
-        result: dict[str, Any] = await self._call(
-            "GET", f"/tournaments/{tournament_id}/game-state", params=params
-        )
+        result: dict[str, Any] = await self._call("GET", path, params=params)
         return result
+
+    async def _act(
+        self, path: str, hand_number: int, turn: int, action: str, amount: int | None
+    ) -> dict[str, Any]:
+        body: dict[str, Any] = {"handNumber": hand_number, "turn": turn, "action": action}
+        if amount is not None:
+            body["amount"] = amount
+        result: dict[str, Any] = await self._call("POST", path, json=body)
+        return result
+
+    async def game_state(
+        self, tournament_id: str, *, wait_for_change: int | None = None, wait_seconds: float = 20.0
+    ) -> dict[str, Any]:
+        return await self._state(
+            f"/tournaments/{tournament_id}/game-state", wait_for_change, wait_seconds
+        )
 
     async def act(
         self,
@@ -160,13 +176,9 @@ class SngClient:
         action: str,
         amount: int | None = None,
     ) -> dict[str, Any]:
-        body: dict[str, Any] = {"handNumber": hand_number, "turn": turn, "action": action}
-        if amount is not None:
-            body["amount"] = amount
-        result: dict[str, Any] = await self._call(
-            "POST", f"/tournaments/{tournament_id}/act", json=body
+        return await self._act(
+            f"/tournaments/{tournament_id}/act", hand_number, turn, action, amount
         )
-        return result
 
     async def sit_in(self, tournament_id: str) -> dict[str, Any]:
         """Come back after sitting out (game state's ``you.status == "sitting_out"``)."""
@@ -223,13 +235,7 @@ class SngClient:
     async def room_state(
         self, room_id: str, *, wait_for_change: int | None = None, wait_seconds: float = 20.0
     ) -> dict[str, Any]:
-        params: dict[str, Any] = {"timeout": wait_seconds}
-        if wait_for_change is not None:
-            params["waitForChange"] = wait_for_change
-        result: dict[str, Any] = await self._call(
-            "GET", f"/rooms/{room_id}/game-state", params=params
-        )
-        return result
+        return await self._state(f"/rooms/{room_id}/game-state", wait_for_change, wait_seconds)
 
     async def room_act(
         self,
@@ -240,11 +246,7 @@ class SngClient:
         action: str,
         amount: int | None = None,
     ) -> dict[str, Any]:
-        body: dict[str, Any] = {"handNumber": hand_number, "turn": turn, "action": action}
-        if amount is not None:
-            body["amount"] = amount
-        result: dict[str, Any] = await self._call("POST", f"/rooms/{room_id}/action", json=body)
-        return result
+        return await self._act(f"/rooms/{room_id}/action", hand_number, turn, action, amount)
 
     async def room_sit_in(self, room_id: str) -> dict[str, Any]:
         result: dict[str, Any] = await self._call("POST", f"/rooms/{room_id}/sit-in")
