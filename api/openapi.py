@@ -14,6 +14,10 @@ it and adds, per operation, the statuses that follow from what the route is:
 - a route that changes something (not GET): 409 (the state refuses it: full, already
   registered, not your turn, …; api/errors.py ``STATUS`` lists every code).
 
+A route whose errors do not follow from its shape names them itself, in
+``openapi_extra={ERRORS: [...]}`` (429 and 503 are added): the internal routes, whose 404 comes
+from ids in the body, and the codec, which reads its raw body and its key itself.
+
 tests/api/test_auth_matrix.py checks that every error status a route answered in its matrix
 is documented here; schemathesis checks each documented error body against ``ErrorBody``.
 """
@@ -24,13 +28,19 @@ from typing import Any
 
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
+from pydantic import BaseModel
 
 from api.errors import ErrorBody
+from domain.settings import TournamentSettings
+from wire.events import ROOM_EVENTS, TOURNAMENT_EVENTS
 
-CREDENTIAL_HEADERS = {"authorization", "x-agent-key", "x-service-key", "x-internal-key"}
+CREDENTIAL_HEADERS = {"authorization", "x-agent-key", "x-service-key"}
 """The headers a route reads a credential from (api/auth.py): a player's bearer token, an
-agent key, the admin and internal keys."""
+agent key, and the admin or internal key (both in ``X-Service-Key``)."""
+ERRORS = "x-error-statuses"
+"""An operation's own list of error statuses, where they do not follow from its shape."""
 DESCRIPTIONS = {
+    400: "the request names something of the wrong kind (`not_a_tournament`)",
     401: "no valid credential for this route (`unauthorized`)",
     403: "this credential may not do this (`forbidden`, `wallet_not_bound`)",
     404: "no such resource (`not_found`, `table_not_found`, `agent_not_found`)",
@@ -47,6 +57,8 @@ def error_statuses(method: str, operation: dict[str, Any]) -> set[int]:
     parameters = operation.get("parameters", [])
     where = {p["in"] for p in parameters}
     statuses = {429, 503}
+    if ERRORS in operation:
+        return statuses | set(operation.pop(ERRORS))
     if parameters:
         statuses.add(422)
     if "requestBody" in operation:
@@ -58,6 +70,35 @@ def error_statuses(method: str, operation: dict[str, Any]) -> set[int]:
     if method.lower() not in ("get", "head"):
         statuses.add(409)
     return statuses
+
+
+REF = "#/components/schemas/{model}"
+SETTINGS_AT = ("CreateTournamentBody", "TournamentView", "TournamentDetail")
+"""The schemas whose ``settings`` is a tournament's settings: the body keeps it a plain object
+so that the domain's own validation answers with its codes and fields (``invalid_settings``,
+``field``), and the document names the shape."""
+
+
+def add_model(schemas: dict[str, Any], model: type[BaseModel]) -> dict[str, str]:
+    """Put ``model`` (and the models it uses) in the components; a reference to it."""
+    schema = model.model_json_schema(ref_template=REF)
+    schemas.update(schema.pop("$defs", {}))
+    schemas[model.__name__] = schema
+    return {"$ref": REF.format(model=model.__name__)}
+
+
+def type_the_plain_objects(schemas: dict[str, Any]) -> None:
+    """The objects a route keeps plain (they are validated, or were stored, elsewhere) get
+    their real shape: the tournament settings and each event's ``data``."""
+    settings = add_model(schemas, TournamentSettings)
+    for name in SETTINGS_AT:
+        schemas[name]["properties"]["settings"] = {**settings, "title": "Settings"}
+    events = [add_model(schemas, model) for model in (*TOURNAMENT_EVENTS, *ROOM_EVENTS)]
+    schemas["EventOut"]["properties"]["data"] = {
+        "anyOf": events,
+        "title": "Data",
+        "description": "The event's body: the model of its ``type`` (wire/events.py).",
+    }
 
 
 def install(app: FastAPI) -> None:
@@ -73,11 +114,10 @@ def install(app: FastAPI) -> None:
             routes=app.routes,
         )
         schemas = doc.setdefault("components", {}).setdefault("schemas", {})
-        schemas["ErrorBody"] = ErrorBody.model_json_schema(
-            ref_template="#/components/schemas/{model}"
-        )
+        schemas["ErrorBody"] = ErrorBody.model_json_schema(ref_template=REF)
         schemas.pop("HTTPValidationError", None)
         schemas.pop("ValidationError", None)
+        type_the_plain_objects(schemas)
         error = {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}}
         for operations in doc["paths"].values():
             for method, operation in operations.items():

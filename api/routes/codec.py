@@ -23,6 +23,7 @@ from google.protobuf.message import DecodeError
 from temporalio.api.common.v1 import Payload, Payloads
 
 from api.auth import key_matches
+from api.openapi import ERRORS
 from core.codec import EncryptionCodec, codec_for
 from core.settings import Settings
 from domain.errors import ErrorCode
@@ -111,12 +112,22 @@ async def apply(request: Request, encode: bool) -> Response:
     return JSONResponse(body, headers=cors_headers(request))
 
 
-@router.post("/decode", summary="Decrypt payloads for the Temporal UI and CLI")
+# The codec reads its key and its raw body itself (the Temporal UI's shape, not a model).
+CODEC_ERRORS = {ERRORS: [401, 413, 422]}
+
+
+@router.post(
+    "/decode", summary="Decrypt payloads for the Temporal UI and CLI", openapi_extra=CODEC_ERRORS
+)
 async def decode(request: Request) -> Response:
     return await apply(request, encode=False)
 
 
-@router.post("/encode", summary="Encrypt payloads (the UI's signal and query inputs)")
+@router.post(
+    "/encode",
+    summary="Encrypt payloads (the UI's signal and query inputs)",
+    openapi_extra=CODEC_ERRORS,
+)
 async def encode(request: Request) -> Response:
     return await apply(request, encode=True)
 

@@ -19,6 +19,7 @@ from temporalio.service import RPCError, RPCStatusCode
 from api.auth import InternalKey
 from api.deps import DbDep, TemporalDep
 from api.errors import ApiError
+from api.openapi import ERRORS
 from api.updates import execute_update
 from db import agents
 from db.models import Room, Tournament
@@ -78,7 +79,17 @@ async def tournament_handle(
     return temporal.get_workflow_handle(table_id)
 
 
-@router.post("/tournament-register", response_model=RegisterResult, response_model_by_alias=True)
+# The body names the table and the agent: 404 for either unknown, 400 (not_a_tournament) for
+# a cash room's id or another workflow's.
+BODY_IDS = {ERRORS: [400, 401, 404, 409, 413, 422]}
+
+
+@router.post(
+    "/tournament-register",
+    response_model=RegisterResult,
+    response_model_by_alias=True,
+    openapi_extra=BODY_IDS,
+)
 async def tournament_register(
     body: AgentTableBody, db: DbDep, temporal: TemporalDep
 ) -> RegisterResult:
@@ -94,7 +105,12 @@ async def tournament_register(
     )
 
 
-@router.post("/tournament-unregister", response_model=LeaveResult, response_model_by_alias=True)
+@router.post(
+    "/tournament-unregister",
+    response_model=LeaveResult,
+    response_model_by_alias=True,
+    openapi_extra=BODY_IDS,
+)
 async def tournament_unregister(
     body: AgentTableBody, db: DbDep, temporal: TemporalDep
 ) -> LeaveResult:
