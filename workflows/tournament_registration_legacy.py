@@ -9,7 +9,6 @@ be open or replayed.
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING
 
 from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError
@@ -33,24 +32,11 @@ with workflow.unsafe.imports_passed_through():
     from workflows import effects
     from workflows.alarm import Alarm
     from workflows.budget import run_budget_spent
-    from workflows.tournament_base import TournamentBase
+    from workflows.tournament_entries import Entries
 
 
-class LegacyRegistrationMixin(TournamentBase):
+class LegacyRegistrationMixin(Entries):
     lock: asyncio.Lock
-
-    if TYPE_CHECKING:
-
-        async def _seal(self) -> None: ...
-        async def _release_reserves(self, due: set[tuple[str, int]]) -> None: ...
-        async def _refund(self, entrant: EntrantView) -> int: ...
-        def _entry_key(self, entrant: EntrantView) -> str: ...
-        def _already_paid(self, req: PayEntryInput) -> bool: ...
-        def _paid_answer(self, entrant: EntrantView) -> RegisterResult: ...
-        def _verify_register(self, req: RegisterInput, *, clock: bool) -> None: ...
-        def _verify_pay(self, req: PayEntryInput) -> None: ...
-        def _verify_unregister(self, req: UnregisterInput) -> None: ...
-        def _verify_cancel(self, req: CancelInput) -> None: ...
 
     async def _legacy_registration(self) -> None:
         """Until every seat is paid (seal) or an operator cancels; expire unpaid reserves.

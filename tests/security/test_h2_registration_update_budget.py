@@ -38,7 +38,7 @@ from wire.messages import (
     UnregisterInput,
 )
 from workflows.tournament import TournamentWorkflow
-from workflows.tournament_registration import MAX_ENTRIES
+from workflows.tournament_entries import MAX_ENTRIES
 
 SEATS = 6
 FEE = int(SETTINGS["entryFee"])
