@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import Depends, Path, Request
+from fastapi import Depends, Path, Query, Request
 from temporalio.client import Client
 
 from api.readcache import SingleFlight
@@ -51,3 +51,12 @@ TournamentId = Annotated[str, Path(pattern=ID_PATTERN, max_length=64)]
 
 NAME_PATTERN = r"^[^\x00-\x1f\x7f]+$"
 """Display names: no control characters (PostgreSQL text cannot even store NUL)."""
+
+
+MAX_HAND = 2**31 - 1  # the hands table's hand_no is a PostgreSQL integer
+HandNumber = Annotated[int, Path(ge=1, le=MAX_HAND)]
+"""A finished hand's number in a path (tournaments and rooms alike)."""
+AfterHand = Annotated[int, Query(ge=0, le=MAX_HAND)]
+"""A hand listing's cursor: the hands after this number."""
+PageLimit = Annotated[int, Query(ge=1, le=500)]
+"""How many rows a listing answers at most."""

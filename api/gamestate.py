@@ -39,6 +39,7 @@ from db.engine import Database
 from db.readstore import CHANNEL, seat_binding
 from domain.errors import ErrorCode
 from domain.game_state import you_view
+from wire.game_state import GameState
 from wire.ids import tournament_workflow_id
 from wire.messages import TournamentView
 from wire.table_messages import TableActResult, TableSnapshot, TableView, seat_view
@@ -513,40 +514,40 @@ def game_state(
     fields: dict[str, Any],
     viewer: str | None = None,
 ) -> dict[str, Any]:
-    """The wire shape: the cash fields, the legal actions, and the tournament fields (a cash
-    room has none: its ``roomId`` and ``room`` stand in their place)."""
+    """The wire shape (``wire.game_state.GameState``): the cash fields, the legal actions,
+    and the tournament fields (a cash room has none: its ``roomId`` and ``room`` stand in
+    their place)."""
     hand = table.hand or {}
     standings = tournament.standings if tournament is not None else []
+    # A room seat's owner and sitting number are the workflow's bookkeeping, not the wire's.
     seats = [s.model_dump(by_alias=True, exclude={"owner_user_id", "session"}) for s in table.seats]
-    ids: dict[str, Any] = (
-        {"tournamentId": tournament.tournament_id}
-        if tournament is not None
-        else {"roomId": table.room.room_id if table.room else None}
+    state = GameState.model_validate(
+        {
+            "version": version,
+            "tournament_id": tournament.tournament_id if tournament is not None else None,
+            "room_id": None if tournament is not None or not table.room else table.room.room_id,
+            "table_id": table.table_id,
+            "hand_number": table.hand_no,
+            "stakes": {
+                "small_blind": table.small_blind,
+                "big_blind": table.big_blind,
+                "ante": table.ante,
+            },
+            "deck_commitment": table.deck_commitment,
+            "seats": seats,
+            "hand": hand or None,
+            "turn": hand.get("turn"),
+            "legal_actions": hand.get("legal"),
+            "deadline": table.deadline_ms if hand and not hand.get("over") else None,
+            "last_hand": table.last_hand,
+            "you": you_view(
+                viewer,
+                seat=next((s for s in seats if s["playerId"] == viewer), None),
+                hand=table.hand,
+                place=next((f.rank for f in standings if f.player_id == viewer), None),
+                room=tournament is None,
+            ),
+            **fields,
+        }
     )
-    return {
-        "version": version,
-        **ids,
-        "tableId": table.table_id,
-        "handNumber": table.hand_no,
-        "stakes": {
-            "smallBlind": table.small_blind,
-            "bigBlind": table.big_blind,
-            "ante": table.ante,
-        },
-        "deckCommitment": table.deck_commitment,
-        # A room seat's owner and sitting number are the workflow's bookkeeping, not the wire's.
-        "seats": seats,
-        "hand": hand or None,
-        "turn": hand.get("turn"),
-        "legalActions": hand.get("legal"),
-        "deadline": table.deadline_ms if hand and not hand.get("over") else None,
-        "lastHand": table.last_hand,
-        "you": you_view(
-            viewer,
-            seat=next((s for s in seats if s["playerId"] == viewer), None),
-            hand=table.hand,
-            place=next((f.rank for f in standings if f.player_id == viewer), None),
-            room=tournament is None,
-        ),
-        **fields,
-    }
+    return state.to_wire()

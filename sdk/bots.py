@@ -23,14 +23,14 @@ RANKS = "23456789TJQKA"
 def _my_cards(state: dict[str, Any]) -> list[str]:
     hand = state.get("hand") or {}
     for p in hand.get("players", []):
-        if p.get("hole_cards"):
-            return list(p["hole_cards"])
+        if p.get("holeCards"):
+            return list(p["holeCards"])
     return []
 
 
 def _raise_to(legal: dict[str, Any], fraction_of_pot: float, state: dict[str, Any]) -> int:
     pot = (state.get("hand") or {}).get("pot", 0)
-    lo, hi = legal["min_raise_to"], legal["max_raise_to"]
+    lo, hi = legal["minRaiseTo"], legal["maxRaiseTo"]
     return int(max(lo, min(hi, lo + fraction_of_pot * pot)))
 
 
@@ -39,7 +39,7 @@ def random_bot(state: dict[str, Any], rng: random.Random) -> tuple[str, int | No
     legal = state["legalActions"]
     action = rng.choice(legal["actions"])
     if action == "raise":
-        return action, rng.randint(legal["min_raise_to"], legal["max_raise_to"])
+        return action, rng.randint(legal["minRaiseTo"], legal["maxRaiseTo"])
     return action, None
 
 
@@ -102,7 +102,7 @@ def tight_aggressive(state: dict[str, Any], rng: random.Random) -> tuple[str, in
         return "raise", _raise_to(legal, 0.75, state)
     if strength > 0.7 and "all_in" in actions:
         return "all_in", None
-    if strength > 0.45 or legal["to_call"] == 0:
+    if strength > 0.45 or legal["toCall"] == 0:
         return ("check", None) if "check" in actions else ("call", None)
     return ("check", None) if "check" in actions else ("fold", None)
 
@@ -113,7 +113,7 @@ def equity_bot(state: dict[str, Any], rng: random.Random) -> tuple[str, int | No
     actions = legal["actions"]
     hand = state.get("hand") or {}
     win = equity(_my_cards(state), hand.get("board", []), _opponents(state), rng)
-    to_call = legal["to_call"]
+    to_call = legal["toCall"]
     pot_odds = to_call / (hand.get("pot", 0) + to_call) if to_call else 0.0
     if win > 0.65 and "raise" in actions:
         return "raise", _raise_to(legal, 1.0, state)

@@ -50,8 +50,8 @@ def _first(record: dict[str, Any], *names: str) -> Any:
 
 def verify_record(record: dict[str, Any]) -> list[str]:
     """Problems found in a hand record's deck evidence; empty when it checks out."""
-    seed_hex = _first(record, "seed", "revealed_seed", "revealedSeed")
-    committed = _first(record, "commitment", "deck_commitment", "deckCommitment")
+    seed_hex = _first(record, "deckSeed", "deck_seed", "seed", "revealed_seed", "revealedSeed")
+    committed = _first(record, "deckCommitment", "deck_commitment", "commitment")
     if not isinstance(seed_hex, str) or not isinstance(committed, str):
         return ["the record needs a revealed seed and a deck commitment"]
     try:
@@ -67,11 +67,13 @@ def verify_record(record: dict[str, Any]) -> list[str]:
     if "deck" in record and list(record["deck"]) != deck:
         problems.append("the recorded deck is not the one the seed gives")
     seats = record.get("seats")
-    if isinstance(seats, list) and "hole_cards" in record:
+    # The API serves camelCase (``holeCards``); the engine's own record is snake_case.
+    hole = _first(record, "holeCards", "hole_cards")
+    if isinstance(seats, list) and isinstance(hole, dict):
         count = len(seats)
         for i, seat in enumerate(seats):
             expected = [deck[hole_card_index(i, k, count)] for k in (0, 1)]
-            if list(record["hole_cards"].get(str(seat), expected)) != expected:
+            if list(hole.get(str(seat), expected)) != expected:
                 problems.append(f"seat {seat}'s hole cards are not the ones the seed deals")
         board = [deck[k] for street in (1, 2, 3) for k in board_indices(street, count)]
         recorded = list(record.get("board", []))

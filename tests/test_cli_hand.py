@@ -10,6 +10,7 @@ from typer.testing import CliRunner
 from domain.deck import commitment, shuffled_deck
 from domain.holdem import Hand, hand_record
 from sng.cli_hand import hand_app
+from wire.game_state import HandRecord
 
 runner = CliRunner()
 
@@ -70,4 +71,29 @@ def test_verify_accepts_an_honest_record_and_rejects_a_tampered_one(tmp_path: Pa
     record = _record(bytes(range(32)))
     record["commitment"] = commitment(bytes(32))
     path.write_text(json.dumps(record))
+    assert runner.invoke(hand_app, ["verify", str(path)]).exit_code == 1
+
+
+def test_verify_checks_a_record_exactly_as_the_api_serves_it(tmp_path: Path) -> None:
+    engine = _record(bytes(range(32)))
+    seed, committed = engine.pop("seed"), engine.pop("commitment")
+    engine.update(
+        table_id="table-t-1",
+        hand_no=1,
+        level=1,
+        small_blind=1,
+        big_blind=2,
+        ante=0,
+        players={"0": "a", "1": "b", "2": "c"},
+        deck_commitment=committed,
+        deck_seed=seed,
+    )
+    served = HandRecord.model_validate(engine).to_wire()
+    assert "deckSeed" in served and "holeCards" in served and "deck_seed" not in served
+    path = tmp_path / "served.json"
+    path.write_text(json.dumps(served))
+    ok = runner.invoke(hand_app, ["verify", str(path)])
+    assert ok.exit_code == 0, ok.output
+    served["holeCards"]["0"] = ["2c", "3c"]
+    path.write_text(json.dumps(served))
     assert runner.invoke(hand_app, ["verify", str(path)]).exit_code == 1

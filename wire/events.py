@@ -27,10 +27,10 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
-from wire.messages import Placing
+from wire.messages import HAND_NUMBER, Placing
 
 
 class Body(BaseModel):
@@ -100,7 +100,7 @@ class PlayerEliminated(Event):
     player_id: str
     place: int
     rank: int
-    hand_no: int
+    hand_number: int = Field(validation_alias=HAND_NUMBER)
 
 
 class TournamentHandResult(Event):
@@ -108,7 +108,7 @@ class TournamentHandResult(Event):
 
     TYPE: ClassVar[str] = "hand_result"
     table_id: str
-    hand_no: int
+    hand_number: int = Field(validation_alias=HAND_NUMBER)
     level: int
     board: list[str]
     pots: list[Pot]

@@ -9,12 +9,17 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
 
 
 class WireModel(BaseModel):
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, frozen=False)
+
+
+HAND_NUMBER = AliasChoices("hand_number", "handNumber", "hand_no", "handNo")
+"""Every hand number is ``handNumber`` on the wire. Payloads written before that rule spelt it
+``handNo``: they still read (a running workflow's carried state, a recorded history)."""
 
 
 class TournamentPhase(StrEnum):
@@ -104,7 +109,8 @@ class Placing(WireModel):
     """Distinct per entrant (1 = winner): the elimination order and the payout intent's key."""
     rank: int
     """What players see: tied entrants share the best place of their group."""
-    hand_no: int | None = None
+    hand_number: int | None = Field(default=None, validation_alias=HAND_NUMBER)
+    """The hand the entrant went out in; null for the winner and for a force-end's finish."""
 
 
 class Transition(WireModel):

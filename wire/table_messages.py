@@ -7,7 +7,7 @@ from typing import Any
 from pydantic import Field
 
 from domain.holdem import viewer_view
-from wire.messages import EventInput, WireModel
+from wire.messages import HAND_NUMBER, EventInput, WireModel
 
 
 class TableSeat(WireModel):
@@ -90,7 +90,7 @@ class ActInput(WireModel):
 class ActResult(WireModel):
     ok: bool = True
     version: int
-    hand_no: int
+    hand_number: int = Field(validation_alias=HAND_NUMBER)
     turn: int
 
 

@@ -416,7 +416,7 @@ class HandLoop:
         snapshot = self.snapshot()
         return TableActResult(
             version=self.st.version,
-            hand_no=self.st.hand_no,
+            hand_number=self.st.hand_no,
             turn=hand.turn,
             actor_view=seat_view(snapshot, inp.player_id, snapshot.private.get(inp.player_id)),
             spectator_view=snapshot.view,
@@ -454,7 +454,7 @@ class HandLoop:
         self.bump()
         return ActResult(
             version=self.st.version,
-            hand_no=self.st.hand_no,
+            hand_number=self.st.hand_no,
             turn=self.hand.turn if self.hand else 0,
         )
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import hmac
-from datetime import timedelta
 
 from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError
@@ -26,7 +25,6 @@ with workflow.unsafe.imports_passed_through():
     from domain.clock import level_deadline_ms, level_started_at_ms
     from domain.errors import DomainError, ErrorCode
     from domain.operations import verify_force_end
-    from domain.seating import draw_seats
     from domain.settings import TournamentSettings, validate_settings
     from domain.standings import force_end_ranking, order_busts
     from wire.events import (
@@ -52,10 +50,10 @@ with workflow.unsafe.imports_passed_through():
     from workflows.alarm import Alarm
     from workflows.inbox import Inbox
     from workflows.table import TableWorkflow
+    from workflows.tournament_entries import START_GRACE
     from workflows.tournament_registration import REGISTRATION_LOOP_PATCH, RegistrationMixin
     from workflows.tournament_settlement import SettlementMixin
 
-START_GRACE = timedelta(seconds=3)
 HANDS_PER_RUN = 300
 """Continue-as-new after this many hands (each costs the tournament ~15 history events)."""
 
@@ -118,27 +116,6 @@ class TournamentWorkflow(RegistrationMixin, SettlementMixin):
             await self._settle()
         await workflow.wait_condition(workflow.all_handlers_finished)
         return self._view()
-
-    async def _seal(self) -> None:
-        """The field is full and paid: fix fieldSize, draw seats, announce the start."""
-        paid = sorted(p for p, e in self.s.entrants.items() if e.status is EntrantStatus.PAID)
-        seats = draw_seats(paid, workflow.random().randrange)
-        for player, seat in seats.items():
-            self.s.entrants[player].seat = seat
-        self.s.field_size = len(paid)
-        self.s.phase = TournamentPhase.STARTING
-        self.s.starts_at_ms = self._now_ms() + int(START_GRACE.total_seconds() * 1000)
-        self._bump()
-        for player in paid:
-            await self._save_entrant(self.s.entrants[player])
-        await self._save_tournament()
-        await effects.publish(
-            self.s.tournament_id,
-            "state:starting",
-            TournamentStateChanged(
-                state="starting", starts_at=self.s.starts_at_ms, field_size=len(paid)
-            ),
-        )
 
     async def _start(self) -> None:
         """After the grace, seat the field at the table with starting stacks: `playing`."""
@@ -284,12 +261,14 @@ class TournamentWorkflow(RegistrationMixin, SettlementMixin):
             alive_before=alive_before,
         )
         finishes = [
-            Placing(player_id=f.entrant, place=f.place, rank=f.rank, hand_no=report.hand_no)
+            Placing(player_id=f.entrant, place=f.place, rank=f.rank, hand_number=report.hand_no)
             for f in busts
         ]
         alive = [p for p, chips in stacks.items() if chips > 0]
         if len(alive) == 1:
-            finishes.append(Placing(player_id=alive[0], place=1, rank=1, hand_no=report.hand_no))
+            finishes.append(
+                Placing(player_id=alive[0], place=1, rank=1, hand_number=report.hand_no)
+            )
         self.s.stacks = stacks
         self.s.finishes.extend(finishes)
         self.s.hands_played = report.hand_no
@@ -316,7 +295,7 @@ class TournamentWorkflow(RegistrationMixin, SettlementMixin):
                     player_id=finish.player_id,
                     place=finish.place,
                     rank=finish.rank,
-                    hand_no=report.hand_no,
+                    hand_number=report.hand_no,
                 ),
             )
         await effects.publish(
@@ -324,7 +303,7 @@ class TournamentWorkflow(RegistrationMixin, SettlementMixin):
             f"hand:{report.table_id}:{report.hand_no}",
             TournamentHandResult(
                 table_id=report.table_id,
-                hand_no=report.hand_no,
+                hand_number=report.hand_no,
                 level=report.level,
                 board=report.record.get("board", []),
                 pots=report.record.get("pots", []),
@@ -356,7 +335,7 @@ class TournamentWorkflow(RegistrationMixin, SettlementMixin):
                 hand_no=0,
                 level=self.s.level,
                 record={"force_end": True, "stacks": stacks},
-                eliminations=[f for f in self.s.finishes if f.hand_no is None],
+                eliminations=[f for f in self.s.finishes if f.hand_number is None],
                 view=self._view(),
             )
         )

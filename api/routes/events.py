@@ -26,7 +26,7 @@ from starlette.background import BackgroundTask
 from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 
-from api.deps import DbDep, TemporalDep, TournamentId
+from api.deps import DbDep, PageLimit, TemporalDep, TournamentId
 from api.errors import ApiError
 from api.streams import StreamSlots
 from db.engine import Database
@@ -209,7 +209,7 @@ async def event_page(
     db: DbDep,
     temporal: TemporalDep,
     after: AfterQuery = None,
-    limit: Annotated[int, Query(ge=1, le=500)] = PAGE,
+    limit: PageLimit = PAGE,
 ) -> EventPage:
     """One page of the log after an id, oldest first, for clients that cannot read SSE."""
     await _require_tournament(db, temporal, tournament_id)

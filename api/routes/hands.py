@@ -7,23 +7,21 @@ also means mucked cards are derivable, by design. Running hands are never served
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any
 
-from fastapi import APIRouter, Path, Query
+from fastapi import APIRouter
 from fastapi.responses import PlainTextResponse
 from sqlmodel import col, select
 
-from api.deps import DbDep, TournamentId
+from api.deps import AfterHand, DbDep, HandNumber, PageLimit, TournamentId
 from api.errors import ApiError
 from db.models import Hand, Tournament
 from domain.errors import ErrorCode
 from domain.phh import to_phh
+from wire.game_state import HandRecord
 from wire.messages import WireModel
 
 router = APIRouter(prefix="/tournaments", tags=["hands"])
-
-MAX_HAND = 2**31 - 1  # the column is a PostgreSQL integer
-HandNumber = Annotated[int, Path(ge=1, le=MAX_HAND)]
 
 
 class HandSummary(WireModel):
@@ -68,8 +66,8 @@ async def _hand(db: DbDep, tournament_id: str, hand_number: int) -> Hand:
 async def list_hands(
     tournament_id: TournamentId,
     db: DbDep,
-    after: Annotated[int, Query(ge=0, le=MAX_HAND)] = 0,
-    limit: Annotated[int, Query(ge=1, le=500)] = 100,
+    after: AfterHand = 0,
+    limit: PageLimit = 100,
 ) -> list[HandSummary]:
     async with db.session() as session:
         if await session.get(Tournament, tournament_id) is None:
@@ -83,13 +81,17 @@ async def list_hands(
         return [_summary(h) for h in hands]
 
 
-@router.get("/{tournament_id}/hands/{hand_number}")
+@router.get(
+    "/{tournament_id}/hands/{hand_number}",
+    response_model=None,
+    responses={200: {"model": HandRecord}},
+)
 async def hand_history(
     tournament_id: TournamentId, hand_number: HandNumber, db: DbDep
 ) -> dict[str, Any]:
     """The full record: seats and players, forced bets, actions, board, shown cards, pots and
     winners, stacks before and after, busts, the deck commitment and the revealed seed."""
-    return dict((await _hand(db, tournament_id, hand_number)).record)
+    return HandRecord.model_validate((await _hand(db, tournament_id, hand_number)).record).to_wire()
 
 
 @router.get("/{tournament_id}/hands/{hand_number}/phh", response_class=PlainTextResponse)

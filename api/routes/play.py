@@ -31,6 +31,7 @@ from db.models import Tournament
 from domain.errors import ErrorCode
 from domain.game_state import tournament_fields
 from domain.settings import validate_settings
+from wire.game_state import GameState
 from wire.ids import table_workflow_id
 from wire.messages import TournamentView, WireModel
 from wire.table_messages import ActInput, ActResult, SitInInput, TableView
@@ -58,7 +59,9 @@ def _row_version(row: Tournament) -> int:
     return int(row.updated_at.timestamp() * 1000)
 
 
-@router.get("/{tournament_id}/game-state")
+@router.get(
+    "/{tournament_id}/game-state", response_model=None, responses={200: {"model": GameState}}
+)
 async def get_game_state(
     tournament_id: TournamentId,
     request: Request,
@@ -157,13 +160,24 @@ async def _before_play(
         stacks={},
         viewer=None,
     )
-    return {
-        "version": _row_version(row),
-        "tournamentId": row.id,
-        "tableId": None,
-        "hand": None,
-        **fields,
-    }
+    return GameState.model_validate(
+        {
+            "version": _row_version(row),
+            "tournament_id": row.id,
+            "table_id": None,
+            "hand_number": 0,
+            "stakes": None,
+            "deck_commitment": None,
+            "seats": [],
+            "hand": None,
+            "turn": None,
+            "legal_actions": None,
+            "deadline": None,
+            "last_hand": None,
+            "you": None,
+            **fields,
+        }
+    ).to_wire()
 
 
 class ActBody(WireModel):
@@ -261,7 +275,7 @@ async def act_at_table(
         await touch(app.state.db, room_id, player_id, seated=True)
     cache: GameStateCache = app.state.game_states
     version = await cache.acted(tournament_id, table_id, player_id, result)
-    return ActResult(version=version, hand_no=result.hand_no, turn=result.turn)
+    return ActResult(version=version, hand_number=result.hand_number, turn=result.turn)
 
 
 async def _in_game_state_terms(

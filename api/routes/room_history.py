@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any
 
-from fastapi import APIRouter, Path, Query, Request
+from fastapi import APIRouter, Request
 from sqlmodel import col, select
 
 from api.auth import MaybePlayer
-from api.deps import DbDep
+from api.deps import AfterHand, DbDep, HandNumber, PageLimit
 from api.errors import ApiError
 from api.presence import anonymous, touch
 from api.routes.events import AfterQuery, EventPage, page, resume_point, sse
-from api.routes.rooms import MAX_HAND, RoomId, room_row
+from api.routes.rooms import RoomId, room_row
 from db.models import Hand
 from domain.errors import ErrorCode
+from wire.game_state import HandRecord
 from wire.ids import room_workflow_id
 from wire.messages import WireModel
 
@@ -33,8 +34,8 @@ class RoomHandSummary(WireModel):
 async def list_room_hands(
     room_id: RoomId,
     db: DbDep,
-    after: Annotated[int, Query(ge=0, le=MAX_HAND)] = 0,
-    limit: Annotated[int, Query(ge=1, le=500)] = 100,
+    after: AfterHand = 0,
+    limit: PageLimit = 100,
 ) -> list[RoomHandSummary]:
     await room_row(db, room_id)
     async with db.session() as session:
@@ -59,10 +60,12 @@ async def list_room_hands(
         return out
 
 
-@router.get("/{room_id}/hands/{hand_number}")
+@router.get(
+    "/{room_id}/hands/{hand_number}", response_model=None, responses={200: {"model": HandRecord}}
+)
 async def room_hand(
     room_id: RoomId,
-    hand_number: Annotated[int, Path(ge=1, le=MAX_HAND)],
+    hand_number: HandNumber,
     db: DbDep,
     caller: MaybePlayer,
 ) -> dict[str, Any]:
@@ -85,7 +88,7 @@ async def room_hand(
         for seat, cards in record.get("hole_cards", {}).items()
         if seat in record.get("shown", {}) or seat in own
     }
-    return record
+    return HandRecord.model_validate(record).to_wire()
 
 
 @router.get(
@@ -120,7 +123,7 @@ async def room_events(
     room_id: RoomId,
     db: DbDep,
     after: AfterQuery = None,
-    limit: Annotated[int, Query(ge=1, le=500)] = 100,
+    limit: PageLimit = 100,
 ) -> EventPage:
     """One page of the room stream after an id, for clients that cannot read SSE."""
     await room_row(db, room_id)

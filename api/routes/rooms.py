@@ -24,7 +24,7 @@ from temporalio.common import WorkflowIDReusePolicy
 from temporalio.exceptions import ApplicationError
 
 from api.auth import CurrentPlayer, MaybePlayer, ServiceKey
-from api.deps import ID_PATTERN, NAME_PATTERN, DbDep, SettingsDep, TemporalDep
+from api.deps import ID_PATTERN, NAME_PATTERN, DbDep, PageLimit, SettingsDep, TemporalDep
 from api.errors import ApiError
 from api.gamestate import (
     GameStateCache,
@@ -42,6 +42,7 @@ from db.engine import Database
 from db.models import Room
 from domain.errors import ErrorCode
 from domain.rooms import CURRENCY, MAX_ENTRY, MAX_NAME, MAX_SEATS, MIN_SEATS, validate_room
+from wire.game_state import GameState
 from wire.ids import room_workflow_id
 from wire.messages import WireModel
 from wire.table_messages import (
@@ -61,7 +62,6 @@ from workflows.room import RoomWorkflow
 
 router = APIRouter(prefix="/rooms", tags=["rooms"])
 
-MAX_HAND = 2**31 - 1
 RoomId = Annotated[str, Path(pattern=ID_PATTERN, max_length=64)]
 
 
@@ -231,7 +231,7 @@ async def list_rooms(
     status_: Annotated[
         Literal["waiting", "playing", "paused", "closed"] | None, Query(alias="status")
     ] = None,
-    limit: Annotated[int, Query(ge=1, le=500)] = 100,
+    limit: PageLimit = 100,
 ) -> list[RoomRecord]:
     """Rooms, newest first (closed ones only when asked for by ``status``)."""
     query = select(Room).order_by(col(Room.created_at).desc()).limit(limit)
@@ -367,7 +367,7 @@ async def sit_in(
 
 
 # -- play ------------------------------------------------------------------------------------
-@router.get("/{room_id}/game-state")
+@router.get("/{room_id}/game-state", response_model=None, responses={200: {"model": GameState}})
 async def room_game_state(
     room_id: RoomId,
     request: Request,
@@ -411,7 +411,7 @@ def room_state_for(version: int, table: TableView, viewer: str | None) -> dict[s
             "speed": room.speed,
             "timeouts": {
                 "decision": room.decision_timeout,
-                "disconnectGrace": room.disconnect_grace,
+                "disconnect_grace": room.disconnect_grace,
             },
             "entry": {"amount": room.entry, "currency": CURRENCY},
         }

@@ -20,6 +20,7 @@ from db.models import Tournament
 from domain.errors import ErrorCode
 from domain.game_state import tournament_fields
 from domain.settings import validate_settings
+from wire.game_state import TournamentSchedule
 from wire.ids import tournament_workflow_id
 from wire.messages import (
     EntrantStatus,
@@ -142,7 +143,7 @@ class PublicPayout(WireModel):
 class TournamentDetail(TournamentView):
     entrants: list[PublicEntrant]  # type: ignore[assignment]
     payouts: list[PublicPayout] = Field(default_factory=list)  # type: ignore[assignment]
-    tournament_schedule: dict[str, Any]
+    tournament_schedule: TournamentSchedule
     """The resolved blind preview from the current level (open-ended: ``continues``) and the
     resolved prize structure as ``{position, percent}`` for the sealed field (or the seats)."""
 

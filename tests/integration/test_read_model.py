@@ -81,7 +81,7 @@ async def _playing(
 def _hole(state: dict[str, Any], user: str) -> list[str] | None:
     seat = next(s["seat"] for s in state["seats"] if s["playerId"] == user)
     cards: list[str] | None = next(
-        p["hole_cards"] for p in state["hand"]["players"] if p["seat"] == seat
+        p["holeCards"] for p in state["hand"]["players"] if p["seat"] == seat
     )
     return cards
 

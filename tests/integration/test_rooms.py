@@ -101,7 +101,7 @@ async def test_a_room_waits_plays_pauses_resumes_and_closes_with_every_chip_home
         hand = state["hand"]
         assert hand is not None and state["legalActions"] is None
         if not hand["over"]:
-            assert all(p["hole_cards"] is None for p in hand["players"])
+            assert all(p["holeCards"] is None for p in hand["players"])
         assert (await record(http, room_id))["observerCount"] >= 1
 
         # b leaves: at once between hands, or 202 and at the end of the hand b is in.
@@ -177,7 +177,7 @@ async def test_a_room_waits_plays_pauses_resumes_and_closes_with_every_chip_home
         hands = (await http.get(f"/rooms/{room_id}/hands")).json()
         assert len(hands) == closed["handNumber"]
         detail = (await http.get(f"/rooms/{room_id}/hands/1")).json()
-        assert set(detail["hole_cards"]) <= set(detail["shown"])
+        assert set(detail["holeCards"]) <= set(detail["shown"])
         assert detail["settlement"]["rake"] == 0
 
     # The recorded history (joins, leaves, hands, the close) replays deterministically.
@@ -253,7 +253,7 @@ async def test_refusals_are_coded_and_move_nothing(
         # A seated player sees its own cards only; the stream never carries hole cards.
         mine = await _hand_state(http, room_id, settings, rich)
         assert mine is not None
-        cards = {p["seat"]: p["hole_cards"] for p in mine["hand"]["players"]}
+        cards = {p["seat"]: p["holeCards"] for p in mine["hand"]["players"]}
         assert cards[1] is not None and cards[0] is None
         # Leaving during one's hand: 202, pending, and the record says "leaving" meanwhile.
         hand_no = mine["handNumber"]

@@ -86,7 +86,7 @@ async def test_full_tournament_to_one_winner(
         listed = (await http.get(f"/tournaments/{tid}/hands")).json()
         assert [h["handNumber"] for h in listed] == list(range(1, final["handsPlayed"] + 1))
         record = (await http.get(f"/tournaments/{tid}/hands/1")).json()
-        assert decks.verify(bytes.fromhex(record["deck_seed"]), record["deck_commitment"])
+        assert decks.verify(bytes.fromhex(record["deckSeed"]), record["deckCommitment"])
         assert set(record["players"].values()) <= set(users)
         phh = await http.get(f"/tournaments/{tid}/hands/1/phh")
         assert phh.status_code == 200 and "variant = 'NT'" in phh.text
@@ -162,7 +162,7 @@ async def test_full_tournament_to_one_winner(
             result = next(
                 r
                 for r in events
-                if r.type == "hand_result" and r.payload["handNo"] == e.payload["handNo"]
+                if r.type == "hand_result" and r.payload["handNumber"] == e.payload["handNumber"]
             )
             assert e.id is not None and result.id is not None and e.id < result.id
 

@@ -1,0 +1,169 @@
+"""The served models (wire/game_state.py) describe exactly what the engine produces.
+
+Every key of the engine's hand view, legal actions and hand record has a field in its model
+(the views' models refuse an unknown key), and what the API serves is the engine's data with
+camelCase keys: nothing dropped, nothing renamed but the case (and ``hand_no``, which the
+wire calls ``handNumber`` everywhere). The hand records the golden tournament and room
+stored are checked the same way.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+from pydantic.alias_generators import to_camel
+from temporalio.api.common.v1 import Payload
+
+from api.gamestate import game_state
+from core.settings import Settings
+from core.temporal import data_converter
+from domain.deck import shuffled_deck
+from domain.holdem import Hand, hand_record, public_view
+from wire.game_state import GameState, HandRecord, HandView, LastHand
+from wire.table_messages import TableSeat, TableView
+
+GOLDEN = Path(__file__).parent / "histories" / "golden"
+# Keys whose values are keyed by seat or player, not by field name: their keys stay as they are.
+BY_SEAT = {
+    "blinds",
+    "antes",
+    "posted_blinds",
+    "posted_antes",
+    "stacks_before",
+    "stacks_after",
+    "hole_cards",
+    "shown",
+    "players",
+    "winners",
+    "net_to_winner",
+    "netToWinner",
+}
+
+
+def camel(value: Any, key: str = "") -> Any:
+    """The engine's data as the wire spells it."""
+    if isinstance(value, dict):
+        if key == "entry":  # an action: ``auto`` is null when the player acted
+            value = {"auto": None, **value}
+        if key in BY_SEAT:
+            return {k: camel(v) for k, v in value.items()}
+        return {
+            ("handNumber" if k == "hand_no" else to_camel(k)): camel(v, k) for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [camel(v, "entry" if key == "actions" else "") for v in value]
+    return value
+
+
+def played_hand(seed: int) -> tuple[Hand, list[dict[str, Any]]]:
+    """A three-handed hand played at random to the end, and every seat's view on the way."""
+    rng = random.Random(seed)
+    hand = Hand.start(
+        seats=[0, 1, 2],
+        stacks=[300, 200, 100],
+        blinds=[5, 10, 0],
+        antes=[1, 1, 1],
+        min_bet=10,
+        deck=shuffled_deck(bytes([seed]) * 32),
+    )
+    views = []
+    while not hand.over:
+        views += [public_view(hand, seat) for seat in (None, 0, 1, 2)]
+        legal = hand.legal_actions()
+        assert legal is not None
+        action = rng.choice(list(legal.actions))
+        amount = legal.min_raise_to if action == "raise" else None
+        entry = hand.act(legal.seat, action, amount)
+        if rng.random() < 0.2:
+            entry["auto"] = "timeout"
+    views += [public_view(hand, seat) for seat in (None, 0, 1, 2)]
+    return hand, views
+
+
+def full_record(hand: Hand) -> dict[str, Any]:
+    record = hand_record(hand)
+    record.update(
+        table_id="table-t-1",
+        hand_no=7,
+        level=2,
+        small_blind=5,
+        big_blind=10,
+        ante=1,
+        players={"0": "ann", "1": "bob", "2": "cat"},
+        deck_commitment="ab" * 32,
+        deck_seed="cd" * 32,
+    )
+    return record
+
+
+def test_every_view_and_record_of_many_hands_is_served_whole_in_camel_case() -> None:
+    for seed in range(60):
+        hand, views = played_hand(seed)
+        for view in views:
+            assert HandView.model_validate(view).to_wire() == camel(view)
+        record = full_record(hand)
+        assert HandRecord.model_validate(record).to_wire() == camel(record)
+        last = {k: record[k] for k in LastHand.model_fields if k != "hand_number"}
+        last["hand_no"] = record["hand_no"]
+        assert LastHand.model_validate(last).to_wire() == camel(last)
+
+
+def test_a_game_state_is_camel_case_all_the_way_down() -> None:
+    hand, _ = played_hand(3)
+    table = TableView(
+        table_id="room-1",
+        tournament_id=None,
+        hand_no=4,
+        level=1,
+        small_blind=5,
+        big_blind=10,
+        ante=1,
+        deck_commitment=None,
+        version=9,
+        seats=[TableSeat(seat=s, player_id=p, stack=100) for s, p in enumerate("abc")],
+        hand=public_view(hand, 1),
+        last_hand=None,
+    )
+    state = game_state(9, None, table, {}, viewer="b")
+    GameState.model_validate(state)
+
+    def keys(value: Any, key: str = "") -> set[str]:
+        if isinstance(value, dict):
+            mine = set() if key in BY_SEAT else set(value)
+            return mine | {k for name, v in value.items() for k in keys(v, name)}
+        if isinstance(value, list):
+            return {k for v in value for k in keys(v)}
+        return set()
+
+    assert not {k for k in keys(state) if "_" in k}, state
+    assert state["you"]["playerId"] == "b" and "tournament" not in state
+
+
+async def _golden_inputs(name: str, activity: str) -> list[dict[str, Any]]:
+    codec = data_converter(Settings(data_dir=GOLDEN, codec_key="")).payload_codec
+    assert codec is not None
+    history = json.loads((GOLDEN / f"{name}.json").read_text())
+    found = []
+    for event in history["events"]:
+        attrs = event.get("activityTaskScheduledEventAttributes")
+        if not attrs or attrs["activityType"]["name"] != activity:
+            continue
+        raw = attrs["input"]["payloads"][0]
+        sealed = Payload(
+            metadata={k: base64.b64decode(v) for k, v in raw["metadata"].items()},
+            data=base64.b64decode(raw["data"]),
+        )
+        found.append(json.loads((await codec.decode([sealed]))[0].data))
+    return found
+
+
+async def test_the_hand_records_the_golden_tournament_stored_are_served_whole() -> None:
+    rows = [r for r in await _golden_inputs("tournament", "record_hand") if r["handNo"] > 0]
+    assert rows
+    for row in rows:
+        record = row["record"]
+        assert HandRecord.model_validate(record).to_wire() == camel(record)

@@ -1,0 +1,292 @@
+"""What a player, an agent or an observer reads of a table: the game state, the hand running
+at it, and a finished hand's record: one typed model each, camelCase on the wire.
+
+Inside the workflows, the read store and the ``hands`` table these are the engine's plain
+dicts with snake_case keys (``domain.holdem.public_view`` and ``hand_record``): that is what
+running workflows carry and what recorded histories hold, so it does not change. The API turns
+them into these models as it serves them (``from_engine``), so the wire has one naming rule
+and ``/openapi.json`` a schema for every field.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+from domain.payouts import ResolvedPrizePlace
+from domain.schedule import ScheduledLevel
+from domain.views import TournamentMyView
+from wire.events import Pot, ShownHand
+
+__all__ = [
+    "BustedSeat",
+    "GameState",
+    "HandAction",
+    "HandRecord",
+    "HandSeat",
+    "HandView",
+    "LastHand",
+    "LegalActions",
+    "RoomSettlement",
+    "RoomSummary",
+    "Stakes",
+    "TableSeatView",
+    "TournamentBrief",
+    "TournamentSchedule",
+    "You",
+]
+
+HAND_NUMBER = Field(validation_alias=AliasChoices("hand_no", "hand_number", "handNumber"))
+"""The engine calls it ``hand_no``; the wire calls every hand number ``handNumber``."""
+
+
+class Served(BaseModel):
+    """Read by field name from the engine's dicts, written camelCase; a key the model does
+    not know is refused, so the schema cannot fall behind what is served."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+
+    def to_wire(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", by_alias=True)
+
+
+# -- a running hand -----------------------------------------------------------------------
+class LegalActions(Served):
+    """What the seat to act may do. Raise amounts are *to* amounts (the bet's new total)."""
+
+    seat: int
+    actions: list[Literal["fold", "check", "call", "raise", "all_in"]]
+    to_call: int
+    min_raise_to: int | None
+    max_raise_to: int | None
+
+
+class HandSeat(Served):
+    """A seat in the hand. ``holeCards`` are null unless they are the viewer's own or were
+    shown down."""
+
+    seat: int
+    stack: int
+    bet: int
+    committed: int
+    folded: bool
+    all_in: bool
+    hole_cards: list[str] | None
+
+
+class HandAction(Served):
+    street: Literal["preflop", "flop", "turn", "river"]
+    seat: int
+    action: Literal["fold", "check", "call", "raise", "all_in"]
+    amount: int
+    """The bet's total after a call or raise; 0 for a fold or check."""
+    all_in: bool
+    auto: Literal["timeout", "sitting_out", "leaving"] | None = None
+    """Set when the table acted for the player; null when the player did."""
+
+
+class HandView(Served):
+    """The hand as this viewer may see it."""
+
+    street: Literal["preflop", "flop", "turn", "river"]
+    button: int | None
+    board: list[str]
+    pot: int
+    players: list[HandSeat]
+    actor: int | None
+    """The seat to act, or null."""
+    turn: int
+    legal: LegalActions | None
+    """The viewer's legal actions on the viewer's turn, else null."""
+    actions: list[HandAction]
+    over: bool
+    pots: list[Pot] | None
+
+
+class BustedSeat(Served):
+    seat: int
+    stack_before: int
+
+
+class LastHand(Served):
+    """The previous hand's public summary, with its revealed seed (so it can be verified)."""
+
+    hand_number: int = HAND_NUMBER
+    board: list[str]
+    shown: dict[str, ShownHand]
+    """By seat."""
+    pots: list[Pot]
+    stacks_after: dict[str, int]
+    busted: list[BustedSeat]
+    deck_commitment: str | None
+    deck_seed: str
+
+
+# -- the game state -----------------------------------------------------------------------
+class Stakes(Served):
+    small_blind: int
+    big_blind: int
+    ante: int
+
+
+class TableSeatView(Served):
+    """A seat at the table. ``pending`` (joining) and ``leaving`` are a room's."""
+
+    seat: int
+    player_id: str
+    stack: int
+    sitting_out: bool
+    timeouts: int
+    """Consecutive decision timeouts: the second in a row sits the player out."""
+    pending: bool
+    leaving: bool
+    sat_out_hands: int
+
+
+class You(Served):
+    """Who the caller is at this table; null for a spectator."""
+
+    player_id: str
+    seat: int | None
+    stack: int
+    status: Literal["playing", "sitting_out", "joining", "leaving", "eliminated", "won"]
+    place: int | None
+    to_act: bool
+    may_do: list[str]
+    """The legal actions on your turn, plus ``sit_in`` and (in a room) ``leave``."""
+
+
+class TournamentBrief(Served):
+    """The seed's ``tournament`` field."""
+
+    state: str
+    current_level: int
+    small_blind: int
+    big_blind: int
+    ante: int
+    level_ends_at: int | None
+    """Epoch ms; null before play starts."""
+    registered_count: int
+
+
+class TournamentSchedule(Served):
+    """The seed's ``tournamentSchedule``: an open-ended preview and the resolved prizes."""
+
+    levels: list[ScheduledLevel]
+    continues: bool
+    total_levels: None
+    prize_structure: list[ResolvedPrizePlace]
+
+
+class RoomTimeouts(Served):
+    decision: int
+    disconnect_grace: int
+
+
+class RoomEntry(Served):
+    amount: int
+    currency: str
+
+
+class RoomSummary(Served):
+    """A cash room's own fields in its game state."""
+
+    status: str
+    name: str
+    speed: str
+    timeouts: RoomTimeouts
+    entry: RoomEntry
+
+
+class GameState(Served):
+    """One viewer's game state: the table (only the viewer's own hole cards), the legal
+    actions, and either the tournament's fields or the room's. ``version`` moves on whenever
+    anything here changes (``waitForChange`` long-polls on it)."""
+
+    version: int
+    tournament_id: str | None = None
+    room_id: str | None = None
+    table_id: str | None
+    hand_number: int
+    stakes: Stakes | None
+    deck_commitment: str | None
+    """The running hand's deck commitment, published at the deal."""
+    seats: list[TableSeatView]
+    hand: HandView | None
+    turn: int | None
+    legal_actions: LegalActions | None
+    deadline: int | None
+    """When the seat to act times out (epoch ms), while a decision is awaited."""
+    last_hand: LastHand | None
+    you: You | None
+    tournament: TournamentBrief | None = None
+    tournament_schedule: TournamentSchedule | None = None
+    tournament_my_view: TournamentMyView | None = None
+    """For a live entrant only."""
+    room: RoomSummary | None = None
+
+    def to_wire(self) -> dict[str, Any]:
+        # A tournament's state has no room fields and a room's no tournament fields.
+        return self.model_dump(mode="json", by_alias=True, exclude=self._absent())
+
+    def _absent(self) -> set[str]:
+        absent = {"room_id", "room"} if self.tournament_id is not None else set()
+        if self.room_id is not None or self.tournament_id is None:
+            absent |= {"tournament_id", "tournament", "tournament_schedule"}
+        if self.tournament_my_view is None:
+            absent.add("tournament_my_view")
+        return absent
+
+
+# -- a finished hand ----------------------------------------------------------------------
+class RoomSettlement(Served):
+    gross_pot: int
+    net_to_winner: dict[str, int]
+    rake: int
+
+
+class HandRecord(Served):
+    """A finished hand as the hand history serves it: who sat where, the forced bets, every
+    action, the board, what was shown, the pots, the stacks before and after, the deck
+    commitment and the revealed seed; a room's hand also its ledger settlement."""
+
+    model_config = ConfigDict(extra="ignore")
+    """A stored record is read as it was written: a key this version does not know is
+    left out rather than refusing the hand."""
+
+    table_id: str
+    hand_number: int = HAND_NUMBER
+    level: int
+    small_blind: int
+    big_blind: int
+    ante: int
+    players: dict[str, str]
+    """Seat to player id."""
+    seats: list[int]
+    button: int | None
+    blinds: dict[str, int]
+    antes: dict[str, int]
+    posted_blinds: dict[str, int]
+    posted_antes: dict[str, int]
+    dead_antes: bool
+    min_bet: int
+    stacks_before: dict[str, int]
+    stacks_after: dict[str, int]
+    hole_cards: dict[str, list[str]]
+    """By seat: the cards this reader may see (docs/fairness.md)."""
+    actions: list[HandAction]
+    board: list[str]
+    showdown_order: list[int]
+    shown: dict[str, ShownHand]
+    pots: list[Pot]
+    busted: list[BustedSeat]
+    deck_commitment: str | None
+    deck_seed: str
+    settlement: RoomSettlement | None = None
+
+    def to_wire(self) -> dict[str, Any]:
+        return self.model_dump(
+            mode="json", by_alias=True, exclude=set() if self.settlement else {"settlement"}
+        )
