@@ -5,6 +5,7 @@ Every dependency is ``async def``, even one that only reads ``app.state``: FastA
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 from fastapi import Depends, Path, Query, Request
@@ -60,3 +61,18 @@ AfterHand = Annotated[int, Query(ge=0, le=MAX_HAND)]
 """A hand listing's cursor: the hands after this number."""
 PageLimit = Annotated[int, Query(ge=1, le=500)]
 """How many rows a listing answers at most."""
+
+
+@dataclass(frozen=True, slots=True)
+class HandPage:
+    """One page of a table's finished hands: those after ``after``, at most ``limit``."""
+
+    after: int
+    limit: int
+
+
+def _hand_page(after: AfterHand = 0, limit: PageLimit = 100) -> HandPage:
+    return HandPage(after=after, limit=limit)
+
+
+HandPageDep = Annotated[HandPage, Depends(_hand_page)]

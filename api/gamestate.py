@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Annotated, Any
 
 import asyncpg
-from fastapi import Query
+from fastapi import Depends, Query
 from prometheus_client import Counter, Gauge
 from pydantic import ValidationError
 from sqlalchemy import bindparam, text
@@ -62,6 +62,22 @@ WaitForChange = Annotated[int | None, Query(alias="waitForChange", ge=0, le=2**6
 """``waitForChange=<version>``: long-poll until the state's version is another one."""
 WaitSeconds = Annotated[float, Query(alias="timeout", ge=0, le=30)]
 """How long a long-poll waits at most."""
+
+
+@dataclass(frozen=True, slots=True)
+class LongPoll:
+    """A game-state read's long-poll: wait until the version is not ``wait_for_change`` (if
+    given), at most ``wait_seconds``."""
+
+    wait_for_change: int | None
+    wait_seconds: float
+
+
+def _long_poll(wait_for_change: WaitForChange = None, wait_seconds: WaitSeconds = 20.0) -> LongPoll:
+    return LongPoll(wait_for_change=wait_for_change, wait_seconds=wait_seconds)
+
+
+LongPollDep = Annotated[LongPoll, Depends(_long_poll)]
 
 TICK = 0.25
 """How often a watch re-reads the store while this replica is not listening."""

@@ -13,7 +13,7 @@ from fastapi import APIRouter
 from fastapi.responses import PlainTextResponse
 from sqlmodel import col, select
 
-from api.deps import AfterHand, DbDep, HandNumber, PageLimit, TournamentId
+from api.deps import DbDep, HandNumber, HandPage, HandPageDep, TournamentId
 from api.errors import ApiError
 from db.models import Hand, Tournament
 from domain.errors import ErrorCode
@@ -64,21 +64,27 @@ async def _hand(db: DbDep, tournament_id: str, hand_number: int) -> Hand:
     "/{tournament_id}/hands", response_model=list[HandSummary], response_model_by_alias=True
 )
 async def list_hands(
-    tournament_id: TournamentId,
-    db: DbDep,
-    after: AfterHand = 0,
-    limit: PageLimit = 100,
+    tournament_id: TournamentId, db: DbDep, page: HandPageDep
 ) -> list[HandSummary]:
     async with db.session() as session:
         if await session.get(Tournament, tournament_id) is None:
             raise ApiError(ErrorCode.NOT_FOUND, f"no such tournament: {tournament_id}")
+    return [
+        _summary(h) for h in await finished_hands(db, Hand.tournament_id == tournament_id, page)
+    ]
+
+
+async def finished_hands(db: DbDep, table: Any, page: HandPage) -> list[Hand]:
+    """A page of finished hands of the tournament or room ``table`` selects, in order (a
+    tournament's force-end marker, hand 0, is never in one: pages start after 0)."""
+    async with db.session() as session:
         hands = await session.exec(
             select(Hand)
-            .where(Hand.tournament_id == tournament_id, col(Hand.hand_no) > after)
+            .where(table, col(Hand.hand_no) > page.after)
             .order_by(col(Hand.hand_no))
-            .limit(limit)
+            .limit(page.limit)
         )
-        return [_summary(h) for h in hands]
+        return list(hands)
 
 
 @router.get(

@@ -18,9 +18,8 @@ from api.deps import ID_PATTERN, DbDep, TemporalDep, TournamentId
 from api.errors import ApiError
 from api.gamestate import (
     GameStateCache,
+    LongPollDep,
     NoPublishedState,
-    WaitForChange,
-    WaitSeconds,
     game_state,
     unavailable,
 )
@@ -66,15 +65,13 @@ async def get_game_state(
     tournament_id: TournamentId,
     request: Request,
     caller: CurrentPlayer,
-    db: DbDep,
-    wait_for_change: WaitForChange = None,
-    wait_seconds: WaitSeconds = 20.0,
+    poll: LongPollDep,
 ) -> dict[str, Any]:
     """The caller's view: the table (own hole cards only), legal actions with amounts, and the
     tournament fields. ``waitForChange=<version>`` long-polls until the version moves on (or
     ``timeout`` seconds pass)."""
     body = await game_state_body(
-        request.app, tournament_id, caller.user_id, wait_for_change, wait_seconds
+        request.app, tournament_id, caller.user_id, poll.wait_for_change, poll.wait_seconds
     )
     return Response(body, media_type="application/json")  # type: ignore[return-value]
 
@@ -121,17 +118,22 @@ def tournament_game_state(
 ) -> dict[str, Any]:
     """The tournament game state's wire shape for ``viewer`` (the route and the streams)."""
     assert tview is not None  # a tournament's watch always carries its view
-    fields = tournament_fields(
-        validate_settings(tview.settings),
-        state=tview.state.value,
-        level=tview.current_level,
-        play_start_ms=tview.play_start_ms,
-        registered_count=tview.registered_count,
-        field_size=tview.field_size,
-        stacks=tview.stacks,
+    return game_state(version, tview, table, view_fields(tview, viewer), viewer)
+
+
+def view_fields(view: TournamentView, viewer: str | None) -> dict[str, Any]:
+    """The seed's tournament fields of a tournament's view, for ``viewer`` (None: the fields
+    everyone sees, without ``tournamentMyView``)."""
+    return tournament_fields(
+        validate_settings(view.settings),
+        state=view.state.value,
+        level=view.current_level,
+        play_start_ms=view.play_start_ms,
+        registered_count=view.registered_count,
+        field_size=view.field_size,
+        stacks=view.stacks,
         viewer=viewer,
     )
-    return game_state(version, tview, table, fields, viewer)
 
 
 async def _before_play(

@@ -5,13 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, Request
-from sqlmodel import col, select
+from sqlmodel import select
 
 from api.auth import MaybePlayer
-from api.deps import AfterHand, DbDep, HandNumber, PageLimit
+from api.deps import DbDep, HandNumber, HandPageDep, PageLimit
 from api.errors import ApiError
 from api.presence import anonymous, touch
 from api.routes.events import AfterQuery, EventPage, page, resume_point, sse
+from api.routes.hands import finished_hands
 from api.routes.rooms import RoomId, room_row
 from db.models import Hand
 from domain.errors import ErrorCode
@@ -31,33 +32,21 @@ class RoomHandSummary(WireModel):
 
 
 @router.get("/{room_id}/hands", response_model=list[RoomHandSummary], response_model_by_alias=True)
-async def list_room_hands(
-    room_id: RoomId,
-    db: DbDep,
-    after: AfterHand = 0,
-    limit: PageLimit = 100,
-) -> list[RoomHandSummary]:
+async def list_room_hands(room_id: RoomId, db: DbDep, page: HandPageDep) -> list[RoomHandSummary]:
     await room_row(db, room_id)
-    async with db.session() as session:
-        hands = await session.exec(
-            select(Hand)
-            .where(Hand.table_id == room_workflow_id(room_id), col(Hand.hand_no) > after)
-            .order_by(col(Hand.hand_no))
-            .limit(limit)
-        )
-        out = []
-        for h in hands:
-            settlement = h.record.get("settlement", {})
-            out.append(
-                RoomHandSummary(
-                    hand_number=h.hand_no,
-                    board=list(h.record.get("board", [])),
-                    winners=sorted({int(w) for p in h.record["pots"] for w in p["winners"]}),
-                    gross_pot=settlement.get("grossPot", 0),
-                    net_to_winner=settlement.get("netToWinner", {}),
-                )
+    out = []
+    for h in await finished_hands(db, Hand.table_id == room_workflow_id(room_id), page):
+        settlement = h.record.get("settlement", {})
+        out.append(
+            RoomHandSummary(
+                hand_number=h.hand_no,
+                board=list(h.record.get("board", [])),
+                winners=sorted({int(w) for p in h.record["pots"] for w in p["winners"]}),
+                gross_pot=settlement.get("grossPot", 0),
+                net_to_winner=settlement.get("netToWinner", {}),
             )
-        return out
+        )
+    return out
 
 
 @router.get(

@@ -28,9 +28,8 @@ from api.deps import ID_PATTERN, NAME_PATTERN, DbDep, PageLimit, SettingsDep, Te
 from api.errors import ApiError
 from api.gamestate import (
     GameStateCache,
+    LongPollDep,
     NoPublishedState,
-    WaitForChange,
-    WaitSeconds,
     game_state,
     unavailable,
 )
@@ -373,15 +372,15 @@ async def room_game_state(
     request: Request,
     caller: MaybePlayer,
     db: DbDep,
-    wait_for_change: WaitForChange = None,
-    wait_seconds: WaitSeconds = 20.0,
+    poll: LongPollDep,
 ) -> dict[str, Any]:
     """The tournaments' game-state shape without the tournament fields, plus ``room``. With a
     credential you see your own hole cards and legal actions; without one, public play only.
     ``waitForChange=<version>`` long-polls."""
     cache: GameStateCache = request.app.state.game_states
     viewer = caller.user_id if caller else None
-    wait_seconds = min(wait_seconds, request.app.state.settings.long_poll_max_seconds)
+    wait_for_change = poll.wait_for_change
+    wait_seconds = min(poll.wait_seconds, request.app.state.settings.long_poll_max_seconds)
     table_id = room_workflow_id(room_id)
     if cache.snapshot(table_id) is None:
         async with db.session() as session:

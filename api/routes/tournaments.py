@@ -14,12 +14,11 @@ from api.auth import CurrentPlayer
 from api.deps import DbDep, TemporalDep, TournamentId, TournamentViewsDep
 from api.errors import QUERY_TIMEOUT, ApiError
 from api.gamestate import WORKFLOW_QUERIES
+from api.routes.play import view_fields
 from api.updates import execute_update
 from db import agents, wallets
 from db.models import Tournament
 from domain.errors import ErrorCode
-from domain.game_state import tournament_fields
-from domain.settings import validate_settings
 from wire.game_state import TournamentSchedule
 from wire.ids import tournament_workflow_id
 from wire.messages import (
@@ -163,16 +162,7 @@ async def tournament_state(
         )
 
     view: TournamentView = await views.get(tournament_id, fetch)
-    fields = tournament_fields(
-        validate_settings(view.settings),
-        state=view.state.value,
-        level=view.current_level,
-        play_start_ms=view.play_start_ms,
-        registered_count=view.registered_count,
-        field_size=view.field_size,
-        stacks={},
-        viewer=None,
-    )
+    fields = view_fields(view, None)
     return TournamentDetail(**view.model_dump(), tournament_schedule=fields["tournamentSchedule"])
 
 
