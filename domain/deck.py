@@ -18,11 +18,13 @@ from __future__ import annotations
 import hashlib
 import hmac
 from collections.abc import Iterator, Sequence
+from typing import TypeVar
 
 from domain.errors import DomainError, ErrorCode
 from domain.holdem.cards import ALL_CARDS
 
 SEED_BYTES = 32
+T = TypeVar("T")
 _SPACE = 2**32
 
 
@@ -48,6 +50,21 @@ def _words(seed: bytes) -> Iterator[int]:
         counter += 1
 
 
+def fisher_yates(items: list[T], seed: bytes) -> list[T]:
+    """``items`` shuffled in place by the seed's stream (and returned)."""
+    verify_seed(seed)
+    words = _words(seed)
+    for i in range(len(items) - 1, 0, -1):
+        n = i + 1
+        limit = _SPACE - (_SPACE % n)
+        u = next(words)
+        while u >= limit:
+            u = next(words)
+        j = u % n
+        items[i], items[j] = items[j], items[i]
+    return items
+
+
 def shuffled_deck(seed: bytes) -> list[str]:
     """The deck a seed gives: a permutation of the 52 cards, the same on every machine.
 
@@ -55,18 +72,7 @@ def shuffled_deck(seed: bytes) -> list[str]:
     >>> len(set(deck)), deck[:4]
     (52, ['Ks', '7d', '7s', '8c'])
     """
-    verify_seed(seed)
-    deck = list(ALL_CARDS)
-    words = _words(seed)
-    for i in range(len(deck) - 1, 0, -1):
-        n = i + 1
-        limit = _SPACE - (_SPACE % n)
-        u = next(words)
-        while u >= limit:
-            u = next(words)
-        j = u % n
-        deck[i], deck[j] = deck[j], deck[i]
-    return deck
+    return fisher_yates(list(ALL_CARDS), seed)
 
 
 def verify(seed: bytes, committed: str, deck: Sequence[str] | None = None) -> bool:
