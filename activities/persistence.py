@@ -14,9 +14,10 @@ from sqlmodel import col
 from sqlmodel.ext.asyncio.session import AsyncSession
 from temporalio import activity
 
+from core.codec import EncryptionCodec
 from db.engine import Database
 from db.models import Entrant, Hand, PayoutIntent, Tournament
-from db.readstore import write_state
+from db.readstore import seal_private, write_state
 from wire.ids import tournament_workflow_id
 from wire.messages import (
     EntrantRow,
@@ -46,8 +47,9 @@ async def publish_view(session: AsyncSession, view: TournamentView | None) -> No
 
 
 class PersistenceActivities:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, codec: EncryptionCodec) -> None:
         self.db = db
+        self.codec = codec  # seals each seat's part of a hand record (db/readstore.py)
 
     @activity.defn
     async def save_tournament(self, row: TournamentRow) -> None:
@@ -116,7 +118,7 @@ class PersistenceActivities:
                     table_id=row.table_id,
                     hand_no=row.hand_no,
                     level=row.level,
-                    record=row.record,
+                    record=seal_private(row.record, row.table_id, row.hand_no, self.codec),
                     created_at=now,
                 )
                 .on_conflict_do_nothing(index_elements=["table_id", "hand_no"])

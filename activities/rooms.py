@@ -17,9 +17,11 @@ from temporalio import activity
 
 from activities.events import append
 from activities.money import ledger_move
+from core.codec import EncryptionCodec
 from db import ledger
 from db.engine import Database
 from db.models import Hand, Room
+from db.readstore import seal_private
 from domain.errors import DomainError
 from wire.keys import room_hand_key
 from wire.messages import EventInput, MoneyReceipt
@@ -28,8 +30,9 @@ from wire.table_messages import RoomHandInput, RoomMove, RoomRow, SeenQuery
 
 
 class RoomActivities:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, codec: EncryptionCodec) -> None:
         self.db = db
+        self.codec = codec  # seals each seat's part of a hand record (db/readstore.py)
 
     @activity.defn
     async def save_room(self, row: RoomRow) -> None:
@@ -112,7 +115,7 @@ class RoomActivities:
                     table_id=hand.table_id,
                     hand_no=hand.hand_no,
                     level=0,
-                    record=hand.record,
+                    record=seal_private(hand.record, hand.table_id, hand.hand_no, self.codec),
                     created_at=datetime.now(UTC),
                 )
                 .on_conflict_do_nothing(index_elements=["table_id", "hand_no"])

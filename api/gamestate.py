@@ -556,6 +556,8 @@ def game_state(
             "legal_actions": hand.get("legal"),
             "deadline": table.deadline_ms if hand and not hand.get("over") else None,
             "last_hand": table.last_hand,
+            "next_deck": table.next_deck.model_dump() if table.next_deck else None,
+            "chain_head": table.chain_head,
             "you": you_view(
                 viewer,
                 seat=next((s for s in seats if s["playerId"] == viewer), None),

@@ -19,6 +19,38 @@ CHANNEL = "sng_read_state"
 """The PostgreSQL channel: each notification is ``<key> <version>``."""
 
 
+def hand_seat_binding(table_id: str, hand_no: int, seat: str) -> bytes:
+    """What a finished hand's sealed private part belongs to: that table, hand and seat."""
+    return json.dumps(["hand", table_id, hand_no, seat]).encode()
+
+
+def seal_private(record: dict[str, Any], table_id: str, hand_no: int, codec: Any) -> dict[str, Any]:
+    """A finished hand's record as the ``hands`` table keeps it: each seat's private part
+    (``private``: its hole cards and their openings, docs/fairness.md) sealed for that seat
+    (``EncryptionCodec.seal_value``), so the stored row shows no folded hand to anyone who
+    reads the database."""
+    private = record.get("private")
+    if not private:
+        return record
+    sealed = {
+        seat: codec.seal_value(
+            json.dumps(part).encode(), hand_seat_binding(table_id, hand_no, seat)
+        )
+        for seat, part in private.items()
+    }
+    return {**record, "private": sealed}
+
+
+def open_private(record: dict[str, Any], seat: str, codec: Any) -> dict[str, Any] | None:
+    """One seat's private part of a stored record, or None when it has none."""
+    sealed = (record.get("private") or {}).get(seat)
+    if not isinstance(sealed, str):
+        return None
+    binding = hand_seat_binding(record["table_id"], record["hand_no"], seat)
+    opened: dict[str, Any] = json.loads(codec.open_value(sealed, binding))
+    return opened
+
+
 def seat_binding(key: str, player_id: str, hand_no: int) -> bytes:
     """What a sealed private part belongs to: it opens for this table, seat and hand only."""
     return json.dumps(["seat", key, player_id, hand_no]).encode()

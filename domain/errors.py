@@ -39,6 +39,10 @@ class ErrorCode(StrEnum):
     AMOUNT_OUT_OF_RANGE = "amount_out_of_range"
     STALE_TURN = "stale_turn"
     UNKNOWN_SEAT = "unknown_seat"
+    STALE_COMMITMENT = "stale_commitment"
+    """A player's seed for a deck that is not the next hand's (docs/fairness.md)."""
+    ALREADY_SEEDED = "already_seeded"
+    """A second seed from one seat for one hand: the first one stands."""
     # cash rooms
     ROOM_FULL = "room_full"
     ROOM_CLOSED = "room_closed"

@@ -221,7 +221,9 @@ def to_phh(record: dict[str, Any], names: dict[int, str] | None = None) -> str:
     label = {seat: f"p{i + 1}" for i, seat in enumerate(seats)}
     blinds = _reversed_if_heads_up([record["blinds"].get(str(s), 0) for s in seats])
     antes = _reversed_if_heads_up([record["antes"].get(str(s), 0) for s in seats])
-    actions = [f"d dh {label[s]} {''.join(record['hole_cards'][str(s)])}" for s in seats]
+    # A hand this reader may not see is dealt as unknown cards (PHH's ``????``).
+    hole = record["hole_cards"]
+    actions = [f"d dh {label[s]} {''.join(hole.get(str(s)) or ['??', '??'])}" for s in seats]
     board: list[str] = record["board"]
     dealt = 0
     for entry in record["actions"]:

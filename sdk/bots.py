@@ -136,9 +136,11 @@ async def _play(
     policy: Policy,
     rng: random.Random,
     sit_in: Callable[[], Awaitable[Any]],
+    seed: Callable[[dict[str, Any]], Awaitable[bool]],
 ) -> None:
     """Long-poll the state and answer every turn of ours until ``done(state)``; come back
-    at once if the table sat us out (a slow turn, a lost connection)."""
+    at once if the table sat us out (a slow turn, a lost connection). Every next hand gets
+    our seed (docs/fairness.md) as soon as its deck is committed."""
     version: int | None = None
     while True:
         try:
@@ -151,6 +153,7 @@ async def _play(
         version = state["version"]
         if await done(state):
             return
+        await seed(state)
         if (state.get("you") or {}).get("status") == "sitting_out":
             try:
                 await sit_in()
@@ -187,6 +190,7 @@ async def run_bot(client: SngClient, tournament_id: str, policy: Policy, *, seed
         policy,
         random.Random(seed),
         lambda: client.sit_in(tournament_id),
+        lambda st: client.seed(tournament_id, st),
     )
 
 
@@ -218,4 +222,5 @@ async def run_room_bot(
         policy,
         random.Random(seed),
         lambda: client.room_sit_in(room_id),
+        lambda st: client.room_seed(room_id, st),
     )

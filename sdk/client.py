@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import secrets
 from types import TracebackType
 from typing import Any
 
@@ -38,6 +39,8 @@ class SngClient:
         if service_key:
             headers["X-Service-Key"] = service_key
         self.http = httpx.AsyncClient(base_url=base_url, headers=headers, timeout=timeout)
+        self.seeded: set[str] = set()
+        """The deck roots this client sent a seed for."""
 
     async def __aenter__(self) -> SngClient:
         return self
@@ -179,6 +182,41 @@ class SngClient:
         return await self._act(
             f"/tournaments/{tournament_id}/act", hand_number, turn, action, amount
         )
+
+    # -- fairness: the players' seeds (docs/fairness.md) ------------------------------------
+    async def _seed(self, path: str, state: dict[str, Any], seed: str | None) -> bool:
+        """Send ``seed`` (hex; a fresh random one by default) for the hand ``state``'s
+        ``nextDeck`` names; True when the table took it. Nothing to do (no deck committed
+        ahead, or this seat already seeded it) and a deck that was dealt meanwhile are False:
+        the hand is dealt without it, which is never an error."""
+        you, deck = state.get("you") or {}, state.get("nextDeck")
+        if not deck or you.get("seat") is None or you["seat"] in deck["seeded"]:
+            return False
+        if deck["commitment"] in self.seeded:
+            return False  # sent; the table shows it with its next change
+        self.seeded.add(deck["commitment"])
+        body = {
+            "handNumber": deck["handNumber"],
+            "commitment": deck["commitment"],
+            "seed": seed or secrets.token_hex(32),
+        }
+        try:
+            await self._call("POST", path, json=body)
+        except SngError as err:
+            if err.code in {"stale_commitment", "already_seeded"}:
+                return False
+            raise
+        return True
+
+    async def seed(
+        self, tournament_id: str, state: dict[str, Any], seed: str | None = None
+    ) -> bool:
+        """Seed the next hand at a tournament's table (see ``_seed``)."""
+        return await self._seed(f"/tournaments/{tournament_id}/seed", state, seed)
+
+    async def room_seed(self, room_id: str, state: dict[str, Any], seed: str | None = None) -> bool:
+        """Seed the next hand at a cash room (see ``_seed``)."""
+        return await self._seed(f"/rooms/{room_id}/seed", state, seed)
 
     async def sit_in(self, tournament_id: str) -> dict[str, Any]:
         """Come back after sitting out (game state's ``you.status == "sitting_out"``)."""

@@ -8,6 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
+from domain import fairness
 from domain.deck import commitment, shuffled_deck
 from domain.errors import DomainError
 from domain.holdem.cards import board_indices, hole_card_index
@@ -82,19 +83,47 @@ def verify_record(record: dict[str, Any]) -> list[str]:
     return problems
 
 
+def verify_chain(records: list[Any], previous: str | None = None) -> list[str]:
+    """Problems with hand records as the API serves them, in order: each one checked, and
+    each linked to the one before it (the first to ``previous`` when given)."""
+    problems = []
+    for i, record in enumerate(records):
+        if not isinstance(record, dict):
+            problems.append(f"record {i}: not an object")
+            continue
+        label = f"hand {record.get('handNumber', i)}: "
+        if "deck" not in record:  # dealt before card commitments: its seed was revealed
+            problems += [label + p for p in verify_record(record)]
+            continue
+        problems += [label + p for p in fairness.verify_record(record, previous)]
+        previous = record.get("hash")
+    return problems
+
+
 @hand_app.command()
 def verify(
-    file: Annotated[Path, typer.Argument(help="A JSON hand record.", exists=True)],
+    file: Annotated[
+        Path, typer.Argument(help="A JSON hand record, or a list of a table's records.")
+    ],
+    previous: Annotated[
+        str | None, typer.Option(help="The hash the (first) record must link to.")
+    ] = None,
 ) -> None:
-    """Check a hand's revealed seed against its commitment and re-derive the dealt cards."""
+    """Check hand records exactly as the API serves them (docs/fairness.md): every revealed
+    card opens the deck's root, the dealing order follows from the players' seeds, the board
+    and shown hands are those cards, nothing else is revealed, and the hash chain holds."""
+    if not file.exists():
+        typer.echo(f"no such file: {file}", err=True)
+        raise typer.Exit(2)
     try:
-        record = json.loads(file.read_text())
+        loaded = json.loads(file.read_text())
     except json.JSONDecodeError as exc:
         typer.echo(f"not JSON: {exc}", err=True)
         raise typer.Exit(2) from None
-    problems = verify_record(record if isinstance(record, dict) else {})
+    records = loaded if isinstance(loaded, list) else [loaded]
+    problems = verify_chain(records, previous)
     if problems:
         for problem in problems:
             typer.echo(f"FAIL: {problem}", err=True)
         raise typer.Exit(1)
-    typer.echo("OK: the seed matches the commitment and deals the recorded cards")
+    typer.echo(f"OK: {len(records)} record(s) check out against their commitments")

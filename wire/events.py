@@ -65,6 +65,30 @@ class Pot(Body):
     winners: dict[str, int]
 
 
+class CardOpening(Body):
+    """One revealed card: dealt ``index``-th (docs/fairness.md), from committed ``position``,
+    with its salt and Merkle audit path to the deck's root."""
+
+    index: int
+    position: int
+    card: str
+    salt: str
+    proof: list[str]
+
+
+class DeckReveal(Body):
+    """A finished hand's deck evidence: the root published before the players' seeds, the
+    seeds by seat, and the openings of the board and the cards shown down (nothing else)."""
+
+    version: Literal["v2"]
+    root: str
+    seeds: dict[str, str]
+    """Hex, by seat: what each seat sent for this hand (seats that sent none are absent)."""
+    committed_at_ms: int
+    """When the root was published (the table's clock): every seed came after it."""
+    revealed: list[CardOpening]
+
+
 # -- a tournament's log -------------------------------------------------------------------
 class TournamentStateChanged(Event):
     """The tournament moved: ``starting`` (with ``startsAt``, ``fieldSize``), ``playing``
@@ -204,7 +228,10 @@ class RoomHandResult(Event):
     net_to_winner: dict[str, int]
     rake: int
     deck_commitment: str | None
-    deck_seed: str
+    deck_seed: str | None = None
+    """Hands dealt before card commitments revealed their seed."""
+    deck: DeckReveal | None = None
+    """The root, the seeds and the openings of the board and the hands shown down."""
 
 
 class PlayerJoin(Event):

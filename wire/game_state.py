@@ -18,7 +18,7 @@ from pydantic.alias_generators import to_camel
 from domain.payouts import ResolvedPrizePlace
 from domain.schedule import ScheduledLevel
 from domain.views import TournamentMyView
-from wire.events import Pot, ShownHand
+from wire.events import CardOpening, DeckReveal, Pot, ShownHand
 
 __all__ = [
     "BustedSeat",
@@ -105,6 +105,14 @@ class HandView(Served):
     pots: list[Pot] | None
 
 
+class YourCards(Served):
+    """The reader's own hole cards in a hand they played, with their openings."""
+
+    seat: int
+    cards: list[str]
+    openings: list[CardOpening]
+
+
 class BustedSeat(Served):
     seat: int
     stack_before: int
@@ -121,7 +129,17 @@ class LastHand(Served):
     stacks_after: dict[str, int]
     busted: list[BustedSeat]
     deck_commitment: str | None
-    deck_seed: str
+    deck_seed: str | None = None
+    """Hands dealt before card commitments: the revealed seed."""
+    deck: DeckReveal | None = None
+    prev_hash: str | None = None
+    hash: str | None = None
+
+    def to_wire(self) -> dict[str, Any]:
+        unset = {"deck_seed", "deck", "prev_hash", "hash"}
+        return self.model_dump(
+            mode="json", by_alias=True, exclude={k for k in unset if getattr(self, k) is None}
+        )
 
 
 # -- the game state -----------------------------------------------------------------------
@@ -200,6 +218,13 @@ class RoomSummary(Served):
     entry: RoomEntry
 
 
+class NextDeckView(Served):
+    hand_number: int
+    commitment: str
+    seeded: list[int]
+    """Seats whose seed the table has for that hand."""
+
+
 class GameState(Served):
     """One viewer's game state: the table (only the viewer's own hole cards), the legal
     actions, and either the tournament's fields or the room's. ``version`` moves on whenever
@@ -220,6 +245,10 @@ class GameState(Served):
     deadline: int | None
     """When the seat to act times out (epoch ms), while a decision is awaited."""
     last_hand: LastHand | None
+    next_deck: NextDeckView | None = None
+    """The next hand's deck root: send a seed for it (``POST …/seed``) before it is dealt."""
+    chain_head: str | None = None
+    """The hash of this table's last hand record."""
     you: You | None
     tournament: TournamentBrief | None = None
     tournament_schedule: TournamentSchedule | None = None
@@ -283,10 +312,20 @@ class HandRecord(Served):
     pots: list[Pot]
     busted: list[BustedSeat]
     deck_commitment: str | None
-    deck_seed: str
+    deck_seed: str | None = None
+    """Hands dealt before card commitments revealed their seed; they are served without it
+    (it would reveal every folded hand)."""
+    deck: DeckReveal | None = None
+    prev_hash: str | None = None
+    """The hash of the table's record before this one (null for its first)."""
+    hash: str | None = None
+    """This record's hash (``domain.fairness.record_hash``); the next one links to it."""
     settlement: RoomSettlement | None = None
+    your_cards: YourCards | None = None
+    """Only for a reader who played the hand."""
 
     def to_wire(self) -> dict[str, Any]:
+        unset = {"settlement", "your_cards", "deck", "prev_hash", "hash", "deck_seed"}
         return self.model_dump(
-            mode="json", by_alias=True, exclude=set() if self.settlement else {"settlement"}
+            mode="json", by_alias=True, exclude={k for k in unset if getattr(self, k) is None}
         )

@@ -52,6 +52,26 @@ class RoomSpec(WireModel):
     """Events published outside hands (joins, leaves, status): their dedupe keys count up."""
 
 
+class PendingDeck(WireModel):
+    """A deck committed before the hand that will deal it: its secret (hex), the root that
+    was published for it and when, and the seeds players sent for it, by seat."""
+
+    hand_number: int
+    secret: str
+    root: str
+    committed_ms: int
+    seeds: dict[int, str] = Field(default_factory=dict)
+
+
+class NextDeck(WireModel):
+    """What the table shows of the next hand's deck: the root a seed must answer, and the
+    seats that already sent one."""
+
+    hand_number: int
+    commitment: str
+    seeded: list[int]
+
+
 class TableState(WireModel):
     """Everything a table carries across continue-as-new (between hands only)."""
 
@@ -76,6 +96,25 @@ class TableState(WireModel):
     last_hand: dict[str, Any] | None = None
     """The previous hand's public summary (TableView.last_hand), carried across
     continue-as-new so the first hand of a new run still shows it."""
+    next_deck: PendingDeck | None = None
+    """The next hand's deck, committed ahead so players can seed it (docs/fairness.md)."""
+    chain_head: str | None = None
+    """The hash of this table's last hand record: the next one links to it."""
+
+
+class SeedInput(WireModel):
+    player_id: str
+    hand_number: int
+    commitment: str
+    """The root the seed answers (the game state's ``nextDeck.commitment``)."""
+    seed: str
+    """Hex, 1 to 64 bytes."""
+
+
+class SeedResult(WireModel):
+    hand_number: int
+    commitment: str
+    seat: int
 
 
 class ActInput(WireModel):
@@ -152,6 +191,8 @@ class TableView(WireModel):
     room: RoomSpec | None = None
     deadline_ms: int | None = None
     """When the seat to act times out (epoch ms), while a decision is awaited."""
+    next_deck: NextDeck | None = None
+    chain_head: str | None = None
 
 
 class TableActResult(ActResult):

@@ -54,12 +54,13 @@ def activities_for(
     Both backends register the same activity names (collect_entry, refund_entry, pay_prize),
     so a workflow never knows which one runs. The rake is a ledger posting, virtual only.
     """
-    persistence = PersistenceActivities(db)
+    codec = codec or codec_for(get_settings())
+    persistence = PersistenceActivities(db, codec)
     events = EventActivities(db)
     virtual = VirtualMoneyActivities(db)
     money: VirtualMoneyActivities | ChainMoneyActivities = chain or virtual
-    rooms = RoomActivities(db)  # cash rooms are virtual chips on either backend
-    reads = ReadModelActivities(db, codec or codec_for(get_settings()))
+    rooms = RoomActivities(db, codec)  # cash rooms are virtual chips on either backend
+    reads = ReadModelActivities(db, codec)
     return [
         persistence.save_tournament,
         persistence.save_entrant,

@@ -7,9 +7,14 @@ what the table publishes to the read store. Where it runs is a `Venue`: a tourna
 (workflows/room.py: fixed stakes, join and leave, an event stream, a ledger settlement per
 hand). The venue answers the few questions that differ; the loop calls it at fixed points.
 
-Each hand's deck is shuffled from a secret seed made by an activity (never
-``workflow.random()``); its SHA-256 commitment is public from the deal and the seed is
-revealed with the hand's record. The determinism rules it keeps are in docs/durability.md.
+Each hand's deck is shuffled from a secret made by an activity (never ``workflow.random()``).
+From the ``deck-v2`` patch on (docs/fairness.md) the loop commits to the next hand's cards a
+hand ahead (one salted commitment per position, a Merkle root), takes the seats' seeds for it
+until it deals it, deals in the order the seeds fix, and reveals only the board and the
+cards shown down, each with its opening; each seat gets its own cards' openings, and the
+records form a hash chain. Before the patch the deck's SHA-256 commitment was public from the
+deal and its seed revealed with the record. The determinism rules it keeps are in
+docs/durability.md.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
     from domain import deck as decks
+    from domain import fairness
     from domain.blinds import Blinds
     from domain.errors import DomainError, ErrorCode
     from domain.holdem import (
@@ -38,10 +44,15 @@ with workflow.unsafe.imports_passed_through():
         public_view,
         start_hand,
     )
+    from wire.game_state import HandRecord
     from wire.messages import EventInput
     from wire.table_messages import (
         ActInput,
         ActResult,
+        NextDeck,
+        PendingDeck,
+        SeedInput,
+        SeedResult,
         SitInInput,
         TableActResult,
         TablePublication,
@@ -63,6 +74,23 @@ events per run (an accepted action with its re-armed timer costs about 7 events)
 
 READ_MODEL_PATCH = "read-model-v1"
 """Tables publish their state to the read store (docs/read-model.md) from this patch on."""
+
+DECK_PATCH = "deck-v2"
+"""Card commitments, the players' seeds and reveal-only-what-is-shown (docs/fairness.md)."""
+
+
+class Dealt:
+    """The running hand's deck under ``deck-v2``: the committed deck, the dealing order the
+    seeds gave, the seeds, and when the root was published."""
+
+    def __init__(
+        self,
+        deck: fairness.CommittedDeck,
+        order: list[int],
+        seeds: dict[int, str],
+        committed_ms: int,
+    ) -> None:
+        self.deck, self.order, self.seeds, self.committed_ms = deck, order, seeds, committed_ms
 
 
 class Venue(Protocol):
@@ -118,6 +146,7 @@ class HandLoop:
         self.hand: Hand | None = None
         self.level, self.blinds = 0, blinds
         self.commitment: str | None = None
+        self.dealt: Dealt | None = None
         self.deadline_ms: int | None = None
         self.finished = False
         # Actions waiting for the hand loop (the act handler only records them), and the
@@ -142,13 +171,18 @@ class HandLoop:
         hand_no = self.st.hand_no + 1
         draw = await effects.draw_deck(f"{self.st.table_id}:{hand_no}")
         seed_hex = draw.seed
-        seed = bytes.fromhex(seed_hex)
         live = self.venue.dealt_seats()
         if len(live) < 2:
             return None  # a room player left while the seed was drawn: no hand after all
         positions = self._positions(live)
         # The deal time is the draw's recorded time, so a replay reads the same blinds.
         self.level, self.blinds = self.venue.blinds_at(draw.drawn_at_ms)
+        if workflow.patched(DECK_PATCH):
+            cards = await self._deal_committed(hand_no, seed_hex, live)
+        else:
+            self.dealt = None
+            cards = decks.shuffled_deck(bytes.fromhex(seed_hex))
+            self.commitment = decks.commitment(bytes.fromhex(seed_hex))
         hand = start_hand(
             seat_count=self.st.seat_count,
             positions=positions,
@@ -157,10 +191,9 @@ class HandLoop:
             big_blind=self.blinds.bb,
             ante=self.blinds.ante,
             ante_mode=AnteMode.EVERY_PLAYER if self.blinds.ante else AnteMode.NONE,
-            deck=decks.shuffled_deck(seed),
+            deck=cards,
         )
         self.hand = hand
-        self.commitment = decks.commitment(seed)
         self.st.hand_no = hand_no
         self.st.positions = positions.to_dict()
         self.bump()
@@ -194,6 +227,34 @@ class HandLoop:
         self.answer_stale_intents()
         await self._finish_hand(hand, seed_hex)
         return None
+
+    async def _deal_committed(self, hand_no: int, secret_hex: str, live: list[int]) -> list[str]:
+        """The cards this hand deals (``deck-v2``): the deck committed a hand ahead, in the
+        order the dealt seats' seeds fix. The secret just drawn becomes the next hand's deck,
+        whose root goes out with the next publication; seeds for it are taken until it is
+        dealt (``take_seed``). A table's first hand had no root out before it: it is dealt
+        from the secret just drawn, with no seeds, and a second draw commits the next."""
+        pending = self.st.next_deck
+        if pending is None or pending.hand_number != hand_no:
+            pending = self._pending(hand_no, secret_hex)
+            secret_hex = (await effects.draw_deck(f"{self.st.table_id}:{hand_no + 1}")).seed
+        deck = fairness.commit(bytes.fromhex(pending.secret))
+        seeds = {seat: seed for seat, seed in pending.seeds.items() if seat in live}
+        cards, order = fairness.dealt_deck(
+            deck, {seat: bytes.fromhex(seed) for seat, seed in seeds.items()}
+        )
+        self.dealt = Dealt(deck, order, seeds, pending.committed_ms)
+        self.commitment = deck.root_hex
+        self.st.next_deck = self._pending(hand_no + 1, secret_hex)
+        return cards
+
+    def _pending(self, hand_number: int, secret_hex: str) -> PendingDeck:
+        return PendingDeck(
+            hand_number=hand_number,
+            secret=secret_hex,
+            root=fairness.commit(bytes.fromhex(secret_hex)).root_hex,
+            committed_ms=self.now_ms(),  # a stamp for the record, never a decision
+        )
 
     def _void_hand(self, hand_no: int) -> int:
         """A stop abandons the running hand: stacks stay as they were before it."""
@@ -370,9 +431,12 @@ class HandLoop:
                 "ante": self.blinds.ante,
                 "players": {str(s.seat): s.player_id for s in self.st.seats},
                 "deck_commitment": self.commitment,
-                "deck_seed": seed_hex,
             }
         )
+        if self.dealt is None:
+            record["deck_seed"] = seed_hex
+        else:
+            self._reveal_only_what_was_shown(hand, record, self.dealt)
         stacks_after = {int(seat): chips for seat, chips in record["stacks_after"].items()}
         for table_seat in self.st.seats:
             if table_seat.seat in stacks_after:
@@ -388,10 +452,44 @@ class HandLoop:
                 "busted",
                 "deck_commitment",
                 "deck_seed",
+                "deck",
+                "prev_hash",
+                "hash",
             )
+            if key in record
         }
         self.bump()
         await self.venue.hand_finished(hand, record)
+
+    def _reveal_only_what_was_shown(self, hand: Hand, record: dict[str, Any], dealt: Dealt) -> None:
+        """Under ``deck-v2`` the record shows the board and the hands shown down, with their
+        openings, and links to the table's last record; each seat's own hole cards and their
+        openings go in ``private`` (sealed for that seat when stored, never served to anyone
+        else). Nothing reveals the deck's secret, a folded hand or an undealt card."""
+        shown = {int(seat) for seat in record["shown"]}
+        public, own = fairness.reveal(
+            dealt.deck,
+            dealt.order,
+            seats=hand.seats,
+            board_size=len(record["board"]),
+            shown=shown,
+        )
+        hole = record["hole_cards"]
+        record["hole_cards"] = {seat: cards for seat, cards in hole.items() if int(seat) in shown}
+        record["deck"] = {
+            "version": fairness.VERSION,
+            "root": dealt.deck.root_hex,
+            "seeds": {str(seat): seed for seat, seed in sorted(dealt.seeds.items())},
+            "committed_at_ms": dealt.committed_ms,
+            "revealed": public,
+        }
+        record["prev_hash"] = self.st.chain_head
+        record["hash"] = fairness.record_hash(HandRecord.model_validate(record).to_wire())
+        self.st.chain_head = record["hash"]
+        record["private"] = {
+            str(seat): {"cards": hole[str(seat)], "openings": openings}
+            for seat, openings in own.items()
+        }
 
     # -- the players' Updates (the workflows' handlers call these) ----------------------------
     async def act(self, inp: ActInput) -> TableActResult:
@@ -440,6 +538,42 @@ class HandLoop:
         except DomainError as err:
             raise refusal(err) from None
         return seat
+
+    def verify_seed(self, inp: SeedInput) -> int:
+        """A seed answers the next hand's committed root, from a seated player, once."""
+        try:
+            seat = self.seat_of(inp.player_id)
+            pending = self.st.next_deck
+            if pending is None:
+                raise DomainError(
+                    ErrorCode.INVALID_STATE, "this table has no deck committed for its next hand"
+                )
+            if inp.hand_number != pending.hand_number or inp.commitment.lower() != pending.root:
+                raise DomainError(
+                    ErrorCode.STALE_COMMITMENT,
+                    f"that seed answers hand {inp.hand_number}'s deck {inp.commitment!r}; the"
+                    f" next hand is {pending.hand_number}, committed to {pending.root}",
+                    field="commitment",
+                )
+            fairness.check_player_seed(inp.seed)
+            if seat in pending.seeds:
+                raise DomainError(
+                    ErrorCode.ALREADY_SEEDED, f"seat {seat} already seeded hand {inp.hand_number}"
+                )
+        except DomainError as err:
+            raise refusal(err) from None
+        return seat
+
+    def take_seed(self, inp: SeedInput) -> SeedResult:
+        """Record the seed in the pending deck: the deal reads it there (handlers record,
+        the loop acts). No version bump: what the loop publishes, and when, stays the
+        loop's (docs/durability.md, rule 8); the next publication shows the seat seeded."""
+        seat = self.verify_seed(inp)
+        pending = self.st.next_deck
+        assert pending is not None
+        self.updates_this_run += 1
+        pending.seeds[seat] = inp.seed.lower()
+        return SeedResult(hand_number=pending.hand_number, commitment=pending.root, seat=seat)
 
     async def sit_in(self, inp: SitInInput) -> ActResult:
         self.updates_this_run += 1
@@ -502,6 +636,16 @@ class HandLoop:
             hand=public_view(self.hand, None) if self.hand is not None else None,
             deck_commitment=self.commitment,
             last_hand=self.st.last_hand,
+            next_deck=(
+                NextDeck(
+                    hand_number=self.st.next_deck.hand_number,
+                    commitment=self.st.next_deck.root,
+                    seeded=sorted(self.st.next_deck.seeds),
+                )
+                if self.st.next_deck is not None
+                else None
+            ),
+            chain_head=self.st.chain_head,
             finished=self.finished,
             version=self.st.version,
             room=self.st.room.model_copy() if self.st.room else None,
@@ -577,6 +721,15 @@ class PlayerHandlers:
     @workflow.update
     async def sit_in(self, inp: SitInInput) -> ActResult:
         return await self.table.sit_in(inp)
+
+    @workflow.update
+    def seed(self, inp: SeedInput) -> SeedResult:
+        """A player's entropy for the next hand's deal (docs/fairness.md)."""
+        return self.table.take_seed(inp)
+
+    @seed.validator
+    def _validate_seed(self, inp: SeedInput) -> None:
+        self.table.verify_seed(inp)
 
     @sit_in.validator
     def _validate_sit_in(self, inp: SitInInput) -> None:

@@ -480,7 +480,11 @@ class RoomWorkflow(PlayerHandlers):
                 net_to_winner={str(seat): c for seat, c in settlement.net_to_winner.items()},
                 rake=0,
                 deck_commitment=record["deck_commitment"],
-                deck_seed=record["deck_seed"],
+                **(
+                    {"deck": record["deck"]}
+                    if "deck" in record
+                    else {"deck_seed": record["deck_seed"]}
+                ),
             ),
             key=f"h{hand_no}:result",
         )

@@ -1,23 +1,25 @@
 """Hand histories after each hand, as JSON and as PHH (the uoftcprg standard).
 
-A finished hand's record is public: its deck seed is revealed with it (commit-reveal), so
-anyone can re-derive the whole deck and check the commitment published at the deal — which
-also means mucked cards are derivable, by design. Running hands are never served here.
+A finished hand's record is public as far as the rules show it: the board and the hands shown
+down, each card with its opening against the deck's root (docs/fairness.md); a player also
+reads their own cards. Running hands are never served here.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 from fastapi.responses import PlainTextResponse
 from sqlmodel import col, select
 
+from api.auth import MaybePlayer
 from api.deps import DbDep, HandNumber, HandPage, HandPageDep, TournamentId
 from api.errors import ApiError
+from api.hand_records import served_phh, served_record
+from core.codec import EncryptionCodec
 from db.models import Hand, Tournament
 from domain.errors import ErrorCode
-from domain.phh import to_phh
 from wire.game_state import HandRecord
 from wire.messages import WireModel
 
@@ -93,15 +95,34 @@ async def finished_hands(db: DbDep, table: Any, page: HandPage) -> list[Hand]:
     responses={200: {"model": HandRecord}},
 )
 async def hand_history(
-    tournament_id: TournamentId, hand_number: HandNumber, db: DbDep
+    tournament_id: TournamentId,
+    hand_number: HandNumber,
+    db: DbDep,
+    request: Request,
+    caller: MaybePlayer,
 ) -> dict[str, Any]:
-    """The full record: seats and players, forced bets, actions, board, shown cards, pots and
-    winners, stacks before and after, busts, the deck commitment and the revealed seed."""
-    return HandRecord.model_validate((await _hand(db, tournament_id, hand_number)).record).to_wire()
+    """The record: seats and players, forced bets, actions, the board, the hands shown down,
+    pots and winners, stacks before and after, busts, and the deck evidence (the root, the
+    players' seeds, the openings of every revealed card; docs/fairness.md). With a credential,
+    a player of the hand also gets their own cards (``yourCards``). Folded and mucked hands
+    are nobody's to read."""
+    record = (await _hand(db, tournament_id, hand_number)).record
+    return served_record(record, caller.user_id if caller else None, _codec(request))
 
 
 @router.get("/{tournament_id}/hands/{hand_number}/phh", response_class=PlainTextResponse)
-async def hand_history_phh(tournament_id: TournamentId, hand_number: HandNumber, db: DbDep) -> str:
+async def hand_history_phh(
+    tournament_id: TournamentId,
+    hand_number: HandNumber,
+    db: DbDep,
+    request: Request,
+    caller: MaybePlayer,
+) -> str:
+    """The hand in PHH; hands not shown down are ``????`` (your own are yours to read)."""
     record = (await _hand(db, tournament_id, hand_number)).record
-    names = {int(seat): player for seat, player in record.get("players", {}).items()}
-    return to_phh(record, names)
+    return served_phh(record, caller.user_id if caller else None, _codec(request))
+
+
+def _codec(request: Request) -> EncryptionCodec:
+    codec: EncryptionCodec = request.app.state.game_states.codec
+    return codec

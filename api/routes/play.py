@@ -33,7 +33,7 @@ from domain.settings import validate_settings
 from wire.game_state import GameState
 from wire.ids import table_workflow_id
 from wire.messages import TournamentView, WireModel
-from wire.table_messages import ActInput, ActResult, SitInInput, TableView
+from wire.table_messages import ActInput, ActResult, SeedInput, SeedResult, SitInInput, TableView
 from workflows.room import RoomWorkflow
 from workflows.table import TableWorkflow
 
@@ -278,6 +278,56 @@ async def act_at_table(
     cache: GameStateCache = app.state.game_states
     version = await cache.acted(tournament_id, table_id, player_id, result)
     return ActResult(version=version, hand_number=result.hand_number, turn=result.turn)
+
+
+class SeedBody(WireModel):
+    """Your entropy for the next hand's deal (docs/fairness.md): the game state's
+    ``nextDeck`` names the hand and the root your seed answers."""
+
+    hand_number: int = Field(ge=1, le=2**31 - 1)
+    commitment: str = Field(pattern=r"^[0-9a-fA-F]{64}$")
+    seed: str = Field(min_length=2, max_length=128, pattern=r"^([0-9a-fA-F]{2})+$")
+    """Hex, 1 to 64 bytes: make it random (the client library does)."""
+
+    def for_player(self, player_id: str) -> SeedInput:
+        return SeedInput(
+            player_id=player_id,
+            hand_number=self.hand_number,
+            commitment=self.commitment,
+            seed=self.seed,
+        )
+
+
+async def seed_at_table(
+    app: Any, table_id: str, player_id: str, body: SeedBody, *, room: bool
+) -> SeedResult:
+    """One seed at a table, whichever channel sent it; a retry of the same seat and hand
+    gets the first answer (the Update's id is theirs)."""
+    workflow_type = RoomWorkflow if room else TableWorkflow
+    handle: WorkflowHandle[Any, Any] = app.state.temporal.get_workflow_handle_for(
+        workflow_type.run, table_id
+    )
+    result: SeedResult = await execute_update(
+        handle,
+        workflow_type.seed,
+        body.for_player(player_id),
+        closed_code=ErrorCode.ROOM_CLOSED if room else ErrorCode.STALE_COMMITMENT,
+        noun="room" if room else "tournament",
+        update_id=f"seed:{player_id}:{body.hand_number}",
+    )
+    return result
+
+
+@router.post("/{tournament_id}/seed", response_model=SeedResult, response_model_by_alias=True)
+async def seed(
+    tournament_id: TournamentId, body: SeedBody, request: Request, caller: CurrentPlayer
+) -> SeedResult:
+    """Send a seed for the next hand before it is dealt: with the other seats' seeds it fixes
+    which committed card goes where (docs/fairness.md). Refused with ``stale_commitment``
+    once that hand is dealt, ``already_seeded`` for a second seed."""
+    return await seed_at_table(
+        request.app, table_workflow_id(tournament_id), caller.user_id, body, room=False
+    )
 
 
 async def _in_game_state_terms(

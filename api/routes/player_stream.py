@@ -18,9 +18,10 @@ state comes from the pushed read model (LISTEN, no Temporal query); the log is r
 ``POLL_SECONDS`` while idle, and at once when the state moves.
 
 Over the WebSocket the player can also act: ``{"type": "act", "handNumber", "turn",
-"action", "amount"?, "idempotencyKey"?}`` answers ``act_result`` (the HTTP act's body) or
-``error`` (``{code, message, field?}``, the HTTP refusals' codes), each echoing the message's
-``requestId`` when it had one.
+"action", "amount"?, "idempotencyKey"?}`` answers ``act_result`` (the HTTP act's body), and
+seed the next hand: ``{"type": "seed", "handNumber", "commitment", "seed"}`` answers
+``seed_result`` (docs/fairness.md); a refusal is ``error`` (``{code, message, field?}``, the
+HTTP refusals' codes), each echoing the message's ``requestId`` when it had one.
 """
 
 from __future__ import annotations
@@ -44,7 +45,14 @@ from api.errors import ApiError, refusal_of
 from api.gamestate import GameStateCache, NoPublishedState
 from api.presence import touch
 from api.routes.events import PAGE, PING_SECONDS, POLL_SECONDS, _ended_by, _page, is_final
-from api.routes.play import PRE_PLAY, ActBody, act_at_table, tournament_game_state
+from api.routes.play import (
+    PRE_PLAY,
+    ActBody,
+    SeedBody,
+    act_at_table,
+    seed_at_table,
+    tournament_game_state,
+)
 from api.routes.rooms import RoomId, room_state_for
 from api.streams import StreamSlots
 from db.models import Room, Tournament
@@ -355,33 +363,12 @@ async def _ws_request(websocket: WebSocket, target: Target, raw: str) -> dict[st
         if not isinstance(message, dict):
             raise ApiError(ErrorCode.VALIDATION_ERROR, "a message is a JSON object")
         request_id = message.pop("requestId", None)
-        if message.pop("type", None) != "act":
+        kind = message.pop("type", None)
+        if kind not in ("act", "seed"):
             raise ApiError(
-                ErrorCode.VALIDATION_ERROR, "the only request is type 'act'", field="type"
+                ErrorCode.VALIDATION_ERROR, "a request is type 'act' or 'seed'", field="type"
             )
-        key = message.pop("idempotencyKey", None)
-        if key is not None and not (isinstance(key, str) and 1 <= len(key) <= 64):
-            raise ApiError(
-                ErrorCode.VALIDATION_ERROR,
-                "idempotencyKey: 1-64 characters",
-                field="idempotencyKey",
-            )
-        body = ActBody.model_validate(message)
-        # The credential is checked again for each action: one that expired or was revoked
-        # while the socket stayed open acts no more.
-        caller = await _ws_caller(websocket)
-        if caller.user_id != target.viewer:
-            raise ApiError(ErrorCode.UNAUTHORIZED, "the credential changed")
-        result = await act_at_table(
-            websocket.app,
-            target.table_id,
-            caller.user_id,
-            body,
-            key,
-            tournament_id=target.tournament_id,
-            room_id=None if target.tournament_id else target.stream_id,
-        )
-        reply: dict[str, Any] = {"event": "act_result", "data": result.model_dump(by_alias=True)}
+        reply = await (_ws_seed if kind == "seed" else _ws_act)(websocket, target, message)
     except json.JSONDecodeError:
         reply = _error(ErrorCode.VALIDATION_ERROR.value, "not JSON")
     except ValidationError as err:
@@ -394,6 +381,46 @@ async def _ws_request(websocket: WebSocket, target: Target, raw: str) -> dict[st
     if request_id is not None:
         reply["requestId"] = request_id
     return reply
+
+
+async def _ws_caller_again(websocket: WebSocket, target: Target) -> Caller:
+    """The credential is checked again for each request: one that expired or was revoked
+    while the socket stayed open acts no more."""
+    caller = await _ws_caller(websocket)
+    if caller.user_id != target.viewer:
+        raise ApiError(ErrorCode.UNAUTHORIZED, "the credential changed")
+    return caller
+
+
+async def _ws_seed(websocket: WebSocket, target: Target, message: dict[str, Any]) -> dict[str, Any]:
+    body = SeedBody.model_validate(message)
+    caller = await _ws_caller_again(websocket, target)
+    taken = await seed_at_table(
+        websocket.app, target.table_id, caller.user_id, body, room=target.tournament_id is None
+    )
+    return {"event": "seed_result", "data": taken.model_dump(by_alias=True)}
+
+
+async def _ws_act(websocket: WebSocket, target: Target, message: dict[str, Any]) -> dict[str, Any]:
+    key = message.pop("idempotencyKey", None)
+    if key is not None and not (isinstance(key, str) and 1 <= len(key) <= 64):
+        raise ApiError(
+            ErrorCode.VALIDATION_ERROR,
+            "idempotencyKey: 1-64 characters",
+            field="idempotencyKey",
+        )
+    body = ActBody.model_validate(message)
+    caller = await _ws_caller_again(websocket, target)
+    result = await act_at_table(
+        websocket.app,
+        target.table_id,
+        caller.user_id,
+        body,
+        key,
+        tournament_id=target.tournament_id,
+        room_id=None if target.tournament_id else target.stream_id,
+    )
+    return {"event": "act_result", "data": result.model_dump(by_alias=True)}
 
 
 def _error(code: str, message: str, field: str | None = None) -> dict[str, Any]:

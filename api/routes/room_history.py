@@ -10,6 +10,7 @@ from sqlmodel import select
 from api.auth import MaybePlayer
 from api.deps import DbDep, HandNumber, HandPageDep, PageLimit
 from api.errors import ApiError
+from api.hand_records import served_record
 from api.presence import anonymous, touch
 from api.routes.events import AfterQuery, EventPage, page, resume_point, sse
 from api.routes.hands import finished_hands
@@ -56,10 +57,12 @@ async def room_hand(
     room_id: RoomId,
     hand_number: HandNumber,
     db: DbDep,
+    request: Request,
     caller: MaybePlayer,
 ) -> dict[str, Any]:
-    """A finished hand's record with its settlement. Hole cards are those shown down, plus
-    your own if you played the hand; the revealed deck seed lets anyone audit the deal."""
+    """A finished hand's record with its settlement: the board and the hands shown down with
+    their openings, and, for a player of the hand, their own cards (``yourCards``); as at a
+    tournament (docs/fairness.md)."""
     async with db.session() as session:
         hand = (
             await session.exec(
@@ -70,14 +73,9 @@ async def room_hand(
         ).first()
     if hand is None:
         raise ApiError(ErrorCode.NOT_FOUND, f"no finished hand {hand_number} in {room_id}")
-    record = dict(hand.record)
-    own = {s for s, p in record.get("players", {}).items() if caller and p == caller.user_id}
-    record["hole_cards"] = {
-        seat: cards
-        for seat, cards in record.get("hole_cards", {}).items()
-        if seat in record.get("shown", {}) or seat in own
-    }
-    return HandRecord.model_validate(record).to_wire()
+    return served_record(
+        hand.record, caller.user_id if caller else None, request.app.state.game_states.codec
+    )
 
 
 @router.get(

@@ -34,7 +34,7 @@ from api.gamestate import (
     unavailable,
 )
 from api.presence import anonymous, observers, touch
-from api.routes.play import ActBody, IdempotencyKey, act_at_table
+from api.routes.play import ActBody, IdempotencyKey, SeedBody, act_at_table, seed_at_table
 from api.updates import execute_update
 from core.settings import Settings
 from db.engine import Database
@@ -53,6 +53,7 @@ from wire.table_messages import (
     LeaveInput,
     RoomLeaveResult,
     RoomSpec,
+    SeedResult,
     SitInInput,
     TableState,
     TableView,
@@ -346,6 +347,18 @@ async def leave_room(
     if result.pending:
         return JSONResponse(result.model_dump(by_alias=True), status_code=202)
     return result
+
+
+@router.post("/{room_id}/seed", response_model=SeedResult, response_model_by_alias=True)
+async def room_seed(
+    room_id: RoomId, body: SeedBody, request: Request, caller: CurrentPlayer, db: DbDep
+) -> SeedResult:
+    """Send a seed for the next hand before it is dealt (docs/fairness.md); as at a
+    tournament's table."""
+    await room_row(db, room_id)
+    return await seed_at_table(
+        request.app, room_workflow_id(room_id), caller.user_id, body, room=True
+    )
 
 
 @router.post("/{room_id}/sit-in", response_model=ActResult, response_model_by_alias=True)

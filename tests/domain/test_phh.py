@@ -98,3 +98,30 @@ def test_pokerkit_loads_our_export_and_reaches_the_same_stacks() -> None:
         # pokerkit may merge same-survivor side pots before splitting (see test_differential).
         assert sum(final.stacks) == sum(hand.stacks)
         assert all(abs(a - b) <= 5 for a, b in zip(final.stacks, hand.stacks, strict=True)), text
+
+
+def test_an_observers_export_deals_every_hand_not_shown_as_unknown_cards() -> None:
+    rng = random.Random(9)
+    hidden_somewhere = 0
+    for _ in range(200):
+        spec = random_spec(rng)
+        hand = start_ours(spec)
+        while not hand.over:
+            kind, amount = choose(rng, hand)
+            hand.act(hand.actor_seat or 0, kind, amount)
+        record = hand_record(hand)
+        shown = set(record["shown"])
+        record["hole_cards"] = {s: c for s, c in record["hole_cards"].items() if s in shown}
+        text = to_phh(record)
+        for seat, cards in hand_record(hand)["hole_cards"].items():
+            if seat not in shown:
+                hidden_somewhere += 1
+                visible = set(record["board"]) | {
+                    c for s in shown for c in record["shown"][s]["cards"]
+                }
+                assert not any(c in text for c in cards if c not in visible), text
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            final = list(HandHistory.loads(text))[-1]
+        assert sum(final.stacks) == sum(hand.stacks)
+    assert hidden_somewhere

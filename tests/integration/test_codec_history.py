@@ -13,7 +13,7 @@ from temporalio.client import Client
 from temporalio.worker import Worker
 
 from core.codec import ENCODING
-from domain import deck as decks
+from domain.fairness import commit
 from tests.integration.bots import passive, play
 from tests.integration.hand_sink import HandSink
 from tests.integration.helpers import eventually
@@ -55,9 +55,6 @@ async def test_a_client_without_the_key_sees_neither_seed_nor_hole_cards(
         await sink.signal(HandSink.finish)
         await sink.result()
 
-    seed_hex = view.last_hand["deck_seed"]
-    assert decks.verify(bytes.fromhex(seed_hex), view.last_hand["deck_commitment"])
-
     table_events = (await plain.get_workflow_handle(table.id).fetch_history()).events
     sink_events = (await plain.get_workflow_handle(sink_id).fetch_history()).events
     signalled = next(
@@ -65,10 +62,22 @@ async def test_a_client_without_the_key_sees_neither_seed_nor_hole_cards(
         for e in sink_events
         if e.workflow_execution_signaled_event_attributes.signal_name == "hand_completed"
     )
-    # The keyed client opens the hand report the table sent: hole cards and the seed.
+    # The first deck drawn dealt hand 1 (a table's first hand has no deck committed ahead):
+    # its root is the last hand's, and the secret itself is revealed nowhere.
+    seed_payload: Payload = next(
+        e.activity_task_completed_event_attributes.result.payloads[0]
+        for e in table_events
+        if e.HasField("activity_task_completed_event_attributes")
+    )
+    [draw] = await client.data_converter.decode([seed_payload], [DeckDraw])
+    seed_hex = draw.seed
+    assert view.last_hand["deck"]["root"] == commit(bytes.fromhex(seed_hex)).root_hex
+    assert "deck_seed" not in view.last_hand and seed_hex not in json.dumps(view.last_hand)
+
+    # The keyed client opens the hand report the table sent: each seat's own cards, apart.
     [report] = await client.data_converter.decode(signalled.input.payloads, [HandReport])
-    assert report.record["deck_seed"] == seed_hex
-    hole = report.record["hole_cards"]
+    assert "deck_seed" not in report.record
+    hole = {seat: part["cards"] for seat, part in report.record["private"].items()}
     assert len(hole) == 3 and all(len(cards) == 2 for cards in hole.values())
 
     # Without the key: neither history holds the seed, the hole cards or even the field names.
@@ -76,19 +85,13 @@ async def test_a_client_without_the_key_sees_neither_seed_nor_hole_cards(
         assert seed_hex.encode() not in blob
         assert bytes.fromhex(seed_hex) not in blob
         # As JSON keys (the activity's name, new_deck_seed, is rightly in the clear).
-        assert b'"hole_cards"' not in blob and b'"deck_seed"' not in blob
+        assert b'"hole_cards"' not in blob and b'"private"' not in blob
         for cards in hole.values():
             assert json.dumps(cards, separators=(",", ":")).encode() not in blob
             assert json.dumps(cards).encode() not in blob
 
     # Every payload is sealed, and the plain client cannot turn it back into a seed.
-    seed_payload: Payload = next(
-        e.activity_task_completed_event_attributes.result.payloads[0]
-        for e in table_events
-        if e.HasField("activity_task_completed_event_attributes")
-    )
     assert seed_payload.metadata["encoding"] == ENCODING
     with pytest.raises(Exception, match="encoding"):
         await plain.data_converter.decode([seed_payload], [DeckDraw])
-    [draw] = await client.data_converter.decode([seed_payload], [DeckDraw])
-    assert draw.seed == seed_hex
+    assert (await client.data_converter.decode([seed_payload], [DeckDraw]))[0].seed == seed_hex
