@@ -32,6 +32,7 @@ from api.routes import (
     room_history,
     rooms,
     tournaments,
+    verify,
 )
 from api.routes.codec import LOOPBACK_HOSTS
 from api.streams import StreamSlots
@@ -108,6 +109,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(player_stream.router)
     app.include_router(rooms.router)
     app.include_router(room_history.router)
+    app.include_router(verify.router)
     app.include_router(admin_pages.router)
     app.include_router(room_pages.router)
 

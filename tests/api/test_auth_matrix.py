@@ -28,6 +28,7 @@ from tests.api.support import agent_headers, new_agent
 from tests.integration.helpers import admin, create, credit, eventually, player
 
 CALLERS = ("anonymous", "player", "other", "agent", "service")
+SEED = {"handNumber": 1, "commitment": "ab" * 32, "seed": "00"}
 PLAYER, OTHER = "mx-alice", "mx-bob"
 
 
@@ -218,6 +219,8 @@ ROWS = [
     Row("GET", "/tournaments/{tid}/hands/{hand}/phh", (404, 404, 404, 404, 404), setup=recorded),
     Row("GET", "/tournaments/{tid}/me/stream", (401, 200, 200, 200, 401), setup=player_reserved),
     Row("POST", "/tournaments/{tid}/sit-in", (401, 404, 404, 404, 401), None, player_reserved),
+    # No table before play: nothing takes a seed yet.
+    Row("POST", "/tournaments/{tid}/seed", (401, 404, 404, 404, 401), SEED, player_reserved),
     # Cash rooms (docs/rooms.md): operators open and close them, players and agents sit.
     Row("POST", "/rooms", (*SERVICE, 201), ROOM),
     Row("GET", "/rooms", ANYONE),
@@ -226,6 +229,8 @@ ROWS = [
     Row("POST", "/rooms/{rid}/join", (401, 200, 200, 200, 401), {}, room),
     Row("POST", "/rooms/{rid}/leave", (401, 200, 409, 409, 401), None, player_seated),
     Row("POST", "/rooms/{rid}/sit-in", (401, 409, 409, 409, 401), None, player_seated),
+    # A room waiting for a second player has no deck committed; the others have no seat.
+    Row("POST", "/rooms/{rid}/seed", (401, 409, 409, 409, 401), SEED, player_seated),
     Row(
         "POST",
         "/rooms/{rid}/action",

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import hashlib
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -95,3 +97,29 @@ def test_a_players_seed_is_hex_of_one_to_64_bytes() -> None:
         with pytest.raises(DomainError) as err:
             check_player_seed(bad)
         assert err.value.field == "seed"
+
+
+def test_the_documented_reference_code_and_test_vector_hold() -> None:
+    """docs/fairness.md's standard-library code gives the module's results and the vector."""
+    doc = (Path(__file__).parents[2] / "docs" / "fairness.md").read_text()
+    code = doc.split("```python\n", 1)[1].split("```", 1)[0]
+    ref: dict[str, Any] = {}
+    exec(compile(code, "docs/fairness.md", "exec"), ref)
+    secret = bytes(32)
+    seeds = {0: bytes.fromhex("a1" * 32), 3: b"bob"}
+    root, _, _ = ref["root_of"](secret)
+    order = ref["dealing_order"](root, seeds)
+    deck = commit(secret)
+    assert root == deck.root and order == dealing_order(mix(deck.root, seeds))
+    vector = doc.split("## Test vector", 1)[1]
+    assert root.hex() in vector and mix(root, seeds).hex() in vector
+    assert " ".join(map(str, order[:8])) in vector
+    cards, _ = dealt_deck(deck, seeds)
+    assert " ".join(cards[:8]) in vector
+    first = opening(deck, order, 0)
+    assert (
+        first.salt in vector and first.proof[0] in vector and f"position {first.position}" in vector
+    )
+    proof = [bytes.fromhex(p) for p in first.proof]
+    assert ref["opens"](root, first.position, first.card, bytes.fromhex(first.salt), proof)
+    assert not ref["opens"](root, first.position, "2c", bytes.fromhex(first.salt), proof)
