@@ -10,7 +10,7 @@ and ``/openapi.json`` a schema for every field.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
@@ -48,8 +48,12 @@ class Served(BaseModel):
 
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
 
+    ABSENT_WHEN_NULL: ClassVar[frozenset[str]] = frozenset()
+    """Optional fields left out of the wire form while unset (not written as null)."""
+
     def to_wire(self) -> dict[str, Any]:
-        return self.model_dump(mode="json", by_alias=True)
+        unset = {k for k in self.ABSENT_WHEN_NULL if getattr(self, k) is None}
+        return self.model_dump(mode="json", by_alias=True, exclude=unset)
 
 
 # -- a running hand -----------------------------------------------------------------------
@@ -135,11 +139,7 @@ class LastHand(Served):
     prev_hash: str | None = None
     hash: str | None = None
 
-    def to_wire(self) -> dict[str, Any]:
-        unset = {"deck_seed", "deck", "prev_hash", "hash"}
-        return self.model_dump(
-            mode="json", by_alias=True, exclude={k for k in unset if getattr(self, k) is None}
-        )
+    ABSENT_WHEN_NULL = frozenset({"deck_seed", "deck", "prev_hash", "hash"})
 
 
 # -- the game state -----------------------------------------------------------------------
@@ -324,8 +324,6 @@ class HandRecord(Served):
     your_cards: YourCards | None = None
     """Only for a reader who played the hand."""
 
-    def to_wire(self) -> dict[str, Any]:
-        unset = {"settlement", "your_cards", "deck", "prev_hash", "hash", "deck_seed"}
-        return self.model_dump(
-            mode="json", by_alias=True, exclude={k for k in unset if getattr(self, k) is None}
-        )
+    ABSENT_WHEN_NULL = frozenset(
+        {"settlement", "your_cards", "deck", "prev_hash", "hash", "deck_seed"}
+    )
