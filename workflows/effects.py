@@ -84,7 +84,12 @@ async def new_report_secret(table_id: str) -> str:
 
 
 async def draw_deck(table_hand: str) -> DeckDraw:
-    return await workflow.execute_activity(
+    return await start_draw_deck(table_hand)
+
+
+def start_draw_deck(table_hand: str) -> workflow.ActivityHandle[DeckDraw]:
+    """The same draw, as a handle the caller may stop waiting for."""
+    return workflow.start_activity(
         new_deck_seed,
         table_hand,
         start_to_close_timeout=timedelta(seconds=5),

@@ -49,6 +49,7 @@ with workflow.unsafe.imports_passed_through():
     from wire.table_messages import (
         ActInput,
         ActResult,
+        DeckDraw,
         NextDeck,
         PendingDeck,
         SeedInput,
@@ -77,6 +78,11 @@ READ_MODEL_PATCH = "read-model-v1"
 
 DECK_PATCH = "deck-v2"
 """Card commitments, the players' seeds and reveal-only-what-is-shown (docs/fairness.md)."""
+
+STOP_PATCH = "stop-at-waits-v1"
+"""A tournament table reads a stop only where it waits with nothing else to take: in a
+decision, after the actions and the fired timer it was handed with, and after a hand's deck
+draw (docs/durability.md, rule 9)."""
 
 
 class Dealt:
@@ -149,6 +155,10 @@ class HandLoop:
         self.dealt: Dealt | None = None
         self.deadline_ms: int | None = None
         self.finished = False
+        # ``STOP_PATCH``: set by the table's run for the whole run; ``stopped`` once it read
+        # the stop and gave up the hand (or the deal).
+        self.stop_at_waits = False
+        self.stopped = False
         # Actions waiting for the hand loop (the act handler only records them), and the
         # answers the loop gave, by intent number.
         self.intents: list[tuple[int, ActInput]] = []
@@ -169,7 +179,9 @@ class HandLoop:
     async def play_hand(self) -> int | None:
         """Deal and play one hand; return its number if a stop aborted it (stacks restored)."""
         hand_no = self.st.hand_no + 1
-        draw = await effects.draw_deck(f"{self.st.table_id}:{hand_no}")
+        draw = await self._draw(f"{self.st.table_id}:{hand_no}")
+        if draw is None:
+            return None  # stopped while the deck was drawn: no hand
         seed_hex = draw.seed
         live = self.venue.dealt_seats()
         if len(live) < 2:
@@ -178,7 +190,10 @@ class HandLoop:
         # The deal time is the draw's recorded time, so a replay reads the same blinds.
         self.level, self.blinds = self.venue.blinds_at(draw.drawn_at_ms)
         if workflow.patched(DECK_PATCH):
-            cards = await self._deal_committed(hand_no, seed_hex, live)
+            committed = await self._deal_committed(hand_no, seed_hex, live)
+            if committed is None:
+                return None
+            cards = committed
         else:
             self.dealt = None
             cards = decks.shuffled_deck(bytes.fromhex(seed_hex))
@@ -216,19 +231,38 @@ class HandLoop:
             if auto:
                 self._auto_act(hand, seat, "leaving" if table_seat.leaving else "sitting_out")
                 continue
-            await self._decision(hand, table_seat)
+            stopped = await self._decision(hand, table_seat)
+            if self.stop_at_waits:
+                if stopped:
+                    self.stopped = True
+                    return self._void_hand(hand_no)
             # A stop is read here only, once a decision has begun (its publication and its
             # timer are out): whether it came with the input before or after, the commands
             # are the same (docs/durability.md, rule 8). A hand that the decision finished is
             # finished, as before.
-            if not legacy_stop and self.st.stop_requested and not hand.over:
+            elif not legacy_stop and self.st.stop_requested and not hand.over:
                 return self._void_hand(hand_no)
 
         self.answer_stale_intents()
         await self._finish_hand(hand, seed_hex)
         return None
 
-    async def _deal_committed(self, hand_no: int, secret_hex: str, live: list[int]) -> list[str]:
+    async def _draw(self, table_hand: str) -> DeckDraw | None:
+        """A deck draw; under ``STOP_PATCH`` None instead when a stop came while it ran. The
+        draw's result is taken first when both came: a stop that came after it found the
+        hand dealt and its first decision begun (docs/durability.md, rule 9)."""
+        if not self.stop_at_waits:
+            return await effects.draw_deck(table_hand)
+        draw = effects.start_draw_deck(table_hand)
+        await workflow.wait_condition(lambda: draw.done() or self.st.stop_requested)
+        if draw.done():
+            return await draw
+        self.stopped = True
+        return None
+
+    async def _deal_committed(
+        self, hand_no: int, secret_hex: str, live: list[int]
+    ) -> list[str] | None:
         """The cards this hand deals (``deck-v2``): the deck committed a hand ahead, in the
         order the dealt seats' seeds fix. The secret just drawn becomes the next hand's deck,
         whose root goes out with the next publication; seeds for it are taken until it is
@@ -237,7 +271,10 @@ class HandLoop:
         pending = self.st.next_deck
         if pending is None or pending.hand_number != hand_no:
             pending = self._pending(hand_no, secret_hex)
-            secret_hex = (await effects.draw_deck(f"{self.st.table_id}:{hand_no + 1}")).seed
+            second = await self._draw(f"{self.st.table_id}:{hand_no + 1}")
+            if second is None:
+                return None
+            secret_hex = second.seed
         deck = fairness.commit(bytes.fromhex(pending.secret))
         seeds = {seat: seed for seat, seed in pending.seeds.items() if seat in live}
         cards, order = fairness.dealt_deck(
@@ -263,13 +300,16 @@ class HandLoop:
         self.bump()
         return hand_no
 
-    async def _decision(self, hand: Hand, table_seat: TableSeat) -> None:
-        """Wait for the seat to act, or apply the timeout rules when its timer fired.
+    async def _decision(self, hand: Hand, table_seat: TableSeat) -> bool:
+        """Wait for the seat to act, or apply the timeout rules when its timer fired; True
+        when it gave up for a stop instead (``stop_at_waits``).
 
         Recorded actions are applied before a fired timer: an action for this turn that
         reached the table with its timeout wins, and one for a later turn (its player saw the
         timeout applied) waits until the timeout has moved the hand there. Either way the
-        outcome depends on what arrived, not on how the SDK batched it.
+        outcome depends on what arrived, not on how the SDK batched it. A stop comes last
+        (``STOP_PATCH``): it is read only when neither an action nor the timer moved the hand,
+        since a stop that came after them found the next decision already begun.
         """
         turn = hand.turn
         # Publish once per decision, before its timer and before any recorded action is
@@ -285,8 +325,10 @@ class HandLoop:
         try:
             while True:
                 self._apply_intents(hand)
-                if hand.turn != turn or self.st.stop_requested or table_seat.leaving:
-                    return
+                if hand.turn != turn or table_seat.leaving:
+                    return False
+                if self.st.stop_requested and not self.stop_at_waits:
+                    return False
                 if alarm.fired:
                     extra = 0 if graced else await self.venue.grace(table_seat)
                     if extra:
@@ -299,7 +341,9 @@ class HandLoop:
                         await self.flush()
                         continue
                     self._on_timeout(hand, table_seat.seat)
-                    return
+                    return False
+                if self.st.stop_requested:
+                    return True
                 await wait_or_serve(
                     lambda alarm=alarm: (  # type: ignore[misc]
                         self.intents_new
@@ -429,7 +473,10 @@ class HandLoop:
                 "small_blind": self.blinds.sb,
                 "big_blind": self.blinds.bb,
                 "ante": self.blinds.ante,
-                "players": {str(s.seat): s.player_id for s in self.st.seats},
+                # Who was dealt in: a room's player who sat down during the hand is not.
+                "players": {
+                    str(s.seat): s.player_id for s in self.st.seats if s.seat in hand.seats
+                },
                 "deck_commitment": self.commitment,
             }
         )

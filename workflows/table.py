@@ -20,7 +20,7 @@ with workflow.unsafe.imports_passed_through():
     from domain.holdem import Hand
     from domain.settings import TournamentSettings, validate_settings
     from wire.table_messages import HandReport, TableResult, TableSeat, TableState
-    from workflows.hand_loop import HANDS_PER_RUN, HandLoop, PlayerHandlers
+    from workflows.hand_loop import HANDS_PER_RUN, STOP_PATCH, HandLoop, PlayerHandlers
 
 __all__ = ["HANDS_PER_RUN", "TableWorkflow"]
 
@@ -40,16 +40,21 @@ class TableWorkflow(PlayerHandlers):
         st = table.st
         played_this_run = 0
         aborted: int | None = None
-        while not st.stop_requested and len(table.live_seats()) >= 2:
+        # A stop is read where the table waits with nothing else to take (docs/durability.md,
+        # rule 9); runs from before the patch read it at each hand boundary, as they did.
+        at_waits = table.stop_at_waits = workflow.patched(STOP_PATCH)
+        while (at_waits or not st.stop_requested) and len(table.live_seats()) >= 2:
             aborted = await table.play_hand()
             played_this_run += 1
-            if st.stop_requested or len(table.live_seats()) < 2:
+            if (table.stopped if at_waits else st.stop_requested) or len(table.live_seats()) < 2:
                 break
             if st.hand_pause_ms:
                 await table.pause_between_hands()
-                if st.stop_requested:
+                if st.stop_requested and not at_waits:
                     break
             if played_this_run >= HANDS_PER_RUN or table.run_budget_spent():
+                if st.stop_requested:
+                    break  # no next run for a table that was told to stop
                 table.answer_stale_intents()
                 await table.serve_until_handlers_finished()
                 workflow.continue_as_new(st)

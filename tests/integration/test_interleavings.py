@@ -12,6 +12,7 @@ so each rewrite must replay; the code before the fix failed these the way the dr
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import random
 import uuid
@@ -19,14 +20,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from temporalio.client import Client, WorkflowHistory, WorkflowUpdateFailedError
+from temporalio.api.enums.v1 import EventType
+from temporalio.client import Client, WorkflowHandle, WorkflowHistory, WorkflowUpdateFailedError
+from temporalio.worker import Worker
 
+from core.codec import EncryptionCodec
 from db import ledger
 from db.engine import Database
 from tests.integration.bots import passive
 from tests.integration.helpers import start_paid_tournament
 from tests.integration.test_table import table_state
-from tests.interleave import merged, mixed_pairs
+from tests.interleave import merged, mixed_pairs, split
 from tests.replay import histories_from
 from wire.messages import (
     CancelInput,
@@ -36,7 +40,7 @@ from wire.messages import (
     UnregisterInput,
 )
 from wire.table_messages import ActInput
-from worker import build_replayer
+from worker import activities_for, build_replayer, build_worker
 from workflows.table import TableWorkflow
 from workflows.tournament import TournamentWorkflow
 
@@ -148,6 +152,155 @@ async def test_table_actions_overlapping_decision_timeouts(skipping: tuple[Clien
     # Update-after-timeout overlaps at tables are covered by the worker-kill and two-worker
     # drills, which end with a replay of every history (tests/drills).
     assert failures == []
+
+
+async def _stop_right_after(
+    client: Client, db: Database, task_queue: str, scenario: str
+) -> WorkflowHistory:
+    """A table that gets a stop in the task right after one input of ``scenario``'s kind:
+    a decision's timeout mid-hand, an action mid-hand, or an action that ends the hand
+    (then a deck draw, or with ``pause_ms`` a pause, is what that task started).
+
+    The table's worker runs no activities of its own (only its local ones); a second worker
+    runs them, and for ``fold-then-deal`` it is away from the fold until the stop, so the
+    next hand's deck draw waits and the stop lands while it does."""
+    three = scenario in ("timeout", "action")
+    players = ["a", "b", "c"] if three else ["a", "b"]
+    st = table_state(
+        players,
+        stack=400,
+        pause_ms=2_000 if scenario == "fold-then-pause" else 0,
+        actionTimeoutSeconds=3,
+    )
+
+    def activity_worker() -> Worker:
+        codec = client.data_converter.payload_codec
+        assert isinstance(codec, EncryptionCodec)
+        return Worker(client, task_queue=task_queue, activities=activities_for(db, codec=codec))
+
+    async with build_worker(client, db, task_queue, no_remote_activities=True):
+        async with activity_worker():
+            handle = await client.start_workflow(
+                TableWorkflow.run, st, id=st.table_id, task_queue=task_queue
+            )
+
+            async def to_act() -> tuple[str, Any]:
+                """The player to act, and their view, once a decision is awaited."""
+                while True:
+                    for p in players:
+                        view = await handle.query(TableWorkflow.view, p)
+                        if view.hand and view.hand.get("legal") and view.deadline_ms:
+                            return p, view
+                    await asyncio.sleep(0.02)
+
+            actor, view = await to_act()
+        if scenario != "fold-then-deal":
+            activities: Worker | None = activity_worker()
+            await activities.__aenter__()
+        else:
+            activities = None
+        try:
+            if scenario == "timeout":
+                turn = view.hand["turn"]
+
+                async def turn_now() -> Any:
+                    hand = (await handle.query(TableWorkflow.view, None)).hand
+                    return hand and hand["turn"]
+
+                while await turn_now() == turn:  # noqa: ASYNC110
+                    await asyncio.sleep(0.01)
+            else:
+                action = "call" if scenario == "action" else "fold"
+                await handle.execute_update(
+                    TableWorkflow.act,
+                    ActInput(
+                        player_id=actor,
+                        hand_no=view.hand_no,
+                        turn=view.hand["turn"],
+                        action=action,
+                    ),
+                )
+            await handle.signal(TableWorkflow.stop)
+            if activities is None:
+                # The draw's worker comes back only once the stop's task is written (a table
+                # that waits for the draw before it reads the stop needs it to go on).
+                await _task_after_signal(handle)
+                activities = activity_worker()
+                await activities.__aenter__()
+            result = await handle.result()
+        finally:
+            if activities is not None:
+                await activities.__aexit__(None, None, None)
+    assert sum(result.stacks.values()) == 400 * len(players)
+    (history,) = [h for h in await histories_from(client, [handle.id])]
+    return history
+
+
+async def _task_after_signal(handle: WorkflowHandle[Any, Any]) -> None:
+    """Until a workflow task completed after the workflow's (one) signal."""
+    while True:
+        kinds = [e.event_type async for e in handle.fetch_history_events()]
+        signaled = EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED
+        if (
+            signaled in kinds
+            and EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED in kinds[kinds.index(signaled) :]
+        ):
+            return
+        await asyncio.sleep(0.05)
+
+
+PREVIOUS = {
+    # What the task before the stop must have taken and started, for each scenario.
+    "timeout": ("EVENT_TYPE_TIMER_FIRED", "EVENT_TYPE_TIMER_STARTED"),
+    "action": ("update", "EVENT_TYPE_TIMER_STARTED"),
+    "fold-then-deal": ("update", "EVENT_TYPE_ACTIVITY_TASK_SCHEDULED"),
+    "fold-then-pause": ("update", "EVENT_TYPE_TIMER_STARTED"),
+}
+
+
+def _stop_task(history: WorkflowHistory, scenario: str) -> int | None:
+    """The task that took the stop, if it came alone right after the scenario's input."""
+    _, tasks, _ = split(json.loads(history.to_json())["events"])
+    found = [
+        k
+        for k, task in enumerate(tasks)
+        if any(e["eventType"] == "EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED" for e in task.inputs)
+    ]
+    if len(found) != 1 or found[0] not in mixed_pairs(history):
+        return None
+    before = tasks[found[0] - 1]
+    took, started = PREVIOUS[scenario]
+    inputs = {e["eventType"] for e in before.inputs}
+    commands = {c["eventType"] for c in before.commands}
+    if took == "update":
+        inputs.add("update" if "EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED" in commands else "")
+    return found[0] if took in inputs and started in commands else None
+
+
+@pytest.mark.parametrize("scenario", list(PREVIOUS))
+async def test_table_stop_in_the_task_after_a_timeout_or_an_action(
+    client: Client, db: Database, task_queue: str, scenario: str
+) -> None:
+    """Force-end's stop in the task right after a timeout, an action, or a hand-ending
+    action: recorded as one task with that input (a worker that died holding it), the
+    table must decide the same, so the stop must not be read before the commands the other
+    input led to (docs/durability.md, rule 9). A stop can still race the table's own next
+    input, so a run that did not get the wanted order is played again."""
+    for _attempt in range(8):
+        history = await _stop_right_after(client, db, task_queue, scenario)
+        stop = _stop_task(history, scenario)
+        if stop is not None:
+            break
+    else:
+        pytest.fail(f"no run put the stop right after the {scenario} in 8 tries")
+    replayer = build_replayer(client.data_converter, namespace=client.namespace)
+    assert (
+        await replayer.replay_workflow(history, raise_on_replay_failure=False)
+    ).replay_failure is None
+    result = await replayer.replay_workflow(merged(history, stop), raise_on_replay_failure=False)
+    if result.replay_failure is not None:
+        _dump(history, stop)
+    assert result.replay_failure is None, str(result.replay_failure)[:400]
 
 
 async def test_registration_reserves_expiring_among_registers_pays_and_leaves(
