@@ -25,7 +25,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -257,6 +257,41 @@ def reveal(
         if seat in shown:
             public += mine
     return [opening(deck, order, j).to_dict() for j in sorted(public)], own
+
+
+def publish(
+    record: dict[str, Any],
+    deck: CommittedDeck,
+    order: Sequence[int],
+    *,
+    seats: Sequence[int],
+    seeds: Mapping[int, str],
+    committed_ms: int,
+    prev_hash: str | None,
+    served: Callable[[dict[str, Any]], Mapping[str, Any]],
+) -> dict[str, dict[str, object]]:
+    """Turn a finished hand's engine record (``domain.holdem.hand_record``) into its public
+    record, in place, and return each seat's private part.
+
+    The public record keeps the hands shown down only, gains ``deck`` (the root, the seeds,
+    the openings of the board and the shown cards), ``prev_hash`` (the table's chain head
+    before it) and ``hash`` (``record_hash`` of ``served(record)``, the record as an observer
+    is served it). Each seat's private part is its hole cards with their openings.
+    """
+    shown = {int(seat) for seat in record["shown"]}
+    public, own = reveal(deck, order, seats=seats, board_size=len(record["board"]), shown=shown)
+    hole = record["hole_cards"]
+    record["hole_cards"] = {seat: cards for seat, cards in hole.items() if int(seat) in shown}
+    record["deck"] = {
+        "version": VERSION,
+        "root": deck.root_hex,
+        "seeds": {str(seat): seed for seat, seed in sorted(seeds.items())},
+        "committed_at_ms": committed_ms,
+        "revealed": public,
+    }
+    record["prev_hash"] = prev_hash
+    record["hash"] = record_hash(served(record))
+    return {str(seat): {"cards": hole[str(seat)], "openings": mine} for seat, mine in own.items()}
 
 
 UNHASHED = ("hash", "settlement", "yourCards")

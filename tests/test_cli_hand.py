@@ -8,8 +8,9 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from domain.deck import commitment, shuffled_deck
-from domain.holdem import Hand, hand_record
+from domain.holdem import hand_record
 from sng.cli_hand import hand_app
+from tests.domain.builders import checked_down, engine_record
 from wire.game_state import HandRecord
 
 runner = CliRunner()
@@ -42,19 +43,7 @@ def test_replay_reports_an_illegal_action_with_its_index(tmp_path: Path) -> None
 
 
 def _record(seed: bytes) -> dict[str, object]:
-    hand = Hand.start(
-        seats=[0, 1, 2],
-        stacks=[100, 100, 100],
-        blinds=[1, 2, 0],
-        antes=[0, 0, 0],
-        min_bet=2,
-        deck=shuffled_deck(seed),
-    )
-    while not hand.over:
-        legal = hand.legal_actions()
-        assert legal is not None
-        hand.act(legal.seat, "call" if "call" in legal.actions else "check")
-    record = hand_record(hand)
+    record = hand_record(checked_down(shuffled_deck(seed)))
     record.update(seed=seed.hex(), commitment=commitment(seed))
     return record
 
@@ -75,18 +64,15 @@ def test_verify_accepts_an_honest_record_and_rejects_a_tampered_one(tmp_path: Pa
 
 
 def test_verify_checks_a_record_exactly_as_the_api_serves_it(tmp_path: Path) -> None:
-    engine = _record(bytes(range(32)))
-    seed, committed = engine.pop("seed"), engine.pop("commitment")
-    engine.update(
-        table_id="table-t-1",
+    seed = bytes(range(32))
+    engine = engine_record(
+        checked_down(shuffled_deck(seed)),
         hand_no=1,
         level=1,
         small_blind=1,
         big_blind=2,
-        ante=0,
-        players={"0": "a", "1": "b", "2": "c"},
-        deck_commitment=committed,
-        deck_seed=seed,
+        deck_commitment=commitment(seed),
+        deck_seed=seed.hex(),
     )
     served = HandRecord.model_validate(engine).to_wire()
     assert "deckSeed" in served and "holeCards" in served and "deck_seed" not in served

@@ -22,7 +22,8 @@ from api.gamestate import game_state
 from core.settings import Settings
 from core.temporal import data_converter
 from domain.deck import shuffled_deck
-from domain.holdem import Hand, hand_record, public_view
+from domain.holdem import Hand, public_view
+from tests.domain.builders import engine_record
 from wire.game_state import GameState, HandRecord, HandView, LastHand
 from wire.table_messages import TableSeat, TableView
 
@@ -85,19 +86,9 @@ def played_hand(seed: int) -> tuple[Hand, list[dict[str, Any]]]:
 
 
 def full_record(hand: Hand) -> dict[str, Any]:
-    record = hand_record(hand)
-    record.update(
-        table_id="table-t-1",
-        hand_no=7,
-        level=2,
-        small_blind=5,
-        big_blind=10,
-        ante=1,
-        players={"0": "ann", "1": "bob", "2": "cat"},
-        deck_commitment="ab" * 32,
-        deck_seed="cd" * 32,
+    return engine_record(
+        hand, small_blind=5, big_blind=10, ante=1, deck_commitment="ab" * 32, deck_seed="cd" * 32
     )
-    return record
 
 
 def test_every_view_and_record_of_many_hands_is_served_whole_in_camel_case() -> None:

@@ -513,30 +513,17 @@ class HandLoop:
         openings, and links to the table's last record; each seat's own hole cards and their
         openings go in ``private`` (sealed for that seat when stored, never served to anyone
         else). Nothing reveals the deck's secret, a folded hand or an undealt card."""
-        shown = {int(seat) for seat in record["shown"]}
-        public, own = fairness.reveal(
+        record["private"] = fairness.publish(
+            record,
             dealt.deck,
             dealt.order,
             seats=hand.seats,
-            board_size=len(record["board"]),
-            shown=shown,
+            seeds=dealt.seeds,
+            committed_ms=dealt.committed_ms,
+            prev_hash=self.st.chain_head,
+            served=lambda r: HandRecord.model_validate(r).to_wire(),
         )
-        hole = record["hole_cards"]
-        record["hole_cards"] = {seat: cards for seat, cards in hole.items() if int(seat) in shown}
-        record["deck"] = {
-            "version": fairness.VERSION,
-            "root": dealt.deck.root_hex,
-            "seeds": {str(seat): seed for seat, seed in sorted(dealt.seeds.items())},
-            "committed_at_ms": dealt.committed_ms,
-            "revealed": public,
-        }
-        record["prev_hash"] = self.st.chain_head
-        record["hash"] = fairness.record_hash(HandRecord.model_validate(record).to_wire())
         self.st.chain_head = record["hash"]
-        record["private"] = {
-            str(seat): {"cards": hole[str(seat)], "openings": openings}
-            for seat, openings in own.items()
-        }
 
     # -- the players' Updates (the workflows' handlers call these) ----------------------------
     async def act(self, inp: ActInput) -> TableActResult:

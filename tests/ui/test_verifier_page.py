@@ -1,6 +1,6 @@
 """The verifier page (/verify) checks a record in the browser, with no help from the server:
 an honest record passes; a changed card, salt or seed (rehashed by the forger) and a changed
-byte without rehashing fail. The record is built as a table builds it (engine, commitments,
+byte without rehashing fail. The record is built as a table builds it (engine, ``fairness.publish``,
 the served model)."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 from playwright.async_api import Page
 
 from domain import fairness
-from domain.holdem import Hand, hand_record
+from tests.domain.builders import checked_down, engine_record
 from wire.game_state import HandRecord
 
 
@@ -20,44 +20,20 @@ def served_record(seed: int) -> dict[str, Any]:
     deck = fairness.commit(bytes([seed]) * 32)
     seeds = {0: b"ann", 2: bytes(range(32))}
     cards, order = fairness.dealt_deck(deck, seeds)
-    hand = Hand.start(
-        seats=[0, 1, 2],
-        stacks=[200, 200, 200],
-        blinds=[1, 2, 0],
-        antes=[0, 0, 0],
-        min_bet=2,
-        deck=cards,
-    )
-    while not hand.over:
-        legal = hand.legal_actions()
-        assert legal is not None
-        hand.act(legal.seat, "call" if "call" in legal.actions else "check")
-    record = hand_record(hand)
-    shown = {int(s) for s in record["shown"]}
-    public, _ = fairness.reveal(
-        deck, order, seats=hand.seats, board_size=len(record["board"]), shown=shown
-    )
-    record["hole_cards"] = {s: c for s, c in record["hole_cards"].items() if int(s) in shown}
-    record.update(
-        table_id="room-x",
-        hand_no=3,
-        level=0,
-        small_blind=1,
-        big_blind=2,
-        ante=0,
-        players={"0": "ann", "1": "bob", "2": "cat"},
-        deck_commitment=deck.root_hex,
-        deck={
-            "version": "v2",
-            "root": deck.root_hex,
-            "committed_at_ms": 1,
-            "seeds": {str(s): v.hex() for s, v in seeds.items()},
-            "revealed": public,
-        },
+    hand = checked_down(cards, stacks=(200, 200, 200))
+    record = engine_record(hand, table_id="room-x", hand_no=3, level=0, small_blind=1, big_blind=2)
+    record["deck_commitment"] = deck.root_hex
+    fairness.publish(
+        record,
+        deck,
+        order,
+        seats=hand.seats,
+        seeds={seat: value.hex() for seat, value in seeds.items()},
+        committed_ms=1,
         prev_hash="11" * 32,
+        served=lambda r: HandRecord.model_validate(r).to_wire(),
     )
     served = HandRecord.model_validate(record).to_wire()
-    served["hash"] = fairness.record_hash(served)
     assert fairness.verify_record(served) == []
     return served
 
