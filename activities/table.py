@@ -1,8 +1,9 @@
-"""Table side effects: the secret seed each hand's deck is shuffled from, and the clock.
+"""Table side effects: the secret each hand's deck comes from, and the clock.
 
-The seed comes from the operating system's CSPRNG, never from ``workflow.random()`` (whose seed
-is in the workflow's history). The result is recorded in history as the activity's result, which
-the payload codec encrypts, and it is only shown to players after the hand.
+The secret comes from the operating system's CSPRNG, never from ``workflow.random()`` (whose
+seed is in the workflow's history). It is recorded in history as the activity's result sealed
+under the worker-only deck key (core/deck_vault.py), inside the payload codec's encryption, so
+neither the codec endpoint nor anyone holding the codec key reads it; only the table opens it.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import secrets
 
 from temporalio import activity
 
+from core import deck_vault
 from wire.table_messages import DeckDraw
 
 
@@ -20,7 +22,12 @@ async def new_deck_seed(table_hand: str) -> DeckDraw:
     with the time it was drawn: the table reads the hand's blinds at that recorded time, never
     at ``workflow.now()`` (docs/durability.md)."""
     activity.logger.debug("deck seed for %s", table_hand)
-    return DeckDraw(seed=secrets.token_bytes(32).hex(), drawn_at_ms=_server_time_ms())
+    secret = secrets.token_bytes(32)
+    return DeckDraw(
+        sealed=deck_vault.current().seal(secret, table_hand),
+        drawn_for=table_hand,
+        drawn_at_ms=_server_time_ms(),
+    )
 
 
 @activity.defn

@@ -155,17 +155,17 @@ def new_key() -> str:
     return base64.b64encode(AESGCM.generate_key(bit_length=KEY_BYTES * 8)).decode()
 
 
-def ensure_dev_key(data_dir: Path) -> bytes:
-    """Read ``<data_dir>/codec.key``, creating it (mode 0600) if nobody has yet.
+def ensure_dev_key(data_dir: Path, name: str = DEV_KEY_FILE) -> bytes:
+    """Read ``<data_dir>/codec.key`` (or ``name``), creating it (mode 0600) if nobody has yet.
 
     The worker and the API may both get here first on a fresh data dir; the key is written to
     a private temporary file and linked into place, so a reader never sees a half-written key
     and exactly one writer wins.
     """
-    path = data_dir / DEV_KEY_FILE
+    path = data_dir / name
     if not path.exists():
         data_dir.mkdir(parents=True, exist_ok=True)
-        tmp = data_dir / f".{DEV_KEY_FILE}.{os.getpid()}"
+        tmp = data_dir / f".{name}.{os.getpid()}"
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w") as out:
             out.write(new_key() + "\n")

@@ -102,6 +102,10 @@ class Settings(BaseSettings):
     codec_key: SecretStr = SecretStr("")
     codec_key_id: str = "k1"
     codec_previous_keys: SecretStr = SecretStr("")
+    # The worker-only key that seals each deck's secret inside the payloads (core/deck_vault.py,
+    # docs/fairness.md): the codec key opens a payload, not the secret in it. Read by workers
+    # (and replayers) only; empty: dev and test use <data_dir>/deck.key, prod workers refuse.
+    deck_key: SecretStr = SecretStr("")
     # Workers and clients refuse payloads that are not sealed (anyone who reaches Temporal can
     # write plaintext ones). True only for a migration window over histories written before
     # encryption was on; never in normal operation (docs/security.md).

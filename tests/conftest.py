@@ -24,6 +24,7 @@ from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
+from core import deck_vault
 from core.codec import new_key
 from core.settings import Settings
 from core.temporal import data_converter, interceptors
@@ -39,6 +40,9 @@ REPO = Path(__file__).resolve().parents[1]
 # One payload key for the whole run, seen by every Settings() here and by `sng dev` children,
 # so the test environments, the API under test and the workers all read the same payloads.
 os.environ.setdefault("SNG_CODEC_KEY", new_key())
+# The workers' deck key (core/deck_vault.py), likewise one for the session and its replays.
+os.environ.setdefault("SNG_DECK_KEY", new_key())
+deck_vault.ensure_installed()  # for the workers tests build by hand, too
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -57,8 +57,11 @@ class PendingDeck(WireModel):
     was published for it and when, and the seeds players sent for it, by seat."""
 
     hand_number: int
-    secret: str
+    secret: str = ""
+    """In hex, from a draw made before the deck key; else empty and ``sealed`` holds it."""
     root: str
+    sealed: str = ""
+    drawn_for: str = ""
     committed_ms: int
     seeds: dict[int, str] = Field(default_factory=dict)
 
@@ -158,8 +161,13 @@ class HandReport(WireModel):
 class DeckDraw(WireModel):
     """A hand's secret seed and when it was drawn (the deal time the blinds are read at)."""
 
-    seed: str
+    seed: str = ""
+    """The secret in hex: draws made before the deck key (history written then)."""
     drawn_at_ms: int
+    sealed: str = ""
+    """The secret sealed under the worker-only deck key (core/deck_vault.py) for ``drawn_for``."""
+    drawn_for: str = ""
+    """The table and hand it was drawn for (``"<table>:<hand>"``), the seal's binding."""
 
 
 class TableResult(WireModel):

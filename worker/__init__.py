@@ -30,6 +30,7 @@ from activities.readmodel import ReadModelActivities
 from activities.rooms import RoomActivities
 from activities.table import new_deck_seed, new_secret, wall_clock_ms
 from activities.telemetry import TelemetryActivities
+from core import deck_vault
 from core.codec import EncryptionCodec, codec_for
 from core.settings import Settings, get_settings
 from core.telemetry import worker_runtime
@@ -105,6 +106,7 @@ def build_worker(
     chain: ChainMoneyActivities | None = None,
     **options: Any,
 ) -> Worker:
+    deck_vault.ensure_installed()  # the tables open their decks under it (core/deck_vault.py)
     return single_batch(
         Worker(
             client,
@@ -127,6 +129,7 @@ def build_replayer(
     """The replayer every determinism check uses: our workflows (and any a test adds), our
     converter, the same flags, and the namespace the histories were written in (the codec
     binds every payload to its namespace and workflow, so a replay must name the same one)."""
+    deck_vault.ensure_installed()  # a replay opens the decks as the tables did
     replayer = Replayer(
         workflows=[*WORKFLOWS, *extra], data_converter=data_converter, namespace=namespace
     )
@@ -155,6 +158,7 @@ async def _connect_patiently(settings: Settings, *, limit: float = 120.0) -> Cli
 
 async def run_worker(settings: Settings) -> None:
     # SDK metrics for Prometheus when SNG_WORKER_METRICS_ADDRESS is set (core/telemetry.py).
+    deck_vault.ensure_installed(settings)  # refuses a prod worker without SNG_DECK_KEY
     client = await _connect_patiently(settings)
     db = Database(settings.database_url)
     chain = (

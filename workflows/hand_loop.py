@@ -27,6 +27,7 @@ from temporalio import workflow
 from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
+    from core import deck_vault
     from domain import deck as decks
     from domain import fairness
     from domain.blinds import Blinds
@@ -83,6 +84,11 @@ STOP_PATCH = "stop-at-waits-v1"
 """A tournament table reads a stop only where it waits with nothing else to take: in a
 decision, after the actions and the fired timer it was handed with, and after a hand's deck
 draw (docs/durability.md, rule 9)."""
+
+
+def _secret_hex(sealed: str, drawn_for: str, plain: str) -> str:
+    """A deck's secret (hex), opened in memory under the worker's deck key when sealed."""
+    return deck_vault.current().open(sealed, drawn_for).hex() if sealed else plain
 
 
 class Dealt:
@@ -182,20 +188,21 @@ class HandLoop:
         draw = await self._draw(f"{self.st.table_id}:{hand_no}")
         if draw is None:
             return None  # stopped while the deck was drawn: no hand
-        seed_hex = draw.seed
         live = self.venue.dealt_seats()
         if len(live) < 2:
             return None  # a room player left while the seed was drawn: no hand after all
         positions = self._positions(live)
         # The deal time is the draw's recorded time, so a replay reads the same blinds.
         self.level, self.blinds = self.venue.blinds_at(draw.drawn_at_ms)
+        seed_hex = ""  # revealed after the hand by tables dealing as before deck-v2
         if workflow.patched(DECK_PATCH):
-            committed = await self._deal_committed(hand_no, seed_hex, live)
+            committed = await self._deal_committed(hand_no, draw, live)
             if committed is None:
                 return None
             cards = committed
         else:
             self.dealt = None
+            seed_hex = _secret_hex(draw.sealed, draw.drawn_for, draw.seed)
             cards = decks.shuffled_deck(bytes.fromhex(seed_hex))
             self.commitment = decks.commitment(bytes.fromhex(seed_hex))
         hand = start_hand(
@@ -261,7 +268,7 @@ class HandLoop:
         return None
 
     async def _deal_committed(
-        self, hand_no: int, secret_hex: str, live: list[int]
+        self, hand_no: int, draw: DeckDraw, live: list[int]
     ) -> list[str] | None:
         """The cards this hand deals (``deck-v2``): the deck committed a hand ahead, in the
         order the dealt seats' seeds fix. The secret just drawn becomes the next hand's deck,
@@ -270,25 +277,32 @@ class HandLoop:
         from the secret just drawn, with no seeds, and a second draw commits the next."""
         pending = self.st.next_deck
         if pending is None or pending.hand_number != hand_no:
-            pending = self._pending(hand_no, secret_hex)
+            pending = self._pending(hand_no, draw)
             second = await self._draw(f"{self.st.table_id}:{hand_no + 1}")
             if second is None:
                 return None
-            secret_hex = second.seed
-        deck = fairness.commit(bytes.fromhex(pending.secret))
+            draw = second
+        deck = fairness.commit(
+            bytes.fromhex(_secret_hex(pending.sealed, pending.drawn_for, pending.secret))
+        )
         seeds = {seat: seed for seat, seed in pending.seeds.items() if seat in live}
         cards, order = fairness.dealt_deck(
             deck, {seat: bytes.fromhex(seed) for seat, seed in seeds.items()}
         )
         self.dealt = Dealt(deck, order, seeds, pending.committed_ms)
         self.commitment = deck.root_hex
-        self.st.next_deck = self._pending(hand_no + 1, secret_hex)
+        self.st.next_deck = self._pending(hand_no + 1, draw)
         return cards
 
-    def _pending(self, hand_number: int, secret_hex: str) -> PendingDeck:
+    def _pending(self, hand_number: int, draw: DeckDraw) -> PendingDeck:
+        """The next deck, its secret kept sealed (plain only from draws made before the deck
+        key, core/deck_vault.py) and opened here just to publish its root."""
+        secret_hex = _secret_hex(draw.sealed, draw.drawn_for, draw.seed)
         return PendingDeck(
             hand_number=hand_number,
-            secret=secret_hex,
+            secret="" if draw.sealed else secret_hex,
+            sealed=draw.sealed,
+            drawn_for=draw.drawn_for,
             root=fairness.commit(bytes.fromhex(secret_hex)).root_hex,
             committed_ms=self.now_ms(),  # a stamp for the record, never a decision
         )

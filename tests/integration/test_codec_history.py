@@ -12,6 +12,7 @@ from temporalio.api.history.v1 import HistoryEvent
 from temporalio.client import Client
 from temporalio.worker import Worker
 
+from core import deck_vault
 from core.codec import ENCODING
 from domain.fairness import commit
 from tests.integration.bots import passive, play
@@ -70,7 +71,9 @@ async def test_a_client_without_the_key_sees_neither_seed_nor_hole_cards(
         if e.HasField("activity_task_completed_event_attributes")
     )
     [draw] = await client.data_converter.decode([seed_payload], [DeckDraw])
-    seed_hex = draw.seed
+    # Sealed again under the worker's deck key (tests/security/test_deck_secret_sealed.py).
+    assert draw.seed == ""
+    seed_hex = deck_vault.current().open(draw.sealed, draw.drawn_for).hex()
     assert view.last_hand["deck"]["root"] == commit(bytes.fromhex(seed_hex)).root_hex
     assert "deck_seed" not in view.last_hand and seed_hex not in json.dumps(view.last_hand)
 
@@ -94,4 +97,4 @@ async def test_a_client_without_the_key_sees_neither_seed_nor_hole_cards(
     assert seed_payload.metadata["encoding"] == ENCODING
     with pytest.raises(Exception, match="encoding"):
         await plain.data_converter.decode([seed_payload], [DeckDraw])
-    assert (await client.data_converter.decode([seed_payload], [DeckDraw]))[0].seed == seed_hex
+    assert (await client.data_converter.decode([seed_payload], [DeckDraw]))[0].sealed == draw.sealed
