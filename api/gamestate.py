@@ -34,7 +34,9 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError
 
 from api.errors import ApiError
+from core.card_seal import parse_public_key, seal_cards
 from core.codec import EncryptionCodec, RefusedPayloadError
+from db import agents
 from db.engine import Database
 from db.readstore import CHANNEL, seat_binding
 from domain.errors import ErrorCode
@@ -217,6 +219,8 @@ class GameStateCache:
         self._listener: asyncio.Task[None] | None = None
         self.missing: dict[str, float] = {}
         """Tables found unpublished, until when (monotonic)."""
+        self.card_keys: dict[str, tuple[float, bytes | None]] = {}
+        """Agents' card keys as last read, until when (monotonic)."""
 
     async def start(self) -> None:
         self._listener = asyncio.create_task(self._listen())
@@ -343,7 +347,39 @@ class GameStateCache:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(event.wait(), remaining)
         watch.last_used = time.monotonic()
-        return watch.version, watch.tournament, self._view_for(watch, viewer)
+        view = self._view_for(watch, viewer)
+        card_key = await self._card_key(viewer)
+        if card_key is not None and viewer is not None:
+            view = sealed_for(view, viewer, card_key)
+        return watch.version, watch.tournament, view
+
+    async def _card_key(self, viewer: str | None) -> bytes | None:
+        """The public key on ``viewer``'s Agent Card, if it is an agent with one (read at
+        most every ``CARD_KEY_TTL`` seconds per agent; a change on this replica at once)."""
+        if viewer is None or not viewer.startswith(agents.AGENT_ID_PREFIX):
+            return None
+        now = time.monotonic()
+        known = self.card_keys.get(viewer)
+        if known is not None and known[0] > now:
+            return known[1]
+        try:
+            encoded = await agents.card_key(self.db, viewer)
+        except STORE_TROUBLE:
+            # Never the cards in clear to an agent whose key could not be read: retry later.
+            raise ApiError(
+                ErrorCode.TEMPORARILY_UNAVAILABLE,
+                "the agent's card could not be read: retry in a moment",
+                retry_after_seconds=1,
+            ) from None
+        key = parse_public_key(encoded) if encoded else None
+        self.card_keys[viewer] = (now + CARD_KEY_TTL, key)
+        return key
+
+    def forget_card_key(self, agent_id: str) -> None:
+        """The agent changed its card here: read it again, and render its views again."""
+        self.card_keys.pop(agent_id, None)
+        for watch in self.watches.values():
+            watch.rendered.pop(agent_id, None)
 
     def render(
         self, table_id: str, viewer: str | None, version: int, build: Callable[[], Any]
@@ -521,6 +557,26 @@ class GameStateCache:
             return None
         cards = json.loads(raw)
         return [str(c) for c in cards]
+
+
+CARD_KEY_TTL = 5.0
+"""How long a replica trusts the card key it read for an agent (another replica's change
+reaches it within this)."""
+
+
+def sealed_for(view: TableView, viewer: str, public_key: bytes) -> TableView:
+    """``viewer``'s view with its own hole cards sealed to its card key (``sealed_hole_cards``)
+    and left out in clear."""
+    seat = next((s.seat for s in view.seats if s.player_id == viewer), None)
+    if seat is None or view.hand is None:
+        return view
+    players = [
+        {**p, "hole_cards": None, "sealed_hole_cards": seal_cards(public_key, p["hole_cards"])}
+        if p["seat"] == seat and p.get("hole_cards")
+        else p
+        for p in view.hand["players"]
+    ]
+    return view.model_copy(update={"hand": {**view.hand, "players": players}})
 
 
 def game_state(

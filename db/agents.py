@@ -98,3 +98,25 @@ async def require_live(db: Database, agent_id: str, *, field: str = "agentId") -
     if agent is None:
         raise DomainError(ErrorCode.AGENT_NOT_FOUND, f"no live agent {agent_id!r}", field=field)
     return agent
+
+
+async def set_card_key(db: Database, agent_id: str, public_key: str | None) -> Agent | None:
+    """Put (or, with None, take off) the public key on a live agent's card."""
+    async with db.session() as session:
+        rows = await session.exec(
+            select(Agent).where(Agent.agent_id == agent_id, col(Agent.revoked_at).is_(None))
+        )
+        agent = rows.first()
+        if agent is None:
+            return None
+        agent.card_public_key = public_key
+        session.add(agent)
+        await session.commit()
+        await session.refresh(agent)
+        return agent
+
+
+async def card_key(db: Database, agent_id: str) -> str | None:
+    """The public key on a live agent's card (base64), if it put one there."""
+    agent = await by_id(db, agent_id)
+    return agent.card_public_key if agent is not None else None

@@ -172,6 +172,8 @@ class Agent(SQLModel, table=True):
     key_prefix: str = Field(max_length=16)
     created_at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))
     revoked_at: datetime | None = _ts()
+    card_public_key: str | None = Field(default=None, max_length=64)
+    """The Agent Card's public key (X25519, base64): hole cards reach it sealed to this key."""
 
 
 class Room(SQLModel, table=True):

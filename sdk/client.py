@@ -6,11 +6,20 @@
 
 from __future__ import annotations
 
+import base64
+import json
 import secrets
 from types import TracebackType
 from typing import Any
 
 import httpx
+from nacl.public import PrivateKey, SealedBox
+
+
+def new_card_key() -> bytes:
+    """A fresh X25519 private key for an agent's card (keep it; only its holder reads the
+    agent's hole cards)."""
+    return bytes(PrivateKey.generate())
 
 
 class SngError(Exception):
@@ -29,8 +38,12 @@ class SngClient:
         token: str | None = None,
         agent_key: str | None = None,
         service_key: str | None = None,
+        card_key: bytes | None = None,
         timeout: float = 40.0,
     ) -> None:
+        """``card_key``: an agent's X25519 private key (32 bytes, ``new_card_key()``). With
+        it, ``put_card_key()`` puts its public half on the Agent Card, and every game state
+        read opens the agent's ``sealedHoleCards`` into ``holeCards`` (docs/fairness.md)."""
         headers: dict[str, str] = {}
         if token:
             headers["Authorization"] = f"Bearer {token}"
@@ -41,6 +54,7 @@ class SngClient:
         self.http = httpx.AsyncClient(base_url=base_url, headers=headers, timeout=timeout)
         self.seeded: set[str] = set()
         """The deck roots this client sent a seed for."""
+        self.card_key = PrivateKey(card_key) if card_key is not None else None
 
     async def __aenter__(self) -> SngClient:
         return self
@@ -152,6 +166,29 @@ class SngClient:
         if wait_for_change is not None:
             params["waitForChange"] = wait_for_change
         result: dict[str, Any] = await self._call("GET", path, params=params)
+        return self._open_cards(result)
+
+    def _open_cards(self, state: dict[str, Any]) -> dict[str, Any]:
+        """The state with this agent's sealed hole cards opened in place (``holeCards``)."""
+        for p in (state.get("hand") or {}).get("players", []):
+            sealed = p.get("sealedHoleCards")
+            if sealed and self.card_key is not None:
+                opened = SealedBox(self.card_key).decrypt(base64.b64decode(sealed))
+                p["holeCards"] = [str(card) for card in json.loads(opened)]
+        return state
+
+    # -- the Agent Card (agents): where hole cards are sealed to ----------------------------
+    async def put_card_key(self) -> dict[str, Any]:
+        """Put this client's public card key on the calling agent's card."""
+        assert self.card_key is not None, "SngClient(card_key=...) first"
+        public = base64.b64encode(bytes(self.card_key.public_key)).decode()
+        result: dict[str, Any] = await self._call(
+            "PUT", "/me/agent-card", json={"publicKey": public}
+        )
+        return result
+
+    async def agent_card(self) -> dict[str, Any]:
+        result: dict[str, Any] = await self._call("GET", "/me/agent-card")
         return result
 
     async def _act(

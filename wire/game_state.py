@@ -69,7 +69,8 @@ class LegalActions(Served):
 
 class HandSeat(Served):
     """A seat in the hand. ``holeCards`` are null unless they are the viewer's own or were
-    shown down."""
+    shown down; an agent with a key on its Agent Card gets its own as ``sealedHoleCards``
+    instead (a sealed box to that key, base64; docs/fairness.md), never in clear."""
 
     seat: int
     stack: int
@@ -78,6 +79,7 @@ class HandSeat(Served):
     folded: bool
     all_in: bool
     hole_cards: list[str] | None
+    sealed_hole_cards: str | None = None
 
 
 class HandAction(Served):

@@ -1,5 +1,6 @@
-"""The calling player's (or agent's) own account: balance, the dev faucet (dev mode only), and
-the wallets bound to it for on-chain entries."""
+"""The calling player's (or agent's) own account: balance, the dev faucet (dev mode only), the
+wallets bound to it for on-chain entries, and an agent's Agent Card (the public key its hole
+cards are sealed to)."""
 
 from __future__ import annotations
 
@@ -7,13 +8,14 @@ import secrets
 from datetime import datetime
 
 from fastapi import APIRouter, Path, Request
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from api.auth import CurrentPlayer
 from api.deps import DbDep, SettingsDep
 from api.errors import ApiError
 from api.routes.admin import Balance
-from db import ledger, wallets
+from core.card_seal import parse_public_key
+from db import agents, ledger, wallets
 from domain.errors import ErrorCode
 from wire.messages import ADDRESS, WireModel
 
@@ -122,3 +124,68 @@ async def unbind_wallet(
     """Entries already paid keep their wallet (refunds and prizes still go to it)."""
     if not await wallets.unbind(db, address, caller.owner):
         raise ApiError(ErrorCode.NOT_FOUND, "no such wallet bound to you")
+
+
+# -- the Agent Card: where an agent's hole cards are sealed to (docs/fairness.md) -------------
+
+
+class AgentCardBody(WireModel):
+    public_key: str = Field(min_length=1, max_length=64)
+    """X25519 public key, 32 bytes in base64 (libsodium ``crypto_box`` keys)."""
+
+    @field_validator("public_key")
+    @classmethod
+    def _an_x25519_key(cls, value: str) -> str:
+        parse_public_key(value)  # a CardKeyError is a ValueError: 422 on the field
+        return value
+
+
+class AgentCard(WireModel):
+    agent_id: str
+    name: str
+    skills: list[str]
+    public_key: str | None
+    """While set, this agent's hole cards reach it only as ``sealedHoleCards`` (sealed boxes
+    to this key) in game state and streams; None: in clear, as for any player."""
+
+
+def _agent_only(caller: CurrentPlayer) -> str:
+    if not caller.is_agent or caller.agent_id is None:
+        raise ApiError(ErrorCode.FORBIDDEN, "only an agent has an Agent Card")
+    return caller.agent_id
+
+
+async def _card(
+    request: Request, db: DbDep, agent_id: str, key: str | None, put: bool
+) -> AgentCard:
+    agent = await (agents.set_card_key(db, agent_id, key) if put else agents.by_id(db, agent_id))
+    if agent is None:
+        raise ApiError(ErrorCode.AGENT_NOT_FOUND, f"no agent {agent_id!r}")
+    if put:
+        request.app.state.game_states.forget_card_key(agent_id)
+    return AgentCard(
+        agent_id=agent.agent_id,
+        name=agent.name,
+        skills=list(agent.skills),
+        public_key=agent.card_public_key,
+    )
+
+
+@router.get("/agent-card", response_model=AgentCard, response_model_by_alias=True)
+async def my_agent_card(request: Request, caller: CurrentPlayer, db: DbDep) -> AgentCard:
+    return await _card(request, db, _agent_only(caller), None, put=False)
+
+
+@router.put("/agent-card", response_model=AgentCard, response_model_by_alias=True)
+async def put_agent_card_key(
+    request: Request, body: AgentCardBody, caller: CurrentPlayer, db: DbDep
+) -> AgentCard:
+    """Put a public key on the caller's Agent Card: from the next read on, its hole cards
+    come sealed to it (a hand running already switches too)."""
+    return await _card(request, db, _agent_only(caller), body.public_key, put=True)
+
+
+@router.delete("/agent-card/public-key", response_model=AgentCard, response_model_by_alias=True)
+async def drop_agent_card_key(request: Request, caller: CurrentPlayer, db: DbDep) -> AgentCard:
+    """Take the key off: hole cards come in clear again."""
+    return await _card(request, db, _agent_only(caller), None, put=True)

@@ -162,6 +162,10 @@ ROWS = [
         {"nonce": "0" * 32, "signature": "0x" + "11" * 65},
     ),
     Row("GET", "/me/wallets", (401, 200, 200, 200, 401)),
+    # Only an agent has an Agent Card.
+    Row("GET", "/me/agent-card", (401, 403, 403, 200, 401)),
+    Row("PUT", "/me/agent-card", (401, 403, 403, 200, 401), {"publicKey": "Ag" + "A" * 41 + "="}),
+    Row("DELETE", "/me/agent-card/public-key", (401, 403, 403, 200, 401)),
     Row("DELETE", "/me/wallets/{address}", (401, 404, 404, 404, 401)),
     Row(
         "POST",
