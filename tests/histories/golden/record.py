@@ -2,10 +2,11 @@
 its table, and a cash room that deals a few hands and is closed, on a stack of their own,
 written as JSON beside the codec key that opens them.
 
-    python -m tests.histories.golden.record tests/histories/golden [tournament|table|room ...]
+    python -m tests.histories.golden.record tests/histories/golden/v2 [tournament|table|room ...]
 
-Naming kinds records only those, under the directory's existing codec key (so the others
-still open).
+Naming kinds records only those, under the directory's existing codec and deck keys (so the
+others still open). Each directory is one build's recordings: ``golden/`` from before card
+commitments, ``golden/v2/`` dealing committed decks sealed under a deck key.
 
 Run it again only when a change is *meant* to break running workflows (and say so in the
 changelog); otherwise today's code must replay the recordings as they are
@@ -23,6 +24,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from core import deck_vault
 from core.codec import DEV_KEY_FILE, ensure_dev_key
 from core.settings import Settings
 from core.temporal import connect
@@ -62,7 +64,7 @@ async def play_room(api: str, settings: Settings, hands: int) -> str:
                     kinds = legal["actions"]
                     action, amount = ("check" if "check" in kinds else "call"), None
                     if "raise" in kinds and rng.random() < 0.3:
-                        action, amount = "raise", legal["min_raise_to"]
+                        action, amount = "raise", legal["minRaiseTo"]
                     try:
                         await client.room_act(
                             room_id,
@@ -114,14 +116,18 @@ def main() -> None:
     assert kinds <= {"tournament", "table", "room"}, kinds
     root = Path(tempfile.mkdtemp(prefix="sng-golden-"))
     settings = isolated_settings(root, "sng-golden")
+    out.mkdir(parents=True, exist_ok=True)
     if sys.argv[2:]:
-        shutil.copy(out / DEV_KEY_FILE, root / DEV_KEY_FILE)  # the others keep opening
+        for name in (DEV_KEY_FILE, deck_vault.DEV_KEY_FILE):  # the others keep opening
+            shutil.copy(out / name, root / name)
     ensure_dev_key(root)
+    ensure_dev_key(root, deck_vault.DEV_KEY_FILE)
     stack = DevStack(settings)
     try:
         stack.start()
         asyncio.run(record(out, settings, kinds))
-        shutil.copy(root / DEV_KEY_FILE, out / DEV_KEY_FILE)
+        for name in (DEV_KEY_FILE, deck_vault.DEV_KEY_FILE):
+            shutil.copy(root / name, out / name)
     finally:
         Console().print("stopping…")
         stack.stop()
