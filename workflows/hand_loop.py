@@ -310,6 +310,7 @@ class HandLoop:
     def _void_hand(self, hand_no: int) -> int:
         """A stop abandons the running hand: stacks stay as they were before it."""
         self.hand = None
+        self.dealt = None
         self.answer_stale_intents()
         self.bump()
         return hand_no
@@ -498,6 +499,7 @@ class HandLoop:
             record["deck_seed"] = seed_hex
         else:
             self._reveal_only_what_was_shown(hand, record, self.dealt)
+            self.dealt = None  # the deck's secret (in memory only) is not kept past its hand
         stacks_after = {int(seat): chips for seat, chips in record["stacks_after"].items()}
         for table_seat in self.st.seats:
             if table_seat.seat in stacks_after:

@@ -88,7 +88,7 @@ async def record(out: Path, settings: Settings, kinds: set[str]) -> None:
     api = f"http://{settings.api_host}:{settings.api_port}"
     workflow_ids = []
     if kinds & {"tournament", "table"}:
-        result = await run_demo(api, settings, seats=2, level_seconds=30)
+        result = await run_demo(api, settings, seats=3, level_seconds=30)
         tid = str(result["tournament_id"])
         if "tournament" in kinds:
             workflow_ids.append(tournament_workflow_id(tid))
