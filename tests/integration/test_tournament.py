@@ -91,16 +91,20 @@ async def test_full_tournament_to_one_winner(
         phh = await http.get(f"/tournaments/{tid}/hands/1/phh")
         assert phh.status_code == 200 and "variant = 'NT'" in phh.text
         assert all(name in phh.text for name in record["players"].values())
-        listing = (
-            await http.get(
-                "/admin/tournaments",
-                # Every closed tournament of the session, not the first page: by now the
-                # suite has closed more than a page of them.
-                params={"state": "closed", "limit": 1000},
-                headers=admin(settings),
-            )
-        ).json()
-        assert tid in [t["tournamentId"] for t in listing]
+
+        async def listed_closed() -> bool:
+            # The admin list reads the tournaments table, which the closing save reaches a
+            # moment after the public view says closed.
+            listing = (
+                await http.get(
+                    "/admin/tournaments",
+                    params={"state": "closed", "limit": 1000},
+                    headers=admin(settings),
+                )
+            ).json()
+            return tid in [t["tournamentId"] for t in listing]
+
+        await eventually(listed_closed, 10)
         detail = (await http.get(f"/admin/tournaments/{tid}", headers=admin(settings))).json()
         assert detail["tournament"]["state"] == "closed"
         assert [p["status"] for p in detail["payoutIntents"]] == ["confirmed"] * len(
