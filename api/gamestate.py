@@ -123,7 +123,8 @@ class _Watch:
     pinned: dict[str, TableView] = field(default_factory=dict)
     """A viewer's own view that came with its act's answer, newer than the store held."""
     opened: dict[str, list[str] | None] = field(default_factory=dict)
-    rendered: dict[str | None, tuple[int, bytes]] = field(default_factory=dict)
+    rendered: dict[str | None, tuple[int, bytes | None, bytes]] = field(default_factory=dict)
+    """A body per viewer: the version and the viewer's card key it was made for, and it."""
     """Each viewer's game-state body (JSON) at a version: polls between versions cost no
     rendering."""
     changed: asyncio.Event = field(default_factory=asyncio.Event)
@@ -347,8 +348,9 @@ class GameStateCache:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(event.wait(), remaining)
         watch.last_used = time.monotonic()
-        view = self._view_for(watch, viewer)
+        # The key first: nothing may await between reading the view and its version.
         card_key = await self._card_key(viewer)
+        view = self._view_for(watch, viewer)
         if card_key is not None and viewer is not None:
             view = sealed_for(view, viewer, card_key)
         return watch.version, watch.tournament, view
@@ -365,6 +367,8 @@ class GameStateCache:
         try:
             encoded = await agents.card_key(self.db, viewer)
         except STORE_TROUBLE:
+            if known is not None:
+                return known[1]  # the last key read, rather than no game state at all
             # Never the cards in clear to an agent whose key could not be read: retry later.
             raise ApiError(
                 ErrorCode.TEMPORARILY_UNAVAILABLE,
@@ -387,11 +391,13 @@ class GameStateCache:
         """``build()``'s JSON for this viewer at this version, made once per version."""
         watch = self.watches.get(table_id)
         cached = watch.rendered.get(viewer) if watch is not None else None
-        if cached is not None and cached[0] == version:
-            return cached[1]
+        # A body made under another card key (or none) is not this one's.
+        key = self.card_keys.get(viewer or "", (0.0, None))[1]
+        if cached is not None and cached[0] == version and cached[1] == key:
+            return cached[2]
         body = json.dumps(build(), separators=(",", ":")).encode()
         if watch is not None and watch.version == version:
-            watch.rendered[viewer] = (version, body)
+            watch.rendered[viewer] = (version, key, body)
         return body
 
     def insider(self, table_id: str, viewer: str) -> bool:

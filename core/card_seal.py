@@ -14,6 +14,7 @@ import binascii
 import json
 
 from nacl.exceptions import CryptoError
+from nacl.exceptions import RuntimeError as NaclRuntimeError
 from nacl.public import PrivateKey, PublicKey, SealedBox
 
 KEY_BYTES = 32
@@ -31,8 +32,10 @@ def parse_public_key(encoded: str) -> bytes:
         raise CardKeyError("publicKey is not base64") from None
     if len(raw) != KEY_BYTES:
         raise CardKeyError(f"publicKey must be {KEY_BYTES} bytes (X25519), got {len(raw)}")
-    if raw == bytes(KEY_BYTES):
-        raise CardKeyError("publicKey is the all-zero key")
+    try:  # a low-order point (the zero key among them) gives no shared secret: refused here
+        seal_cards(raw, [])
+    except (CryptoError, NaclRuntimeError):
+        raise CardKeyError("publicKey is not a usable X25519 key (a low-order point)") from None
     return raw
 
 

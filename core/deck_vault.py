@@ -15,7 +15,13 @@ from __future__ import annotations
 
 import json
 
-from core.codec import CodecKeyError, EncryptionCodec, ensure_dev_key, parse_key
+from core.codec import (
+    CodecKeyError,
+    EncryptionCodec,
+    ensure_dev_key,
+    parse_key,
+    parse_previous_keys,
+)
 from core.settings import Settings
 
 DEV_KEY_FILE = "deck.key"
@@ -41,8 +47,12 @@ class DeckVault:
         else:
             key = ensure_dev_key(settings.data_dir, DEV_KEY_FILE)
         codec_key = settings.codec_key.get_secret_value()
-        if codec_key and parse_key(codec_key) == key:
-            raise CodecKeyError("SNG_DECK_KEY must differ from SNG_CODEC_KEY")
+        codec_keys = [parse_key(codec_key)] if codec_key else []
+        codec_keys += parse_previous_keys(settings.codec_previous_keys.get_secret_value()).values()
+        if key in codec_keys:
+            raise CodecKeyError(
+                "SNG_DECK_KEY must differ from SNG_CODEC_KEY (and its previous keys)"
+            )
         return cls(key)
 
     def seal(self, secret: bytes, drawn_for: str) -> str:

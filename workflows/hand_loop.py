@@ -80,10 +80,26 @@ READ_MODEL_PATCH = "read-model-v1"
 DECK_PATCH = "deck-v2"
 """Card commitments, the players' seeds and reveal-only-what-is-shown (docs/fairness.md)."""
 
+DECK_KEY_PATCH = "deck-key-v1"
+"""A deck draw must come sealed under the worker-only deck key, for the table and hand it was
+asked for (core/deck_vault.py): a plain or misaddressed secret is refused."""
+
+RECORD_PLAYERS_PATCH = "record-players-v1"
+"""A hand record's ``players`` are the seats dealt in (before: every seat at the table)."""
+
 STOP_PATCH = "stop-at-waits-v1"
 """A tournament table reads a stop only where it waits with nothing else to take: in a
 decision, after the actions and the fired timer it was handed with, and after a hand's deck
 draw (docs/durability.md, rule 9)."""
+
+
+def _sealed_for(draw: DeckDraw, table_hand: str) -> DeckDraw:
+    """The draw, once it is known to come from a worker holding the deck key (``DECK_KEY_PATCH``):
+    sealed, for this table and hand. Anything else fails the workflow task (retried, visible in
+    the UI) rather than deal from a secret someone else chose."""
+    if workflow.patched(DECK_KEY_PATCH) and (not draw.sealed or draw.drawn_for != table_hand):
+        raise RuntimeError(f"refused a deck draw not sealed for {table_hand} (docs/fairness.md)")
+    return draw
 
 
 def _secret_hex(sealed: str, drawn_for: str, plain: str) -> str:
@@ -259,11 +275,11 @@ class HandLoop:
         draw's result is taken first when both came: a stop that came after it found the
         hand dealt and its first decision begun (docs/durability.md, rule 9)."""
         if not self.stop_at_waits:
-            return await effects.draw_deck(table_hand)
+            return _sealed_for(await effects.draw_deck(table_hand), table_hand)
         draw = effects.start_draw_deck(table_hand)
         await workflow.wait_condition(lambda: draw.done() or self.st.stop_requested)
         if draw.done():
-            return await draw
+            return _sealed_for(await draw, table_hand)
         self.stopped = True
         return None
 
@@ -479,6 +495,7 @@ class HandLoop:
         self.bump()
 
     async def _finish_hand(self, hand: Hand, seed_hex: str) -> None:
+        dealt_only = workflow.patched(RECORD_PLAYERS_PATCH)
         record = hand_record(hand)
         record.update(
             {
@@ -488,9 +505,12 @@ class HandLoop:
                 "small_blind": self.blinds.sb,
                 "big_blind": self.blinds.bb,
                 "ante": self.blinds.ante,
-                # Who was dealt in: a room's player who sat down during the hand is not.
+                # Who was dealt in: a room's player who sat down during the hand is not (nor,
+                # from the patch on, a busted tournament seat).
                 "players": {
-                    str(s.seat): s.player_id for s in self.st.seats if s.seat in hand.seats
+                    str(s.seat): s.player_id
+                    for s in self.st.seats
+                    if s.seat in hand.seats or not dealt_only
                 },
                 "deck_commitment": self.commitment,
             }

@@ -129,6 +129,10 @@ async def player_messages(
             )
         except NoPublishedState:
             return None
+        except ApiError as err:
+            if err.code != ErrorCode.TEMPORARILY_UNAVAILABLE:
+                raise
+            return None  # e.g. an agent's card key unreadable for a moment: the next tick
         if target.tournament_id is None:
             return room_state_for(version, table, target.viewer)
         return tournament_game_state(version, tview, table, target.viewer)

@@ -8,25 +8,38 @@ know every card of the hand running (or about to run), folded hands and run-out 
 The attack: decode every payload of a running table's history through the endpoint, and try
 every 32-byte hex value in it against the published roots. Now the draw seals the secret
 again under the worker-only deck key (core/deck_vault.py): the endpoint shows only that.
+
+The second attack: whoever holds the codec key and reaches Temporal runs a worker of their
+own for the draw activity and answers it with a secret they chose (plain, or sealed for
+another hand). The table refuses any draw not sealed under the deck key for that hand.
 """
 
 from __future__ import annotations
 
 import base64
 import re
+import time
 from typing import Any
 
 import httpx
 from google.protobuf import json_format
+from temporalio import activity
+from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 from temporalio.worker import Worker
 
+from activities.table import new_deck_seed
 from core import deck_vault
+from core.codec import EncryptionCodec
 from core.settings import Settings
+from db.engine import Database
 from domain.fairness import commit
 from tests.integration.bots import passive, play
+from tests.integration.helpers import eventually
 from tests.integration.test_table import table_state
+from tests.replay import refusing_on_purpose
 from wire.table_messages import DeckDraw
+from worker import activities_for, build_worker
 from workflows.table import TableWorkflow
 
 HEX32 = re.compile(rb"[0-9a-f]{64}")
@@ -83,3 +96,39 @@ async def test_the_codec_endpoint_shows_no_secret_of_a_running_hands_deck(
 
     await table.signal(TableWorkflow.stop)
     await table.result()
+
+
+async def test_a_deck_drawn_by_a_rogue_worker_is_refused(
+    client: Client, db: Database, task_queue: str
+) -> None:
+    chosen = bytes(range(32))
+
+    @activity.defn(name="new_deck_seed")
+    async def rogue_draw(table_hand: str) -> DeckDraw:
+        return DeckDraw(seed=chosen.hex(), drawn_at_ms=int(time.time() * 1000))
+
+    codec = client.data_converter.payload_codec
+    assert isinstance(codec, EncryptionCodec)
+    theirs = [rogue_draw, *(a for a in activities_for(db, codec=codec) if a is not new_deck_seed)]
+    st = table_state(["a", "b"], actionTimeoutSeconds=60)
+    async with (
+        build_worker(client, db, task_queue, no_remote_activities=True),
+        Worker(client, task_queue=task_queue, activities=theirs),
+    ):
+        table = await client.start_workflow(
+            TableWorkflow.run, st, id=st.table_id, task_queue=task_queue
+        )
+        refusing_on_purpose(table.id)
+
+        async def refused() -> str | None:
+            async for e in table.fetch_history_events():
+                if e.HasField("workflow_task_failed_event_attributes"):
+                    return str(e.workflow_task_failed_event_attributes.failure.message)
+            return None
+
+        message = await eventually(refused, 20)
+    assert "refused a deck draw not sealed" in message
+    # Nothing was dealt from the chosen secret: no decision ever started its timer.
+    kinds = {EventType.Name(e.event_type) async for e in table.fetch_history_events()}
+    assert "EVENT_TYPE_TIMER_STARTED" not in kinds, kinds
+    await table.terminate("test: a refused draw retries forever")
