@@ -95,7 +95,10 @@ def test_every_view_and_record_of_many_hands_is_served_whole_in_camel_case() -> 
     for seed in range(60):
         hand, views = played_hand(seed)
         for view in views:
-            assert HandView.model_validate(view).to_wire() == camel(view)
+            served = camel(view)
+            for p in served["players"]:  # set by the API for an agent with a card key only
+                p["sealedHoleCards"] = None
+            assert HandView.model_validate(view).to_wire() == served
         record = full_record(hand)
         assert HandRecord.model_validate(record).to_wire() == camel(record)
         last = {k: record[k] for k in LastHand.model_fields if k in record}
