@@ -124,9 +124,8 @@ class _Watch:
     """A viewer's own view that came with its act's answer, newer than the store held."""
     opened: dict[str, list[str] | None] = field(default_factory=dict)
     rendered: dict[str | None, tuple[int, bytes | None, bytes]] = field(default_factory=dict)
-    """A body per viewer: the version and the viewer's card key it was made for, and it."""
-    """Each viewer's game-state body (JSON) at a version: polls between versions cost no
-    rendering."""
+    """Each viewer's game-state body (JSON) at a version, with the card key it was sealed
+    under (None: in clear): polls between versions cost no rendering."""
     changed: asyncio.Event = field(default_factory=asyncio.Event)
     poked: asyncio.Event = field(default_factory=asyncio.Event)
     last_used: float = field(default_factory=time.monotonic)
@@ -380,10 +379,9 @@ class GameStateCache:
         return key
 
     def forget_card_key(self, agent_id: str) -> None:
-        """The agent changed its card here: read it again, and render its views again."""
+        """The agent changed its card here: read it again at its next read (its rendered
+        bodies carry the key they were made under, so none is served under the new one)."""
         self.card_keys.pop(agent_id, None)
-        for watch in self.watches.values():
-            watch.rendered.pop(agent_id, None)
 
     def render(
         self, table_id: str, viewer: str | None, version: int, build: Callable[[], Any]

@@ -22,7 +22,7 @@ from core.codec import (
     parse_key,
     parse_previous_keys,
 )
-from core.settings import Settings
+from core.settings import Settings, get_settings
 
 DEV_KEY_FILE = "deck.key"
 KEY_ID = "deck1"
@@ -80,8 +80,6 @@ def install(vault: DeckVault) -> None:
 def ensure_installed(settings: Settings | None = None) -> DeckVault:
     """The installed vault, installing the one ``settings`` (or the environment's) name."""
     if _installed is None:
-        from core.settings import get_settings
-
         install(DeckVault.from_settings(settings or get_settings()))
     assert _installed is not None
     return _installed

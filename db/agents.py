@@ -13,6 +13,7 @@ import secrets
 from dataclasses import dataclass
 
 from sqlmodel import col, select
+from sqlmodel.sql.expression import SelectOfScalar
 
 from db.engine import Database
 from db.models import Agent, utcnow
@@ -69,13 +70,14 @@ async def by_key(db: Database, key: str) -> Agent | None:
         return rows.first()
 
 
+def _live(agent_id: str) -> SelectOfScalar[Agent]:
+    return select(Agent).where(Agent.agent_id == agent_id, col(Agent.revoked_at).is_(None))
+
+
 async def by_id(db: Database, agent_id: str) -> Agent | None:
     """The live agent with this id, or None (unknown or revoked)."""
     async with db.session() as session:
-        rows = await session.exec(
-            select(Agent).where(Agent.agent_id == agent_id, col(Agent.revoked_at).is_(None))
-        )
-        return rows.first()
+        return (await session.exec(_live(agent_id))).first()
 
 
 async def revoke(db: Database, agent_id: str) -> Agent | None:
@@ -103,10 +105,7 @@ async def require_live(db: Database, agent_id: str, *, field: str = "agentId") -
 async def set_card_key(db: Database, agent_id: str, public_key: str | None) -> Agent | None:
     """Put (or, with None, take off) the public key on a live agent's card."""
     async with db.session() as session:
-        rows = await session.exec(
-            select(Agent).where(Agent.agent_id == agent_id, col(Agent.revoked_at).is_(None))
-        )
-        agent = rows.first()
+        agent = (await session.exec(_live(agent_id))).first()
         if agent is None:
             return None
         agent.card_public_key = public_key

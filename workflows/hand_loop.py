@@ -254,16 +254,19 @@ class HandLoop:
             if auto:
                 self._auto_act(hand, seat, "leaving" if table_seat.leaving else "sitting_out")
                 continue
-            stopped = await self._decision(hand, table_seat)
-            if self.stop_at_waits:
-                if stopped:
-                    self.stopped = True
-                    return self._void_hand(hand_no)
-            # A stop is read here only, once a decision has begun (its publication and its
-            # timer are out): whether it came with the input before or after, the commands
-            # are the same (docs/durability.md, rule 8). A hand that the decision finished is
-            # finished, as before.
-            elif not legacy_stop and self.st.stop_requested and not hand.over:
+            if await self._decision(hand, table_seat):  # only under ``stop_at_waits``
+                self.stopped = True
+                return self._void_hand(hand_no)
+            # Before ``STOP_PATCH``, a stop is read here only, once a decision has begun (its
+            # publication and its timer are out): whether it came with the input before or
+            # after, the commands are the same (docs/durability.md, rule 8). A hand that the
+            # decision finished is finished, as before.
+            if (
+                not self.stop_at_waits
+                and not legacy_stop
+                and self.st.stop_requested
+                and not hand.over
+            ):
                 return self._void_hand(hand_no)
 
         self.answer_stale_intents()

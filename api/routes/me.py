@@ -16,6 +16,7 @@ from api.errors import ApiError
 from api.routes.admin import Balance
 from core.card_seal import parse_public_key
 from db import agents, ledger, wallets
+from db.models import Agent
 from domain.errors import ErrorCode
 from wire.messages import ADDRESS, WireModel
 
@@ -155,14 +156,9 @@ def _agent_only(caller: CurrentPlayer) -> str:
     return caller.agent_id
 
 
-async def _card(
-    request: Request, db: DbDep, agent_id: str, key: str | None, put: bool
-) -> AgentCard:
-    agent = await (agents.set_card_key(db, agent_id, key) if put else agents.by_id(db, agent_id))
+def _card_of(agent: Agent | None, agent_id: str) -> AgentCard:
     if agent is None:
         raise ApiError(ErrorCode.AGENT_NOT_FOUND, f"no agent {agent_id!r}")
-    if put:
-        request.app.state.game_states.forget_card_key(agent_id)
     return AgentCard(
         agent_id=agent.agent_id,
         name=agent.name,
@@ -171,9 +167,16 @@ async def _card(
     )
 
 
+async def _set_card_key(request: Request, db: DbDep, agent_id: str, key: str | None) -> AgentCard:
+    card = _card_of(await agents.set_card_key(db, agent_id, key), agent_id)
+    request.app.state.game_states.forget_card_key(agent_id)
+    return card
+
+
 @router.get("/agent-card", response_model=AgentCard, response_model_by_alias=True)
-async def my_agent_card(request: Request, caller: CurrentPlayer, db: DbDep) -> AgentCard:
-    return await _card(request, db, _agent_only(caller), None, put=False)
+async def my_agent_card(caller: CurrentPlayer, db: DbDep) -> AgentCard:
+    agent_id = _agent_only(caller)
+    return _card_of(await agents.by_id(db, agent_id), agent_id)
 
 
 @router.put("/agent-card", response_model=AgentCard, response_model_by_alias=True)
@@ -182,10 +185,10 @@ async def put_agent_card_key(
 ) -> AgentCard:
     """Put a public key on the caller's Agent Card: from the next read on, its hole cards
     come sealed to it (a hand running already switches too)."""
-    return await _card(request, db, _agent_only(caller), body.public_key, put=True)
+    return await _set_card_key(request, db, _agent_only(caller), body.public_key)
 
 
 @router.delete("/agent-card/public-key", response_model=AgentCard, response_model_by_alias=True)
 async def drop_agent_card_key(request: Request, caller: CurrentPlayer, db: DbDep) -> AgentCard:
     """Take the key off: hole cards come in clear again."""
-    return await _card(request, db, _agent_only(caller), None, put=True)
+    return await _set_card_key(request, db, _agent_only(caller), None)

@@ -12,6 +12,7 @@ so each rewrite must replay; the code before the fix failed these the way the dr
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import random
@@ -194,12 +195,9 @@ async def _stop_right_after(
                     await asyncio.sleep(0.02)
 
             actor, view = await to_act()
-        if scenario != "fold-then-deal":
-            activities: Worker | None = activity_worker()
-            await activities.__aenter__()
-        else:
-            activities = None
-        try:
+        async with contextlib.AsyncExitStack() as activities:
+            if scenario != "fold-then-deal":
+                await activities.enter_async_context(activity_worker())
             if scenario == "timeout":
                 turn = view.hand["turn"]
 
@@ -221,16 +219,12 @@ async def _stop_right_after(
                     ),
                 )
             await handle.signal(TableWorkflow.stop)
-            if activities is None:
+            if scenario == "fold-then-deal":
                 # The draw's worker comes back only once the stop's task is written (a table
                 # that waits for the draw before it reads the stop needs it to go on).
                 await _task_after_signal(handle)
-                activities = activity_worker()
-                await activities.__aenter__()
+                await activities.enter_async_context(activity_worker())
             result = await handle.result()
-        finally:
-            if activities is not None:
-                await activities.__aexit__(None, None, None)
     assert sum(result.stacks.values()) == 400 * len(players)
     (history,) = [h for h in await histories_from(client, [handle.id])]
     return history
