@@ -240,7 +240,9 @@ class ChainMoneyActivities:
             before_send=signed_by_owner,
         )
         reference = f"tx:{tx_hash}" if tx_hash else f"vault-entry:0x{entry_id.hex()}"
-        return MoneyReceipt(key=move.key, applied=tx_hash is not None, reference=reference)
+        return MoneyReceipt(
+            key=move.key, applied=tx_hash is not None, reference=reference, amount=move.amount
+        )
 
     @activity.defn
     async def refund_entry(self, move: MoneyMove) -> MoneyReceipt:
@@ -269,7 +271,9 @@ class ChainMoneyActivities:
         call = self.vault.functions.refund(entry_id, move.amount)
         tx_hash = await self._once(call, already, ChainError.REVERTED, "refund refused")
         reference = f"tx:{tx_hash}" if tx_hash else f"vault-refunded:0x{entry_id.hex()}"
-        return MoneyReceipt(key=move.key, applied=tx_hash is not None, reference=reference)
+        return MoneyReceipt(
+            key=move.key, applied=tx_hash is not None, reference=reference, amount=move.amount
+        )
 
     @activity.defn
     async def pay_prize(self, payment: PrizePayment) -> PayoutReceipt:
@@ -289,6 +293,7 @@ class ChainMoneyActivities:
             applied=applied,
             tx_hash=tx_hash,
             reference=f"vault-intent:0x{intent.hex()}",
+            amount=payment.amount,
         )
 
     # -- exactly once -------------------------------------------------------------------------

@@ -27,7 +27,7 @@ async def ledger_move(
         )
     except DomainError as err:
         raise refusal(err) from None
-    return MoneyReceipt(key=key, applied=result.applied, reference=f"ledger:{key}")
+    return MoneyReceipt(key=key, applied=result.applied, reference=f"ledger:{key}", amount=amount)
 
 
 class VirtualMoneyActivities:
@@ -73,7 +73,10 @@ class VirtualMoneyActivities:
         except DomainError as err:
             raise refusal(err) from None
         return PayoutReceipt(
-            intent_id=payment.intent_id, applied=result.applied, reference=f"ledger:{key}"
+            intent_id=payment.intent_id,
+            applied=result.applied,
+            reference=f"ledger:{key}",
+            amount=payment.amount,
         )
 
     @activity.defn

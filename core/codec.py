@@ -111,22 +111,44 @@ class PayloadContextError(RefusedPayloadError):
 
 
 def context_header(context: SerializationContext | None) -> bytes | None:
-    """The bytes a payload is bound to: ``["<namespace>","<workflow id>"]``, or ``None`` where
-    the SDK gives no workflow (a context-free call; the UI's codec endpoint).
+    """The bytes a payload is bound to, or ``None`` where the SDK gives no context (a
+    context-free call; the UI's codec endpoint).
 
-    An activity's payloads are bound to the workflow that scheduled it, the same bytes as the
-    workflow's own: the SDK falls back to the workflow's context for an activity result it no
-    longer tracks, and the two must agree.
+    - a workflow's own payloads (start, signals, Updates, queries, result; a child's under the
+      child's id): ``["workflow","<namespace>","<workflow id>"]``;
+    - an activity's input, result, failure and heartbeats: ``["activity","<namespace>",
+      "<workflow id>","<activity type>","<activity id>"]``, so a result sealed for one activity
+      does not answer another (security review N1: whoever polls the task queue could answer a
+      fee's activity with another entry's receipt). The id is the one the workflow chose; an id
+      the server numbered (all digits) is known to the activity's worker but not to the
+      workflow's codec, so it binds as ``""`` on both sides.
     """
     if isinstance(context, WorkflowSerializationContext):
         parts = ["workflow", context.namespace, context.workflow_id]
     elif isinstance(context, ActivitySerializationContext) and context.workflow_id:
-        parts = ["workflow", context.namespace, context.workflow_id]
+        chosen = context.activity_id if not (context.activity_id or "").isdigit() else ""
+        parts = [
+            "activity",
+            context.namespace,
+            context.workflow_id,
+            context.activity_type or "",
+            chosen or "",
+        ]
     elif isinstance(context, ActivitySerializationContext) and context.activity_id:
         parts = ["activity", context.namespace, context.activity_id]
     else:
         return None
     return json.dumps(parts, separators=(",", ":")).encode()
+
+
+def legacy_activity_header(context: SerializationContext | None) -> bytes | None:
+    """What an activity's payloads were bound to before activities had their own binding
+    (their workflow's bytes): accepted only in the migration window (``accept_unbound``)."""
+    if isinstance(context, ActivitySerializationContext) and context.workflow_id:
+        return json.dumps(
+            ["workflow", context.namespace, context.workflow_id], separators=(",", ":")
+        ).encode()
+    return None
 
 
 def parse_key(encoded: str, *, name: str = "SNG_CODEC_KEY") -> bytes:
@@ -204,12 +226,14 @@ class EncryptionCodec(PayloadCodec, WithSerializationContext):
         self._keys = {**(previous or {}), key_id: key}
         self._by_id = {kid: AESGCM(k) for kid, k in self._keys.items()}
         self._context: bytes | None = None
+        self._legacy_context: bytes | None = None
 
     def with_context(self, context: SerializationContext) -> EncryptionCodec:
         """This codec bound to ``context`` (the SDK calls it per workflow, activity and call;
         the keys are shared, only the binding differs)."""
         bound = copy.copy(self)
         bound._context = context_header(context)
+        bound._legacy_context = legacy_activity_header(context)
         return bound
 
     async def encode(self, payloads: Iterable[Payload]) -> list[Payload]:
@@ -289,7 +313,9 @@ class EncryptionCodec(PayloadCodec, WithSerializationContext):
                 "refusing a payload sealed without a workflow binding"
                 " (SNG_CODEC_ACCEPT_UNBOUND=true only while migrating old histories)"
             )
-        if header != self._context:
+        if header != self._context and not (
+            self.accept_unbound and header == self._legacy_context
+        ):
             raise PayloadContextError(
                 f"refusing a payload sealed for {header.decode(errors='replace')}"
                 f" presented to {self._context.decode(errors='replace')}"

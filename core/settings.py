@@ -110,8 +110,9 @@ class Settings(BaseSettings):
     # write plaintext ones). True only for a migration window over histories written before
     # encryption was on; never in normal operation (docs/security.md).
     codec_accept_plaintext: bool = False
-    # Payloads are bound to their workflow (AES-GCM associated data); one sealed before that
-    # (no binding) opens under a workflow only with this on: a migration window, like the above.
+    # Payloads are bound to their workflow, an activity's to the activity (AES-GCM associated
+    # data); one sealed before that (no binding, or an activity's bound only to its workflow)
+    # opens only with this on: a migration window, like the above (docs/versioning.md).
     codec_accept_unbound: bool = False
 
     # Telemetry, all off by default: the worker's SDK metrics for Prometheus ("host:port")

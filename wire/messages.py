@@ -147,7 +147,10 @@ class TournamentState(WireModel):
     level: int = 0
     table_workflow_id: str | None = None
     table_secret: str = ""
-    """The secret the table's reports must carry (given to the table at its start)."""
+    """The secret the table's reports are signed with (given to the table at its start)."""
+    reports_v2: bool = False
+    """Reports are signed (``report_mac``) and taken once each, in hand order; set at the
+    table's start under the ``reports-v2`` patch (runs from before it keep the old check)."""
     stacks: dict[str, int] = {}
     """Chips per player at the last hand boundary."""
     finishes: list[Placing] = []
@@ -381,12 +384,16 @@ class PayoutReceipt(WireModel):
     """False when the intent had already been executed (a retry): nothing moved this time."""
     tx_hash: str | None = None
     reference: str
+    amount: int | None = None
+    """What the intent paid (None in receipts written before receipts were checked)."""
 
 
 class MoneyReceipt(WireModel):
     key: str
     applied: bool
     reference: str
+    amount: int | None = None
+    """What the move moved (None in receipts written before receipts were checked)."""
 
 
 class EventInput(WireModel):

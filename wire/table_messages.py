@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
+import hmac
+import json
 from typing import Any
 
 from pydantic import Field
@@ -91,8 +94,12 @@ class TableState(WireModel):
     hand_pause_ms: int = 2000
     stop_requested: bool = False
     report_secret: str = ""
-    """Given by the tournament (sealed in history by the codec): every report to it carries
-    it, so the tournament takes reports only from its own table (security review C2)."""
+    """Given by the tournament (sealed in history by the codec). Tables started before the
+    ``reports-v2`` patch carry it inside every report; from it on they sign each report with
+    it instead (``report_mac``), so the tournament takes reports only from its own table
+    (security review C2, N1)."""
+    report_mac: bool = False
+    """Sign reports with ``report_mac`` rather than carry the secret (``reports-v2``)."""
     version: int = 0
     room: RoomSpec | None = None
     """Set for a cash room: fixed stakes, join/leave, no parent."""
@@ -152,7 +159,9 @@ class HandReport(WireModel):
     """[{seat, stack_before}] for each seat this hand busted."""
     auto_folds: int
     secret: str = ""
-    """The table's report secret (TableState.report_secret)."""
+    """The table's report secret (TableState.report_secret): reports before ``reports-v2``."""
+    mac: str = ""
+    """HMAC-SHA256 under the report secret over (table id, hand number, content)."""
     ended_at_ms: int = 0
     """When the hand ended by the table's clock: the tournament orders a report against a level
     deadline that fired in the same task by it (workflows/tournament.py ``_level_first``)."""
@@ -177,7 +186,29 @@ class TableResult(WireModel):
     aborted_hand: int | None = None
     auto_folds: int
     secret: str = ""
-    """The table's report secret (TableState.report_secret)."""
+    """The table's report secret (TableState.report_secret): results before ``reports-v2``."""
+    mac: str = ""
+    """HMAC-SHA256 under the report secret over (table id, hands played, content)."""
+
+
+def report_mac(secret: str, table_id: str, number: int, report: HandReport | TableResult) -> str:
+    """A table's signature on a report to its tournament: HMAC-SHA256 under the secret the
+    tournament gave it, over the table id, the hand number (or hands played) and every other
+    field. A report copied out of history still verifies, so the tournament also takes each
+    hand once, in order (security review N1); a report altered in any field does not.
+
+    >>> r = TableResult(table_id="t", hands_played=3, stacks={1: 10}, auto_folds=0)
+    >>> mac = report_mac("00" * 16, "t", 3, r)
+    >>> mac == report_mac("00" * 16, "t", 3, r.model_copy(update={"mac": "x"}))
+    True
+    >>> mac == report_mac("00" * 16, "t", 3, r.model_copy(update={"stacks": {1: 11}}))
+    False
+    """
+    # Through JSON text first: the sender holds tuples and int keys where the receiver, who
+    # parsed the payload, holds lists and string keys.
+    content = json.loads(report.model_dump_json(exclude={"mac", "secret"}))
+    signed = json.dumps([table_id, number, content], sort_keys=True, separators=(",", ":"))
+    return hmac.new(bytes.fromhex(secret), signed.encode(), hashlib.sha256).hexdigest()
 
 
 class TableView(WireModel):

@@ -7,6 +7,7 @@ funds) is non-retryable and surfaces to the caller as an ApplicationError with i
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from datetime import timedelta
 
 from temporalio import workflow
@@ -60,6 +61,34 @@ MONEY_RETRY = RetryPolicy(
 PAYOUT_RETRY = RetryPolicy(maximum_interval=timedelta(minutes=1))
 # On-chain legs wait for receipts (and heartbeat while they do).
 CHAIN_TIMEOUT = timedelta(minutes=5)
+
+
+async def _checked(
+    move: Callable[[], Awaitable[MoneyReceipt]], key: str, amount: int
+) -> MoneyReceipt:
+    """A money move's receipt, checked against the move that was sent before anyone marks an
+    entry paid or a seat bought (security review N1).
+
+    Whoever can poll the task queue can answer the activity with a sealed receipt lifted
+    from this workflow's history (another entrant's paid entry). A receipt for another key or
+    amount is not this move's: nothing is recorded from it, and the same keyed move is sent
+    again (it moves at most once), after a short wait, until a worker answers for it.
+    Receipts written before they carried an amount are taken on their key.
+    """
+    refused = 0
+    while True:
+        receipt = await move()
+        if receipt.key == key and receipt.amount in (None, amount):
+            return receipt
+        refused += 1
+        workflow.logger.warning(
+            "refused a receipt for %s (amount %s) answering move %s of %s",
+            receipt.key,
+            receipt.amount,
+            key,
+            amount,
+        )
+        await workflow.sleep(timedelta(seconds=min(2**refused, 60)), summary="receipt refused")
 
 
 async def read_clock_ms() -> int:
@@ -145,34 +174,46 @@ async def publish(tournament_id: str, dedupe_key: str, event: Event) -> None:
 
 
 async def collect_entry(move: MoneyMove) -> MoneyReceipt:
-    return await workflow.execute_activity_method(
-        VirtualMoneyActivities.collect_entry,  # same activity name on the chain backend
-        move,
-        start_to_close_timeout=CHAIN_TIMEOUT,
-        heartbeat_timeout=timedelta(seconds=60),
-        retry_policy=MONEY_RETRY,
-        summary=f"collect entry fee from {move.player_id}",
+    return await _checked(
+        lambda: workflow.execute_activity_method(
+            VirtualMoneyActivities.collect_entry,  # same activity name on the chain backend
+            move,
+            start_to_close_timeout=CHAIN_TIMEOUT,
+            heartbeat_timeout=timedelta(seconds=60),
+            retry_policy=MONEY_RETRY,
+            summary=f"collect entry fee from {move.player_id}",
+        ),
+        move.key,
+        move.amount,
     )
 
 
 async def refund_entry(move: MoneyMove) -> MoneyReceipt:
-    return await workflow.execute_activity_method(
-        VirtualMoneyActivities.refund_entry,  # same activity name on the chain backend
-        move,
-        start_to_close_timeout=CHAIN_TIMEOUT,
-        heartbeat_timeout=timedelta(seconds=60),
-        retry_policy=MONEY_RETRY,
-        summary=f"refund entry fee to {move.player_id}",
+    return await _checked(
+        lambda: workflow.execute_activity_method(
+            VirtualMoneyActivities.refund_entry,  # same activity name on the chain backend
+            move,
+            start_to_close_timeout=CHAIN_TIMEOUT,
+            heartbeat_timeout=timedelta(seconds=60),
+            retry_policy=MONEY_RETRY,
+            summary=f"refund entry fee to {move.player_id}",
+        ),
+        move.key,
+        move.amount,
     )
 
 
 async def collect_rake(move: MoneyMove) -> MoneyReceipt:
-    return await workflow.execute_activity_method(
-        VirtualMoneyActivities.collect_rake,
-        move,
-        start_to_close_timeout=DB_TIMEOUT,
-        retry_policy=MONEY_RETRY,
-        summary="collect rake",
+    return await _checked(
+        lambda: workflow.execute_activity_method(
+            VirtualMoneyActivities.collect_rake,
+            move,
+            start_to_close_timeout=DB_TIMEOUT,
+            retry_policy=MONEY_RETRY,
+            summary="collect rake",
+        ),
+        move.key,
+        move.amount,
     )
 
 
@@ -187,14 +228,26 @@ async def create_payout_intents(intents: list[PrizePayment]) -> None:
 
 
 async def pay_prize(payment: PrizePayment) -> PayoutReceipt:
-    return await workflow.execute_activity_method(
-        VirtualMoneyActivities.pay_prize,  # same activity name on the chain backend
-        payment,
-        start_to_close_timeout=CHAIN_TIMEOUT,
-        heartbeat_timeout=timedelta(seconds=60),
-        retry_policy=PAYOUT_RETRY,
-        summary=f"payout #{payment.position}",
-    )
+    """One payout, its receipt checked against the intent (as ``_checked`` does for moves)."""
+    refused = 0
+    while True:
+        receipt = await workflow.execute_activity_method(
+            VirtualMoneyActivities.pay_prize,  # same activity name on the chain backend
+            payment,
+            start_to_close_timeout=CHAIN_TIMEOUT,
+            heartbeat_timeout=timedelta(seconds=60),
+            retry_policy=PAYOUT_RETRY,
+            summary=f"payout #{payment.position}",
+        )
+        if receipt.intent_id == payment.intent_id and receipt.amount in (None, payment.amount):
+            return receipt
+        refused += 1
+        workflow.logger.warning(
+            "refused a payout receipt for %s answering intent %s",
+            receipt.intent_id,
+            payment.intent_id,
+        )
+        await workflow.sleep(timedelta(seconds=min(2**refused, 60)), summary="receipt refused")
 
 
 async def confirm_payout(confirmation: PayoutConfirmation) -> None:
@@ -239,24 +292,32 @@ async def save_room(row: RoomRow) -> None:
 
 
 async def room_buy_in(move: RoomMove) -> MoneyReceipt:
-    return await workflow.execute_activity_method(
-        RoomActivities.room_buy_in,
-        move,
-        start_to_close_timeout=DB_TIMEOUT,
-        retry_policy=MONEY_RETRY,
-        summary=f"reserve room entry from {move.owner_user_id}",
+    return await _checked(
+        lambda: workflow.execute_activity_method(
+            RoomActivities.room_buy_in,
+            move,
+            start_to_close_timeout=DB_TIMEOUT,
+            retry_policy=MONEY_RETRY,
+            summary=f"reserve room entry from {move.owner_user_id}",
+        ),
+        move.key,
+        move.amount,
     )
 
 
 async def room_cash_out(move: RoomMove) -> MoneyReceipt:
     # The chips are in the seat's account by construction: only a fault can delay this, and a
     # stack must always go home, so no attempt limit.
-    return await workflow.execute_activity_method(
-        RoomActivities.room_cash_out,
-        move,
-        start_to_close_timeout=DB_TIMEOUT,
-        retry_policy=PAYOUT_RETRY,
-        summary=f"return {move.amount} to {move.owner_user_id}",
+    return await _checked(
+        lambda: workflow.execute_activity_method(
+            RoomActivities.room_cash_out,
+            move,
+            start_to_close_timeout=DB_TIMEOUT,
+            retry_policy=PAYOUT_RETRY,
+            summary=f"return {move.amount} to {move.owner_user_id}",
+        ),
+        move.key,
+        move.amount,
     )
 
 

@@ -19,7 +19,13 @@ with workflow.unsafe.imports_passed_through():
     from domain.clock import level_at
     from domain.holdem import Hand
     from domain.settings import TournamentSettings, validate_settings
-    from wire.table_messages import HandReport, TableResult, TableSeat, TableState
+    from wire.table_messages import (
+        HandReport,
+        TableResult,
+        TableSeat,
+        TableState,
+        report_mac,
+    )
     from workflows.hand_loop import HANDS_PER_RUN, STOP_PATCH, HandLoop, PlayerHandlers
 
 __all__ = ["HANDS_PER_RUN", "TableWorkflow"]
@@ -68,8 +74,10 @@ class TableWorkflow(PlayerHandlers):
             stacks={s.seat: s.stack for s in st.seats},
             aborted_hand=aborted,
             auto_folds=st.auto_folds,
-            secret=st.report_secret,
+            secret="" if st.report_mac else st.report_secret,
         )
+        if st.report_mac:
+            result.mac = report_mac(st.report_secret, st.table_id, result.hands_played, result)
         if st.parent_workflow_id:
             # By workflow id, not run: the tournament may have continued-as-new meanwhile.
             await workflow.get_external_workflow_handle(st.parent_workflow_id).signal(
@@ -117,9 +125,11 @@ class TableWorkflow(PlayerHandlers):
             stacks_after={s.seat: s.stack for s in st.seats},
             busted=record["busted"],
             auto_folds=st.auto_folds,
-            secret=st.report_secret,
+            secret="" if st.report_mac else st.report_secret,
             ended_at_ms=self.table.now_ms(),  # data for the tournament's ordering, not a decision
         )
+        if st.report_mac:
+            report.mac = report_mac(st.report_secret, st.table_id, st.hand_no, report)
         await workflow.get_external_workflow_handle(st.parent_workflow_id).signal(
             "hand_completed", report
         )

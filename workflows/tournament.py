@@ -45,7 +45,13 @@ with workflow.unsafe.imports_passed_through():
         TournamentState,
         TournamentView,
     )
-    from wire.table_messages import HandReport, TableResult, TableSeat, TableState
+    from wire.table_messages import (
+        HandReport,
+        TableResult,
+        TableSeat,
+        TableState,
+        report_mac,
+    )
     from workflows import effects
     from workflows.alarm import Alarm
     from workflows.inbox import Inbox
@@ -53,6 +59,10 @@ with workflow.unsafe.imports_passed_through():
     from workflows.tournament_entries import START_GRACE
     from workflows.tournament_registration import REGISTRATION_LOOP_PATCH, RegistrationMixin
     from workflows.tournament_settlement import SettlementMixin
+
+REPORTS_PATCH = "reports-v2"
+"""From this patch on, a table signs its reports (``report_mac``) and the tournament takes each
+hand once, in order, and the table's end once (security review N1)."""
 
 HANDS_PER_RUN = 300
 """Continue-as-new after this many hands (each costs the tournament ~15 history events)."""
@@ -129,6 +139,7 @@ class TournamentWorkflow(RegistrationMixin, SettlementMixin):
         self.s.stacks = {e.player_id: self.settings.starting_stack for e in paid}
         self.s.table_workflow_id = table_workflow_id(self.s.tournament_id)
         self.s.table_secret = await effects.new_report_secret(self.s.table_workflow_id)
+        self.s.reports_v2 = workflow.patched(REPORTS_PATCH)
         await workflow.start_child_workflow(
             TableWorkflow.run,
             TableState(
@@ -144,6 +155,7 @@ class TournamentWorkflow(RegistrationMixin, SettlementMixin):
                 ],
                 hand_pause_ms=self.inp.hand_pause_ms,
                 report_secret=self.s.table_secret,
+                report_mac=self.s.reports_v2,
             ),
             id=self.s.table_workflow_id,
             # The tournament manages its table's end itself (and survives continue-as-new).
@@ -357,26 +369,48 @@ class TournamentWorkflow(RegistrationMixin, SettlementMixin):
     # -- table signals -------------------------------------------------------------------
     @workflow.signal
     def hand_completed(self, report: HandReport) -> None:
-        if self._from_our_table(report.table_id, report.secret, "hand_completed"):
-            self.s.pending_hands.append(report.model_dump())
+        if not self._from_our_table(report, report.hand_no, "hand_completed"):
+            return
+        if self.s.reports_v2 and report.hand_no != self._next_hand_no():
+            # A report copied out of this workflow's own history and sent again (security
+            # review N1) verifies, but it is not the next hand: taking it would put the stacks
+            # back and place its busts a second time.
+            workflow.logger.warning(
+                "ignored hand_completed for hand %s: the next hand is %s",
+                report.hand_no,
+                self._next_hand_no(),
+            )
+            return
+        self.s.pending_hands.append(report.model_dump())
 
     @workflow.signal
     def table_finished(self, result: TableResult) -> None:
-        if self._from_our_table(result.table_id, result.secret, "table_finished"):
-            self.s.table_done = result.model_dump()
+        if not self._from_our_table(result, result.hands_played, "table_finished"):
+            return
+        if self.s.reports_v2 and self.s.table_done is not None:
+            workflow.logger.warning("ignored a second table_finished")
+            return
+        self.s.table_done = result.model_dump()
 
-    def _from_our_table(self, table_id: str, secret: str, what: str) -> bool:
+    def _next_hand_no(self) -> int:
+        """The hand the next report must be for: after the last one taken (queued or done)."""
+        if self.s.pending_hands:
+            return int(self.s.pending_hands[-1]["hand_no"]) + 1
+        return self.s.hands_played + 1
+
+    def _from_our_table(self, report: HandReport | TableResult, number: int, what: str) -> bool:
         """Reports count only from this tournament's own table, which alone knows the secret
         the tournament gave it (security review C2: anyone who can reach Temporal can send a
-        signal; Temporal does not say who sent it)."""
+        signal; Temporal does not say who sent it). From ``reports-v2`` the table signs each
+        report over its id, number and content instead of carrying the secret inside it."""
         ours = self.s.table_workflow_id
-        if (
-            ours is not None
-            and table_id == ours
-            and self.s.table_secret
-            and hmac.compare_digest(secret, self.s.table_secret)
-        ):
-            return True
+        if ours is not None and report.table_id == ours and self.s.table_secret:
+            if self.s.reports_v2:
+                expected = report_mac(self.s.table_secret, ours, number, report)
+                if hmac.compare_digest(report.mac, expected):
+                    return True
+            elif hmac.compare_digest(report.secret, self.s.table_secret):
+                return True
         workflow.logger.warning("ignored a %s signal that is not from table %s", what, ours)
         return False
 

@@ -12,7 +12,7 @@ from temporalio.exceptions import ActivityError, FailureError
 with workflow.unsafe.imports_passed_through():
     from domain.errors import ErrorCode
     from domain.payouts import resolve_payout_amounts
-    from domain.standings import Finish, split_prizes
+    from domain.standings import Finish, final_standings, split_prizes
     from wire.events import Prize, TournamentEnded, TournamentPayoutSettled, TournamentStateChanged
     from wire.keys import payout_intent_id, rake_key
     from wire.messages import (
@@ -33,6 +33,9 @@ with workflow.unsafe.imports_passed_through():
     from workflows.tournament_base import TournamentBase
 
 MAX_RETRY_SECONDS = 30 * 60
+STANDINGS_PATCH = "standings-checked-v1"
+"""From this patch on, the standings are checked (each place once, every entrant once) before
+any payout intent is made (security review N1)."""
 
 
 class SettlementMixin(TournamentBase):
@@ -42,6 +45,13 @@ class SettlementMixin(TournamentBase):
             field_size = self.s.field_size or 0
             amounts = resolve_payout_amounts(self.settings, field_size)
             places = [Finish(f.player_id, f.place, f.rank) for f in self.s.finishes]
+            if workflow.patched(STANDINGS_PATCH):
+                try:
+                    places = list(final_standings(places, field_size=field_size))
+                except ValueError as err:
+                    # Never pay a place twice: fail the task (visibly, retried) rather than
+                    # make intents from standings that are not one place per entrant.
+                    raise RuntimeError(f"refusing to settle: {err}") from None
             self.s.payouts = [
                 PayoutView(
                     intent_id=payout_intent_id(self.s.tournament_id, award.place),

@@ -1,0 +1,223 @@
+"""N1 (security review 2026-12-03): a sealed payload copied out of a workflow's own history and
+sent back into that same workflow must change nothing.
+
+Two attacks, each by someone who reaches the Temporal frontend and has no codec key:
+- take a real, sealed ``hand_completed`` report out of a playing tournament's history and
+  signal it again over raw gRPC. On the reviewed main the tournament took it: ``handsPlayed``
+  went back to 1 and the stacks reverted (and a replayed bust placed a player twice, so two
+  places were paid from one pool);
+- poll the tournament's task queue as a worker and answer a second entrant's fee with the
+  sealed receipt of the first entrant's paid fee. On the reviewed main the entry was marked
+  PAID with no money moved (the workflow never looked at the receipt).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from datetime import timedelta
+from typing import Any
+
+from temporalio.api.common.v1 import Payloads, WorkflowExecution
+from temporalio.api.failure.v1 import ApplicationFailureInfo, Failure
+from temporalio.api.taskqueue.v1 import TaskQueue
+from temporalio.api.workflowservice.v1 import (
+    PollActivityTaskQueueRequest,
+    RespondActivityTaskCompletedRequest,
+    RespondActivityTaskFailedRequest,
+    SignalWorkflowExecutionRequest,
+)
+from temporalio.client import Client, WorkflowHandle
+from temporalio.service import RPCError
+
+from db import ledger
+from db.engine import Database
+from tests.integration.helpers import SETTINGS, eventually, start_paid_tournament
+from wire.ids import table_workflow_id
+from wire.messages import (
+    CreateTournamentInput,
+    EntrantStatus,
+    PayEntryInput,
+    RegisterInput,
+    TournamentPhase,
+    TournamentView,
+)
+from worker import build_worker
+from workflows.tournament import TournamentWorkflow
+
+FEE = int(SETTINGS["entryFee"])
+
+
+async def _signals(handle: WorkflowHandle[Any, Any], name: str) -> list[Payloads]:
+    """The sealed inputs of every ``name`` signal in the workflow's history, in order."""
+    found = []
+    async for event in handle.fetch_history_events():
+        if event.HasField("workflow_execution_signaled_event_attributes"):
+            attrs = event.workflow_execution_signaled_event_attributes
+            if attrs.signal_name == name:
+                found.append(attrs.input)
+    return found
+
+
+async def _raw_signal(client: Client, workflow_id: str, name: str, args: Payloads) -> None:
+    """What a keyless client sends: the sealed bytes as they are, no data converter."""
+    await client.workflow_service.signal_workflow_execution(
+        SignalWorkflowExecutionRequest(
+            namespace=client.namespace,
+            workflow_execution=WorkflowExecution(workflow_id=workflow_id),
+            signal_name=name,
+            input=args,
+            identity="replayed-report",
+            request_id=uuid.uuid4().hex,
+        )
+    )
+
+
+async def test_a_sealed_hand_report_sent_again_changes_nothing(
+    client: Client, task_queue: str, db: Database
+) -> None:
+    tid = f"n1r-{uuid.uuid4().hex[:12]}"
+    quick = {**SETTINGS, "actionTimeoutSeconds": 3}  # nobody acts: timeouts deal the hands
+    async with build_worker(client, db, task_queue):
+        handle = await start_paid_tournament(client, db, task_queue, tid, quick, hand_pause_ms=0)
+
+        async def three_hands() -> TournamentView | None:
+            view = await handle.query(TournamentWorkflow.state)
+            return view if view.hands_played >= 3 else None
+
+        await eventually(three_hands, 120)
+        # The table stops reporting, so what follows is the replay alone.
+        await client.get_workflow_handle(table_workflow_id(tid)).terminate("test: quiet table")
+        await asyncio.sleep(1)
+        before = await handle.query(TournamentWorkflow.state)
+        reports = await _signals(handle, "hand_completed")
+        assert len(reports) >= 3
+        # The last hand again, then the first two (on the reviewed main: back to hand 2).
+        for sealed in (reports[-1], reports[0], reports[1]):
+            assert sealed.payloads[0].metadata["encoding"] == b"binary/encrypted"
+            await _raw_signal(client, handle.id, "hand_completed", sealed)
+        await asyncio.sleep(3)
+        after = await handle.query(TournamentWorkflow.state)
+        assert after.state is TournamentPhase.PLAYING
+        assert after.hands_played == before.hands_played, (before.hands_played, after)
+        assert after.stacks == before.stacks
+        assert after.standings == before.standings
+        await handle.terminate("test done")
+
+
+async def _answer_from_history(
+    client: Client, task_queue: str, handle: WorkflowHandle[Any, Any], stop: asyncio.Event
+) -> list[str]:
+    """A rogue poller without the key: it takes the queue's activity tasks and answers each
+    with a sealed result that an earlier activity of the same type left in this workflow's
+    history (for ``collect_entry``: the first entrant's receipt)."""
+    answered: list[str] = []
+    while not stop.is_set():
+        try:
+            task = await client.workflow_service.poll_activity_task_queue(
+                PollActivityTaskQueueRequest(
+                    namespace=client.namespace,
+                    task_queue=TaskQueue(name=task_queue),
+                    identity="rogue-poller",
+                ),
+                timeout=timedelta(seconds=5),
+            )
+        except RPCError:
+            continue
+        if not task.task_token:
+            continue
+        kind = task.activity_type.name
+        scheduled: dict[int, str] = {}
+        lifted: Payloads | None = None
+        async for event in handle.fetch_history_events():
+            if event.HasField("activity_task_scheduled_event_attributes"):
+                scheduled[event.event_id] = (
+                    event.activity_task_scheduled_event_attributes.activity_type.name
+                )
+            if event.HasField("activity_task_completed_event_attributes"):
+                done = event.activity_task_completed_event_attributes
+                if scheduled.get(done.scheduled_event_id) == kind:
+                    lifted = done.result
+        if lifted is None:
+            await client.workflow_service.respond_activity_task_failed(
+                RespondActivityTaskFailedRequest(
+                    namespace=client.namespace,
+                    task_token=task.task_token,
+                    failure=Failure(
+                        message="rogue: nothing to lift",
+                        application_failure_info=ApplicationFailureInfo(type="rogue"),
+                    ),
+                    identity="rogue-poller",
+                )
+            )
+            continue
+        await client.workflow_service.respond_activity_task_completed(
+            RespondActivityTaskCompletedRequest(
+                namespace=client.namespace,
+                task_token=task.task_token,
+                result=lifted,
+                identity="rogue-poller",
+            )
+        )
+        answered.append(kind)
+    return answered
+
+
+async def test_a_lifted_receipt_pays_no_entry(client: Client, task_queue: str, db: Database) -> None:
+    tid = f"n1m-{uuid.uuid4().hex[:12]}"
+    first, second = f"{tid}-a", f"{tid}-b"
+    for user in (first, second):
+        await ledger.transfer(
+            db,
+            key=f"seed-{user}",
+            source=ledger.MINT,
+            destination=ledger.user_account(user),
+            amount=FEE,
+        )
+    async with build_worker(client, db, task_queue):
+        handle = await client.start_workflow(
+            TournamentWorkflow.run,
+            CreateTournamentInput(tournament_id=tid, name=tid, settings=SETTINGS),
+            id=f"tournament-{tid}",
+            task_queue=task_queue,
+        )
+        for user in (first, second):
+            await handle.execute_update(
+                TournamentWorkflow.register, RegisterInput(player_id=user, owner_user_id=user)
+            )
+        await handle.execute_update(
+            TournamentWorkflow.pay_entry, PayEntryInput(player_id=first, amount=FEE)
+        )
+    assert await ledger.balance(db, ledger.escrow_account(tid)) == FEE
+
+    # From here on only the rogue answers this queue's activities.
+    stop = asyncio.Event()
+    async with build_worker(client, db, task_queue, no_remote_activities=True):
+        rogue = asyncio.create_task(_answer_from_history(client, task_queue, handle, stop))
+        pay = asyncio.create_task(
+            handle.execute_update(
+                TournamentWorkflow.pay_entry, PayEntryInput(player_id=second, amount=FEE)
+            )
+        )
+        await asyncio.sleep(8)
+        stop.set()
+        answered = await rogue
+        assert "collect_entry" in answered, answered
+        view = await handle.query(TournamentWorkflow.state)
+        status = {e.player_id: e.status for e in view.entrants}
+        assert status[second] is not EntrantStatus.PAID, view.entrants
+        assert not pay.done(), "the second entry was answered as paid from a lifted receipt"
+        assert await ledger.balance(db, ledger.user_account(second)) == FEE
+
+    # A real worker answers the same keyed move: the fee moves once, and the entry is paid.
+    async with build_worker(client, db, task_queue):
+        await asyncio.wait_for(pay, 60)
+
+        async def paid() -> bool:
+            view = await handle.query(TournamentWorkflow.state)
+            return {e.player_id: e.status for e in view.entrants}[second] is EntrantStatus.PAID
+
+        await eventually(paid, 30)
+        assert await ledger.balance(db, ledger.user_account(second)) == 0
+        assert await ledger.balance(db, ledger.escrow_account(tid)) == 2 * FEE
+        await handle.terminate("test done")
