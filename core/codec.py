@@ -313,9 +313,7 @@ class EncryptionCodec(PayloadCodec, WithSerializationContext):
                 "refusing a payload sealed without a workflow binding"
                 " (SNG_CODEC_ACCEPT_UNBOUND=true only while migrating old histories)"
             )
-        if header != self._context and not (
-            self.accept_unbound and header == self._legacy_context
-        ):
+        if header != self._context and not (self.accept_unbound and header == self._legacy_context):
             raise PayloadContextError(
                 f"refusing a payload sealed for {header.decode(errors='replace')}"
                 f" presented to {self._context.decode(errors='replace')}"

@@ -163,7 +163,9 @@ async def _answer_from_history(
     return answered
 
 
-async def test_a_lifted_receipt_pays_no_entry(client: Client, task_queue: str, db: Database) -> None:
+async def test_a_lifted_receipt_pays_no_entry(
+    client: Client, task_queue: str, db: Database
+) -> None:
     tid = f"n1m-{uuid.uuid4().hex[:12]}"
     first, second = f"{tid}-a", f"{tid}-b"
     for user in (first, second):
