@@ -191,23 +191,42 @@ class TableResult(WireModel):
     """HMAC-SHA256 under the report secret over (table id, hands played, content)."""
 
 
-def report_mac(secret: str, table_id: str, number: int, report: HandReport | TableResult) -> str:
-    """A table's signature on a report to its tournament: HMAC-SHA256 under the secret the
-    tournament gave it, over the table id, the hand number (or hands played) and every other
-    field. A report copied out of history still verifies, so the tournament also takes each
-    hand once, in order (security review N1); a report altered in any field does not.
+class StopOrder(WireModel):
+    """The tournament's order to its table to stop (force-end), signed like a report: a stop
+    with no argument carried no payload for the codec to refuse, so anyone who reached
+    Temporal could end a tournament on the spot (found with security review N1)."""
+
+    table_id: str
+    mac: str = ""
+
+
+def report_mac(
+    secret: str,
+    what: str,
+    table_id: str,
+    number: int,
+    report: HandReport | TableResult | StopOrder,
+) -> str:
+    """A signature between a tournament and its table: HMAC-SHA256 under the secret the
+    tournament gave the table, over the signal's name (``what``), the table id, the hand
+    number (or hands played) and every other field. A report copied out of history still
+    verifies, so the tournament also takes each hand once, in order (security review N1); a
+    report altered in any field, or sent as another signal, does not.
 
     >>> r = TableResult(table_id="t", hands_played=3, stacks={1: 10}, auto_folds=0)
-    >>> mac = report_mac("00" * 16, "t", 3, r)
-    >>> mac == report_mac("00" * 16, "t", 3, r.model_copy(update={"mac": "x"}))
+    >>> mac = report_mac("00" * 16, "table_finished", "t", 3, r)
+    >>> mac == report_mac("00" * 16, "table_finished", "t", 3, r.model_copy(update={"mac": "x"}))
     True
-    >>> mac == report_mac("00" * 16, "t", 3, r.model_copy(update={"stacks": {1: 11}}))
+    >>> mac == report_mac("00" * 16, "hand_completed", "t", 3, r)
+    False
+    >>> other = r.model_copy(update={"stacks": {1: 11}})
+    >>> mac == report_mac("00" * 16, "table_finished", "t", 3, other)
     False
     """
     # Through JSON text first: the sender holds tuples and int keys where the receiver, who
     # parsed the payload, holds lists and string keys.
     content = json.loads(report.model_dump_json(exclude={"mac", "secret"}))
-    signed = json.dumps([table_id, number, content], sort_keys=True, separators=(",", ":"))
+    signed = json.dumps([what, table_id, number, content], sort_keys=True, separators=(",", ":"))
     return hmac.new(bytes.fromhex(secret), signed.encode(), hashlib.sha256).hexdigest()
 
 

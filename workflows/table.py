@@ -10,6 +10,7 @@ hands it may continue-as-new. A cash room is RoomWorkflow (workflows/room.py).
 
 from __future__ import annotations
 
+import hmac
 from typing import Any
 
 from temporalio import workflow
@@ -21,6 +22,7 @@ with workflow.unsafe.imports_passed_through():
     from domain.settings import TournamentSettings, validate_settings
     from wire.table_messages import (
         HandReport,
+        StopOrder,
         TableResult,
         TableSeat,
         TableState,
@@ -77,7 +79,9 @@ class TableWorkflow(PlayerHandlers):
             secret="" if st.report_mac else st.report_secret,
         )
         if st.report_mac:
-            result.mac = report_mac(st.report_secret, st.table_id, result.hands_played, result)
+            result.mac = report_mac(
+                st.report_secret, "table_finished", st.table_id, result.hands_played, result
+            )
         if st.parent_workflow_id:
             # By workflow id, not run: the tournament may have continued-as-new meanwhile.
             await workflow.get_external_workflow_handle(st.parent_workflow_id).signal(
@@ -87,9 +91,25 @@ class TableWorkflow(PlayerHandlers):
         return result
 
     @workflow.signal
-    def stop(self) -> None:
-        """The tournament ended play (force-end): abandon the running hand and return stacks."""
-        self.table.st.stop_requested = True
+    def stop(self, order: StopOrder | None = None) -> None:
+        """The tournament ended play (force-end): abandon the running hand and return stacks.
+
+        A table that signs its reports (``reports-v2``) takes a stop only with the tournament's
+        signature; an unsigned one (no payload: nothing for the codec to refuse) is ignored.
+        """
+        st = self.table.st
+        if st.report_mac:
+            expected = report_mac(
+                st.report_secret, "stop", st.table_id, 0, order or StopOrder(table_id="")
+            )
+            if (
+                order is None
+                or order.table_id != st.table_id
+                or not hmac.compare_digest(order.mac, expected)
+            ):
+                workflow.logger.warning("ignored a stop the tournament did not sign")
+                return
+        st.stop_requested = True
 
     # -- the venue (workflows/hand_loop.py asks these) -----------------------------------
     def blinds_at(self, drawn_at_ms: int) -> tuple[int, Blinds]:
@@ -129,7 +149,9 @@ class TableWorkflow(PlayerHandlers):
             ended_at_ms=self.table.now_ms(),  # data for the tournament's ordering, not a decision
         )
         if st.report_mac:
-            report.mac = report_mac(st.report_secret, st.table_id, st.hand_no, report)
+            report.mac = report_mac(
+                st.report_secret, "hand_completed", st.table_id, st.hand_no, report
+            )
         await workflow.get_external_workflow_handle(st.parent_workflow_id).signal(
             "hand_completed", report
         )

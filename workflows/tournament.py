@@ -47,6 +47,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from wire.table_messages import (
         HandReport,
+        StopOrder,
         TableResult,
         TableSeat,
         TableState,
@@ -200,9 +201,15 @@ class TournamentWorkflow(RegistrationMixin, SettlementMixin):
             elif self.s.force_end_requested and not self.s.stop_sent:
                 self.s.stop_sent = True
                 assert self.s.table_workflow_id is not None
-                await workflow.get_external_workflow_handle_for(
+                table = workflow.get_external_workflow_handle_for(
                     TableWorkflow.run, self.s.table_workflow_id
-                ).signal(TableWorkflow.stop)
+                )
+                if self.s.reports_v2:
+                    order = StopOrder(table_id=self.s.table_workflow_id)
+                    order.mac = report_mac(self.s.table_secret, "stop", order.table_id, 0, order)
+                    await table.signal(TableWorkflow.stop, order)
+                else:
+                    await table.signal(TableWorkflow.stop)
             elif self.s.table_done is not None:
                 await self._end_by_ranking()
             if (
@@ -406,7 +413,7 @@ class TournamentWorkflow(RegistrationMixin, SettlementMixin):
         ours = self.s.table_workflow_id
         if ours is not None and report.table_id == ours and self.s.table_secret:
             if self.s.reports_v2:
-                expected = report_mac(self.s.table_secret, ours, number, report)
+                expected = report_mac(self.s.table_secret, what, ours, number, report)
                 if hmac.compare_digest(report.mac, expected):
                     return True
             elif hmac.compare_digest(report.secret, self.s.table_secret):

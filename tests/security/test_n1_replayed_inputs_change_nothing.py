@@ -223,3 +223,29 @@ async def test_a_lifted_receipt_pays_no_entry(
         assert await ledger.balance(db, ledger.user_account(second)) == 0
         assert await ledger.balance(db, ledger.escrow_account(tid)) == 2 * FEE
         await handle.terminate("test done")
+
+
+async def test_a_keyless_stop_does_not_end_the_tournament(
+    client: Client, task_queue: str, db: Database
+) -> None:
+    """Found while fixing N1: the table's ``stop`` signal took no argument, so it carried no
+    payload for the codec to refuse. A keyless client could stop any tournament's table: the
+    tournament ended on the spot, ranked by stack (the chip leader takes first prize). Now a
+    stop counts only when the tournament signed it."""
+    tid = f"n1s-{uuid.uuid4().hex[:12]}"
+    slow = {**SETTINGS, "actionTimeoutSeconds": 60}  # nobody acts: hand 1 waits
+    async with build_worker(client, db, task_queue):
+        handle = await start_paid_tournament(client, db, task_queue, tid, slow, hand_pause_ms=0)
+
+        async def playing() -> TournamentView | None:
+            view = await handle.query(TournamentWorkflow.state)
+            return view if view.state is TournamentPhase.PLAYING else None
+
+        await eventually(playing, 30)
+        await asyncio.sleep(1)
+        await _raw_signal(client, table_workflow_id(tid), "stop", Payloads())
+        await asyncio.sleep(3)
+        view = await handle.query(TournamentWorkflow.state)
+        assert view.state is TournamentPhase.PLAYING, view.state
+        assert not view.standings, view.standings
+        await handle.terminate("test done")
