@@ -14,6 +14,7 @@ import — the only place a PHH replay can differ from our own big-blind-ante ru
 
 from __future__ import annotations
 
+import json
 import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -197,7 +198,14 @@ def replay_phh(phh: PhhHand) -> Hand:
 
 
 def _quote(text: str) -> str:
-    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+    """A TOML basic string (security review N7: a literal string escapes nothing, so a name
+    with ``'`` broke the file and a chosen one could rewrite the players array).
+
+    JSON's escapes are TOML's for quotes, backslashes and control characters; DEL is a control
+    character TOML refuses raw and JSON leaves alone; other characters stay as they are, so no
+    surrogate escapes (which TOML refuses) are ever written.
+    """
+    return json.dumps(text, ensure_ascii=False).replace("\x7f", "\\u007f")
 
 
 def _toml_list(values: Sequence[object]) -> str:
