@@ -16,8 +16,8 @@ open.
 Each payload is also bound to the workflow it belongs to (security review, "context as
 associated data"). The SDK hands the codec a serialization context on every path
 (``with_context``): the target workflow of a start, signal, Update, query or result, the child
-for a child's input and result, the calling workflow for an activity's input, result and
-heartbeats. The codec writes ``[namespace, workflow id]`` into the payload's
+for a child's input and result, the activity (its workflow, type and chosen id) for an
+activity's input, result and heartbeats. The codec writes the binding into the payload's
 ``encryption-context`` header and seals with it as AES-GCM associated data, so the header
 cannot be changed without the tag failing. A decode under a context refuses a payload bound to
 another workflow (``PayloadContextError``): someone who can write to Temporal but has no key
@@ -28,8 +28,9 @@ header it finds. Payloads sealed before binding (no header) open under a context
 ``SNG_CODEC_ACCEPT_UNBOUND=true``, a migration switch like the plaintext one.
 
 What binding cannot stop: replaying a payload into the *same* workflow (the same register
-Update again). The workflows' own idempotency (one entry per owner, update ids, the
-re-registration cooldown) answers that.
+Update, or a table's report, again). The workflows' own idempotency answers that (one entry
+per owner, update ids, the re-registration cooldown; reports signed and taken once each, in
+hand order; receipts checked against their move: security review N1).
 
 Keys come from settings (``SNG_CODEC_KEY``, base64 of 32 bytes, and ``SNG_CODEC_KEY_ID``;
 retired keys in ``SNG_CODEC_PREVIOUS_KEYS`` as ``id=base64`` pairs). Without a configured key a
