@@ -229,6 +229,10 @@ class EncryptionCodec(PayloadCodec, WithSerializationContext):
         self._context: bytes | None = None
         self._legacy_context: bytes | None = None
 
+    def keys(self) -> list[bytes]:
+        """The current key, then the previous ones (what other bindings derive theirs from)."""
+        return [self._current_key, *(k for k in self._keys.values() if k != self._current_key)]
+
     def with_context(self, context: SerializationContext) -> EncryptionCodec:
         """This codec bound to ``context`` (the SDK calls it per workflow, activity and call;
         the keys are shared, only the binding differs)."""

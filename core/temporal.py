@@ -12,7 +12,8 @@ from temporalio.converter import DataConverter
 from temporalio.runtime import Runtime
 from temporalio.service import TLSConfig
 
-from core.codec import RefusedPayloadConverter, codec_for
+from core.codec import EncryptionCodec, RefusedPayloadConverter, codec_for
+from core.handler_binding import HandlerBinding
 from core.settings import Settings, get_settings
 from core.telemetry import configure_tracing
 
@@ -36,13 +37,25 @@ def data_converter(settings: Settings | None = None) -> DataConverter:
     )
 
 
-def interceptors(tracer: Tracer | None = None) -> list[Interceptor]:
-    """Tracing on every client call, and on the workers built from that client.
+def interceptors(
+    tracer: Tracer | None = None, settings: Settings | None = None
+) -> list[Interceptor]:
+    """Tracing on every client call, and on the workers built from that client; and every
+    signal and Update bound to its handler (``core/handler_binding.py``).
 
-    By default the interceptor writes to the global tracer provider through a proxy, so it is
-    a no-op until ``configure_tracing`` installs one; tests pass their own tracer.
+    By default the tracing interceptor writes to the global tracer provider through a proxy,
+    so it is a no-op until ``configure_tracing`` installs one; tests pass their own tracer.
     """
-    return [TracingInterceptor(tracer)]
+    return [TracingInterceptor(tracer), handler_binding(data_converter(settings))]
+
+
+def handler_binding(converter: DataConverter) -> HandlerBinding:
+    """The handler binding for this converter's codec keys (clients, workers and replayers
+    must agree on it, as on the codec)."""
+    codec = converter.payload_codec
+    if not isinstance(codec, EncryptionCodec):
+        raise ValueError("handler binding needs the deployment's codec")
+    return HandlerBinding(codec.keys(), converter.payload_converter)
 
 
 async def connect(settings: Settings, *, runtime: Runtime | None = None) -> Client:
@@ -57,7 +70,7 @@ async def connect(settings: Settings, *, runtime: Runtime | None = None) -> Clie
         settings.temporal_address,
         namespace=settings.temporal_namespace,
         data_converter=data_converter(settings),
-        interceptors=interceptors(),
+        interceptors=interceptors(settings=settings),
         tls=tls,
         api_key=settings.temporal_api_key,
         runtime=runtime,

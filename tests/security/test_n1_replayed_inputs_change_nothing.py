@@ -19,13 +19,17 @@ from datetime import timedelta
 from typing import Any
 
 from temporalio.api.common.v1 import Payloads, WorkflowExecution
+from temporalio.api.enums.v1 import UpdateWorkflowExecutionLifecycleStage
 from temporalio.api.failure.v1 import ApplicationFailureInfo, Failure
 from temporalio.api.taskqueue.v1 import TaskQueue
+from temporalio.api.update.v1 import Request as UpdateRequest
+from temporalio.api.update.v1 import WaitPolicy
 from temporalio.api.workflowservice.v1 import (
     PollActivityTaskQueueRequest,
     RespondActivityTaskCompletedRequest,
     RespondActivityTaskFailedRequest,
     SignalWorkflowExecutionRequest,
+    UpdateWorkflowExecutionRequest,
 )
 from temporalio.client import Client, WorkflowHandle
 from temporalio.service import RPCError
@@ -248,4 +252,53 @@ async def test_a_keyless_stop_does_not_end_the_tournament(
         view = await handle.query(TournamentWorkflow.state)
         assert view.state is TournamentPhase.PLAYING, view.state
         assert not view.standings, view.standings
+        await handle.terminate("test done")
+
+
+async def test_a_sealed_update_sent_to_another_handler_is_refused(
+    client: Client, task_queue: str, db: Database
+) -> None:
+    """A victim's sealed ``register`` input, lifted with its header out of the tournament's
+    history and sent as ``unregister`` (the same fields parse as a leave): on the reviewed
+    main the victim was unregistered by someone who holds no key."""
+    tid = f"n1h-{uuid.uuid4().hex[:12]}"
+    victim = f"{tid}-v"
+    async with build_worker(client, db, task_queue):
+        handle = await client.start_workflow(
+            TournamentWorkflow.run,
+            CreateTournamentInput(tournament_id=tid, name=tid, settings=SETTINGS),
+            id=f"tournament-{tid}",
+            task_queue=task_queue,
+        )
+        await handle.execute_update(
+            TournamentWorkflow.register, RegisterInput(player_id=victim, owner_user_id=victim)
+        )
+        request = None
+        async for event in handle.fetch_history_events():
+            if event.HasField("workflow_execution_update_accepted_event_attributes"):
+                request = event.workflow_execution_update_accepted_event_attributes.accepted_request
+        assert request is not None and request.input.name == "register"
+        lifted = UpdateRequest()
+        lifted.CopyFrom(request)
+        lifted.meta.update_id = uuid.uuid4().hex
+        lifted.input.name = "unregister"
+        try:
+            response = await client.workflow_service.update_workflow_execution(
+                UpdateWorkflowExecutionRequest(
+                    namespace=client.namespace,
+                    workflow_execution=WorkflowExecution(workflow_id=handle.id),
+                    request=lifted,
+                    wait_policy=WaitPolicy(
+                        lifecycle_stage=UpdateWorkflowExecutionLifecycleStage.UPDATE_WORKFLOW_EXECUTION_LIFECYCLE_STAGE_COMPLETED
+                    ),
+                ),
+                timeout=timedelta(seconds=8),
+            )
+            assert response.outcome.HasField("failure"), "the lifted input ran as unregister"
+            assert "not bound to this handler" in response.outcome.failure.message
+        except RPCError:
+            pass  # refused before it ran: as good
+        view = await handle.query(TournamentWorkflow.state)
+        status = {e.player_id: e.status for e in view.entrants}
+        assert status[victim] is EntrantStatus.RESERVED, view.entrants
         await handle.terminate("test done")
