@@ -33,6 +33,7 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from temporalio import client, worker, workflow
 from temporalio.api.common.v1 import Payload
+from temporalio.common import RawValue
 from temporalio.converter import PayloadConverter
 from temporalio.exceptions import ApplicationError
 
@@ -47,8 +48,25 @@ def binding_key(codec_key: bytes) -> bytes:
 
 
 def _digest(converter: PayloadConverter, args: Sequence[Any]) -> str:
+    """The arguments as the converter writes them, in canonical JSON (a dynamic handler's raw
+    values, which the SDK hands over as ``[name, [RawValue, ...]]``, are the payloads as they
+    came)."""
+    if (
+        len(args) == 2
+        and isinstance(args[0], str)
+        and isinstance(args[1], list)
+        and all(isinstance(a, RawValue) for a in args[1])
+    ):
+        args = args[1]
+    payloads = [
+        a.payload if isinstance(a, RawValue) else a
+        for a in args
+        if isinstance(a, RawValue | Payload)
+    ]
+    if len(payloads) != len(args):
+        payloads = list(converter.to_payloads(args))
     parts = []
-    for payload in converter.to_payloads(args):
+    for payload in payloads:
         try:
             parts.append(json.dumps(json.loads(payload.data), sort_keys=True))
         except ValueError:
@@ -87,7 +105,10 @@ class HandlerBinding(client.Interceptor, worker.Interceptor):
         given = headers.get(HEADER)
         if given is None:
             return False
-        digest = _digest(converter, args)
+        try:
+            digest = _digest(converter, args)
+        except Exception:  # arguments this converter cannot write are nobody's we signed
+            return False
         return any(
             hmac.compare_digest(given.data, handler_mac(key, kind, workflow_id, name, digest))
             for key in self.keys
