@@ -1,24 +1,25 @@
-"""Signals and Updates bound to the handler they were sent to (security review N1).
+"""Updates bound to the handler they were sent to (security review N1).
 
-The codec binds every payload to its workflow, but not to the signal or Update it travels
-in: the SDK gives a codec no handler name. So a sealed input lifted from a workflow's own
-history could be sent again under *another* handler's name, and a signal with no arguments
-(a table's ``stop``) carried no payload for the codec to refuse at all.
+The codec binds every payload to its workflow, but not to the Update it travels in: the SDK
+gives a codec no handler name. So a victim's sealed ``register`` input, lifted from a
+tournament's history, could be sent keyless as ``unregister`` (the same fields parse) and
+unregister them.
 
-Every client and every workflow that sends a signal or an Update therefore adds a header,
-``sng-handler-mac``: HMAC-SHA256, under a key derived from the codec key, over the kind
-(signal or Update), the target workflow id, the handler name and a digest of the arguments as
-the payload converter writes them (canonical JSON). The receiving workflow recomputes it:
+Every client therefore adds a header to each Update, ``sng-handler-mac``: HMAC-SHA256, under a
+key derived from the codec key, over the target workflow id, the Update's name and a digest of
+its arguments as the payload converter writes them (canonical JSON). The workflow's validator
+interceptor recomputes it and rejects an Update whose header does not verify (validators are
+never replayed, so this needs no patch; the API and the workers upgrade together).
 
-- an Update whose header does not verify is rejected by its validator (validators are never
-  replayed, so this needs no patch; the API and the workers upgrade together);
-- a signal whose header does not verify is dropped. A signal with no header at all is still
-  taken by runs from before the ``handler-mac-v1`` patch, so their histories replay.
+Signals are not clients' to send: the only ones are between our workflows (a table's
+``hand_completed`` and ``table_finished``, a tournament's ``stop``), and each carries its own
+signature over the signal's name and content (``wire.table_messages.report_mac``). (A header
+on a workflow-to-workflow signal would not do: Temporal's time-skipping test server drops it.)
 
-The header itself is not secret and needs no codec: without the key nobody can make one, and
-one lifted with its payload verifies only for the same handler of the same workflow, where
-the handlers' own rules (update ids, reports taken once in order, one entry per owner) answer.
-Keys rotate with the codec key: a header verifies under the current key or a previous one.
+The header is not secret and needs no codec: without the key nobody can make one, and one
+lifted with its payload verifies only for the same Update of the same workflow, where the
+handlers' own rules (update ids, one entry per owner, cooldowns) answer. Keys rotate with the
+codec key: a header verifies under the current key or a previous one.
 """
 
 from __future__ import annotations
@@ -38,7 +39,6 @@ from temporalio.converter import PayloadConverter
 from temporalio.exceptions import ApplicationError
 
 HEADER = "sng-handler-mac"
-PATCH = "handler-mac-v1"
 _INFO = b"sng handler binding v1"
 
 
@@ -133,11 +133,6 @@ class _ClientOutbound(client.OutboundInterceptor):
         super().__init__(next)
         self.binding = binding
 
-    async def signal_workflow(self, input: client.SignalWorkflowInput) -> None:
-        header = self.binding.header("signal", input.id, input.signal, input.args)
-        input.headers = {**input.headers, HEADER: header}
-        await super().signal_workflow(input)
-
     async def start_workflow_update(
         self, input: client.StartWorkflowUpdateInput
     ) -> client.WorkflowUpdateHandle[Any]:
@@ -149,21 +144,10 @@ class _ClientOutbound(client.OutboundInterceptor):
 class _WorkflowInbound(worker.WorkflowInboundInterceptor):
     owner: HandlerBinding
 
-    def init(self, outbound: worker.WorkflowOutboundInterceptor) -> None:
-        super().init(_WorkflowOutbound(outbound, self.owner))
-
     def _verifies(self, headers: Mapping[str, Payload], kind: str, name: str, args: Any) -> bool:
         return self.owner.verifies(
             headers, kind, workflow.info().workflow_id, name, args, workflow.payload_converter()
         )
-
-    async def handle_signal(self, input: worker.HandleSignalInput) -> None:
-        if self._verifies(input.headers, "signal", input.signal, input.args):
-            await super().handle_signal(input)
-        elif HEADER not in input.headers and not workflow.patched(PATCH):
-            await super().handle_signal(input)  # a run from before the binding
-        else:
-            workflow.logger.warning("dropped a %r signal not bound to it", input.signal)
 
     def handle_update_validator(self, input: worker.HandleUpdateInput) -> None:
         if not self._verifies(input.headers, "update", input.update, input.args):
@@ -174,29 +158,3 @@ class _WorkflowInbound(worker.WorkflowInboundInterceptor):
                 non_retryable=True,
             )
         super().handle_update_validator(input)
-
-
-class _WorkflowOutbound(worker.WorkflowOutboundInterceptor):
-    def __init__(self, next: worker.WorkflowOutboundInterceptor, binding: HandlerBinding) -> None:
-        super().__init__(next)
-        self.binding = binding
-
-    async def signal_external_workflow(self, input: worker.SignalExternalWorkflowInput) -> None:
-        header = self._header(input.workflow_id, input.signal, input.args)
-        input.headers = {**input.headers, HEADER: header}
-        await super().signal_external_workflow(input)
-
-    async def signal_child_workflow(self, input: worker.SignalChildWorkflowInput) -> None:
-        header = self._header(input.child_workflow_id, input.signal, input.args)
-        input.headers = {**input.headers, HEADER: header}
-        await super().signal_child_workflow(input)
-
-    def _header(self, workflow_id: str, name: str, args: Sequence[Any]) -> Payload:
-        mac = handler_mac(
-            self.binding.keys[0],
-            "signal",
-            workflow_id,
-            name,
-            _digest(workflow.payload_converter(), args),
-        )
-        return Payload(metadata={"encoding": b"binary/plain"}, data=mac)

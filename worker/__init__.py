@@ -34,7 +34,7 @@ from core import deck_vault
 from core.codec import EncryptionCodec, codec_for
 from core.settings import Settings, get_settings
 from core.telemetry import worker_runtime
-from core.temporal import connect, handler_binding
+from core.temporal import connect
 from db.engine import Database
 from workflows.room import RoomWorkflow
 from workflows.table import TableWorkflow
@@ -134,8 +134,6 @@ def build_replayer(
         workflows=[*WORKFLOWS, *extra],
         data_converter=data_converter,
         namespace=namespace,
-        # A signal the live worker dropped as not bound to its handler is dropped again.
-        interceptors=[handler_binding(data_converter)],
     )
     replayer._set_default_workflow_logic_flag(SINGLE_BATCH, enabled=True)
     return replayer
