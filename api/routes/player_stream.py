@@ -22,6 +22,10 @@ Over the WebSocket the player can also act: ``{"type": "act", "handNumber", "tur
 seed the next hand: ``{"type": "seed", "handNumber", "commitment", "seed"}`` answers
 ``seed_result`` (docs/fairness.md); a refusal is ``error`` (``{code, message, field?}``, the
 HTTP refusals' codes), each echoing the message's ``requestId`` when it had one.
+
+A stream ends with its credential (security review N6, ``api/stream_auth.py``): it is checked
+again before each private message and on every idle tick; once it is expired or revoked a
+WebSocket closes with 4401 and an SSE stream ends after an ``error`` event ``unauthorized``.
 """
 
 from __future__ import annotations
