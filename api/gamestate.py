@@ -348,8 +348,11 @@ class GameStateCache:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(event.wait(), remaining)
         watch.last_used = time.monotonic()
-        # The key first: nothing may await between reading the view and its version.
-        card_key = await self._card_key(viewer)
+        # The key first: nothing may await between reading the view and its version. Only a
+        # view with the viewer's own cards needs it (decided here, with no await before the
+        # view is read: a view without them has none to seal).
+        private = viewer is not None and (viewer in watch.sealed or viewer in watch.pinned)
+        card_key = await self._card_key(viewer) if private else None
         view = self._view_for(watch, viewer)
         if card_key is not None and viewer is not None:
             view = sealed_for(view, viewer, card_key)
