@@ -241,8 +241,8 @@ async def test_a_player_tokens_streams_end_at_its_exp(
 
         hand = await eventually(dealt, 30)
         # A token that a thief copied: it expires in a few seconds.
-        short = {"Authorization": f"Bearer {mint_player_token(settings, users[0], ttl_seconds=4)}"}
-        exp = float(int(time.time()) + 4)
+        short = {"Authorization": f"Bearer {mint_player_token(settings, users[0], ttl_seconds=6)}"}
+        exp = float(int(time.time()) + 6)
         sse, ws = Seen(), Seen()
         readers = [
             asyncio.create_task(_read_sse(api_url, f"/tournaments/{tid}/me/stream", short, sse)),

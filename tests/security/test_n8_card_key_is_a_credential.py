@@ -84,7 +84,7 @@ async def test_a_card_key_put_on_one_replica_is_never_ignored_by_another_and_loc
         body = {
             "name": "n8",
             # Long enough between hands for the test to change the key there.
-            "handPauseMs": 3000,
+            "handPauseMs": 4000,
             "settings": {
                 "seats": 2,
                 "entryFee": 100,
@@ -125,7 +125,7 @@ async def test_a_card_key_put_on_one_replica_is_never_ignored_by_another_and_loc
             first = await eventually(dealt, 30)
             assert first["handNumber"] == 1
 
-            # Whoever is to act folds: the hand is over, the next one comes in 3 s.
+            # Whoever is to act folds: the hand is over, the next one comes in 4 s.
             async def folded() -> bool | None:
                 for h in headers:
                     st = await _state(a, tid, h)
