@@ -61,6 +61,7 @@ STATUS: dict[ErrorCode, int] = {
     ErrorCode.WALLET_BOUND_ELSEWHERE: 409,
     ErrorCode.WALLET_CHALLENGE_INVALID: 422,
     ErrorCode.WALLET_LIMIT_REACHED: 409,
+    ErrorCode.CARD_KEY_LOCKED: 409,
     ErrorCode.ROOM_FULL: 409,
     ErrorCode.ROOM_CLOSED: 409,
     ErrorCode.SEAT_TAKEN: 409,

@@ -123,9 +123,9 @@ class _Watch:
     pinned: dict[str, TableView] = field(default_factory=dict)
     """A viewer's own view that came with its act's answer, newer than the store held."""
     opened: dict[str, list[str] | None] = field(default_factory=dict)
-    rendered: dict[str | None, tuple[int, bytes | None, bytes]] = field(default_factory=dict)
-    """Each viewer's game-state body (JSON) at a version, with the card key it was sealed
-    under (None: in clear): polls between versions cost no rendering."""
+    rendered: dict[str | None, tuple[int, bytes]] = field(default_factory=dict)
+    """Each viewer's game-state body (JSON) at a version: polls between versions cost no
+    rendering. Never an agent's (``GameStateCache.render``)."""
     changed: asyncio.Event = field(default_factory=asyncio.Event)
     poked: asyncio.Event = field(default_factory=asyncio.Event)
     last_used: float = field(default_factory=time.monotonic)
@@ -219,8 +219,9 @@ class GameStateCache:
         self._listener: asyncio.Task[None] | None = None
         self.missing: dict[str, float] = {}
         """Tables found unpublished, until when (monotonic)."""
-        self.card_keys: dict[str, tuple[float, bytes | None]] = {}
-        """Agents' card keys as last read, until when (monotonic)."""
+        self.card_keys: dict[str, tuple[float, bytes]] = {}
+        """Agents' card keys as last read, until when (monotonic). Only keys: "no key" is
+        never remembered (security review N8)."""
 
     async def start(self) -> None:
         self._listener = asyncio.create_task(self._listen())
@@ -347,16 +348,22 @@ class GameStateCache:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(event.wait(), remaining)
         watch.last_used = time.monotonic()
-        # The key first: nothing may await between reading the view and its version.
-        card_key = await self._card_key(viewer)
+        # The key first: nothing may await between reading the view and its version. Only a
+        # view with the viewer's own cards needs it (decided here, with no await before the
+        # view is read: a view without them has none to seal).
+        private = viewer is not None and (viewer in watch.sealed or viewer in watch.pinned)
+        card_key = await self._card_key(viewer) if private else None
         view = self._view_for(watch, viewer)
         if card_key is not None and viewer is not None:
             view = sealed_for(view, viewer, card_key)
         return watch.version, watch.tournament, view
 
     async def _card_key(self, viewer: str | None) -> bytes | None:
-        """The public key on ``viewer``'s Agent Card, if it is an agent with one (read at
-        most every ``CARD_KEY_TTL`` seconds per agent; a change on this replica at once)."""
+        """The public key on ``viewer``'s Agent Card, if it is an agent with one. A key read
+        is trusted for ``CARD_KEY_TTL`` seconds (another replica's change of it reaches this
+        one within that, and meanwhile the cards go sealed to the old key); "no key" is read
+        again on every call, so a key put on through any replica seals the very next read
+        here (security review N8: never the cards in clear on a stale answer)."""
         if viewer is None or not viewer.startswith(agents.AGENT_ID_PREFIX):
             return None
         now = time.monotonic()
@@ -374,28 +381,32 @@ class GameStateCache:
                 "the agent's card could not be read: retry in a moment",
                 retry_after_seconds=1,
             ) from None
-        key = parse_public_key(encoded) if encoded else None
+        if not encoded:
+            self.card_keys.pop(viewer, None)
+            return None
+        key = parse_public_key(encoded)
         self.card_keys[viewer] = (now + CARD_KEY_TTL, key)
         return key
 
     def forget_card_key(self, agent_id: str) -> None:
-        """The agent changed its card here: read it again at its next read (its rendered
-        bodies carry the key they were made under, so none is served under the new one)."""
+        """The agent changed its card here: read it again at its next read."""
         self.card_keys.pop(agent_id, None)
 
     def render(
         self, table_id: str, viewer: str | None, version: int, build: Callable[[], Any]
     ) -> bytes:
-        """``build()``'s JSON for this viewer at this version, made once per version."""
+        """``build()``'s JSON for this viewer at this version, made once per version. An
+        agent's own body is made on every call: it is sealed to the card key its read found,
+        which another request may have found otherwise (security review N8)."""
+        if viewer is not None and viewer.startswith(agents.AGENT_ID_PREFIX):
+            return json.dumps(build(), separators=(",", ":")).encode()
         watch = self.watches.get(table_id)
         cached = watch.rendered.get(viewer) if watch is not None else None
-        # A body made under another card key (or none) is not this one's.
-        key = self.card_keys.get(viewer or "", (0.0, None))[1]
-        if cached is not None and cached[0] == version and cached[1] == key:
-            return cached[2]
+        if cached is not None and cached[0] == version:
+            return cached[1]
         body = json.dumps(build(), separators=(",", ":")).encode()
         if watch is not None and watch.version == version:
-            watch.rendered[viewer] = (version, key, body)
+            watch.rendered[viewer] = (version, body)
         return body
 
     def insider(self, table_id: str, viewer: str) -> bool:
@@ -563,9 +574,10 @@ class GameStateCache:
         return [str(c) for c in cards]
 
 
-CARD_KEY_TTL = 5.0
-"""How long a replica trusts the card key it read for an agent (another replica's change
-reaches it within this)."""
+CARD_KEY_TTL = 2.0
+"""How long a replica trusts the card key it read for an agent (another replica's change or
+removal of it reaches this one within this; meanwhile cards go sealed to the old key, never
+in clear). "No key" is never trusted from memory."""
 
 
 def sealed_for(view: TableView, viewer: str, public_key: bytes) -> TableView:

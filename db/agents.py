@@ -12,6 +12,7 @@ import hashlib
 import secrets
 from dataclasses import dataclass
 
+from sqlalchemy import text
 from sqlmodel import col, select
 from sqlmodel.sql.expression import SelectOfScalar
 
@@ -102,13 +103,35 @@ async def require_live(db: Database, agent_id: str, *, field: str = "agentId") -
     return agent
 
 
+IN_A_RUNNING_HAND = text(
+    "SELECT 1 FROM read_states WHERE kind IN ('table', 'room') AND private ->> :player IS NOT NULL"
+    " AND NOT coalesce((public -> 'view' ->> 'finished')::boolean, false) LIMIT 1"
+)
+"""Whether a player is dealt into a hand that runs now: a table's published state holds a
+private part (its hole cards) for it only then (docs/read-model.md)."""
+
+
 async def set_card_key(db: Database, agent_id: str, public_key: str | None) -> Agent | None:
-    """Put (or, with None, take off) the public key on a live agent's card."""
+    """Put (or, with None, take off) the public key on a live agent's card, and record when.
+
+    Refused (``card_key_locked``) while the agent is dealt into a running hand: the key its
+    cards are sealed to changes only between hands (security review N8). The same value
+    again changes nothing and is always accepted."""
     async with db.session() as session:
-        agent = (await session.exec(_live(agent_id))).first()
+        agent = (await session.exec(_live(agent_id).with_for_update())).first()
         if agent is None:
             return None
+        if agent.card_public_key == public_key:
+            return agent
+        conn = await session.connection()
+        if (await conn.execute(IN_A_RUNNING_HAND, {"player": agent_id})).first():
+            raise DomainError(
+                ErrorCode.CARD_KEY_LOCKED,
+                "the Agent Card's key cannot change while the agent plays a hand:"
+                " change it between hands",
+            )
         agent.card_public_key = public_key
+        agent.card_key_changed_at = utcnow()
         session.add(agent)
         await session.commit()
         await session.refresh(agent)

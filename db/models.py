@@ -174,6 +174,9 @@ class Agent(SQLModel, table=True):
     revoked_at: datetime | None = _ts()
     card_public_key: str | None = Field(default=None, max_length=64)
     """The Agent Card's public key (X25519, base64): hole cards reach it sealed to this key."""
+    card_key_changed_at: datetime | None = _ts()
+    """When the card's key was last put on, replaced or taken off (security review N8: the
+    agent and its owner can see that it changed)."""
 
 
 class Room(SQLModel, table=True):

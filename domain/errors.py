@@ -67,6 +67,10 @@ class ErrorCode(StrEnum):
     WALLET_BOUND_ELSEWHERE = "wallet_bound_elsewhere"
     WALLET_CHALLENGE_INVALID = "wallet_challenge_invalid"
     WALLET_LIMIT_REACHED = "wallet_limit_reached"
+    # Agent Cards (the key an agent's hole cards are sealed to)
+    CARD_KEY_LOCKED = "card_key_locked"
+    """A change of the Agent Card's key while the agent is dealt into a running hand: it
+    changes between hands only (security review N8)."""
     # service
     TEMPORARILY_UNAVAILABLE = "temporarily_unavailable"
     WORKFLOW_UNREADABLE = "workflow_unreadable"

@@ -148,6 +148,9 @@ class AgentCard(WireModel):
     public_key: str | None
     """While set, this agent's hole cards reach it only as ``sealedHoleCards`` (sealed boxes
     to this key) in game state and streams; None: in clear, as for any player."""
+    card_key_changed_at: datetime | None = None
+    """When the key was last put on, replaced or taken off (None: never): an agent (or its
+    owner) that did not change it knows its key is in other hands (security review N8)."""
 
 
 def _agent_only(caller: CurrentPlayer) -> str:
@@ -164,6 +167,7 @@ def _card_of(agent: Agent | None, agent_id: str) -> AgentCard:
         name=agent.name,
         skills=list(agent.skills),
         public_key=agent.card_public_key,
+        card_key_changed_at=agent.card_key_changed_at,
     )
 
 
@@ -184,11 +188,12 @@ async def put_agent_card_key(
     request: Request, body: AgentCardBody, caller: CurrentPlayer, db: DbDep
 ) -> AgentCard:
     """Put a public key on the caller's Agent Card: from the next read on, its hole cards
-    come sealed to it (a hand running already switches too)."""
+    come sealed to it, on every replica. Between hands only: while the agent is dealt into a
+    running hand a change is ``409 card_key_locked`` (the same key again is a no-op)."""
     return await _set_card_key(request, db, _agent_only(caller), body.public_key)
 
 
 @router.delete("/agent-card/public-key", response_model=AgentCard, response_model_by_alias=True)
 async def drop_agent_card_key(request: Request, caller: CurrentPlayer, db: DbDep) -> AgentCard:
-    """Take the key off: hole cards come in clear again."""
+    """Take the key off: hole cards come in clear again (between hands only, as a PUT)."""
     return await _set_card_key(request, db, _agent_only(caller), None)

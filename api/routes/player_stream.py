@@ -22,6 +22,10 @@ Over the WebSocket the player can also act: ``{"type": "act", "handNumber", "tur
 seed the next hand: ``{"type": "seed", "handNumber", "commitment", "seed"}`` answers
 ``seed_result`` (docs/fairness.md); a refusal is ``error`` (``{code, message, field?}``, the
 HTTP refusals' codes), each echoing the message's ``requestId`` when it had one.
+
+A stream ends with its credential (security review N6, ``api/stream_auth.py``): it is checked
+again before each private message and on every idle tick; once it is expired or revoked a
+WebSocket closes with 4401 and an SSE stream ends after an ``error`` event ``unauthorized``.
 """
 
 from __future__ import annotations
@@ -54,6 +58,7 @@ from api.routes.play import (
     tournament_game_state,
 )
 from api.routes.rooms import RoomId, room_state_for
+from api.stream_auth import StreamCredential
 from api.streams import StreamSlots
 from db.models import Room, Tournament
 from domain.errors import DomainError, ErrorCode
@@ -108,8 +113,11 @@ async def player_messages(
     target: Target,
     cursor: Cursor,
     disconnected: Callable[[], Awaitable[bool]],
+    credential: StreamCredential | None = None,
 ) -> AsyncIterator[Message]:
-    """The player's messages from ``cursor`` on, until the stream's final event."""
+    """The player's messages from ``cursor`` on, until the stream's final event. With a
+    ``credential``, it is checked again before each private message and at every idle tick:
+    one that no longer holds raises ``unauthorized`` (security review N6)."""
     db = request_app.state.db
     cache: GameStateCache = request_app.state.game_states
     sent_turn: tuple[int, int] | None = None
@@ -137,6 +145,15 @@ async def player_messages(
             return room_state_for(version, table, target.viewer)
         return tournament_game_state(version, tview, table, target.viewer)
 
+    async def still_valid() -> list[Message]:
+        """Check the credential (raises once it no longer holds); an agent's Agent Card
+        change since the last check is a message of its own."""
+        if credential is None:
+            return []
+        await credential.check()
+        card = credential.card_change()
+        return [(cursor.id, "agent_card_changed", card)] if card is not None else []
+
     def game_state_messages(body: dict[str, Any]) -> list[Message]:
         nonlocal sent_turn
         cursor.version = int(body["version"])
@@ -161,6 +178,8 @@ async def player_messages(
         return out
 
     while True:
+        for message in await still_valid():
+            yield message
         rows = await _page(db, target.stream_id, cursor.log, PAGE)
         for row in rows:
             assert row.id is not None
@@ -170,7 +189,7 @@ async def player_messages(
                 await cache.refresh(target.table_id)
                 body = await state()
                 if body is not None:
-                    for message in game_state_messages(body):
+                    for message in [*await still_valid(), *game_state_messages(body)]:
                         yield message
             cursor.log = row.id
             yield cursor.id, row.type, row.payload
@@ -181,7 +200,7 @@ async def player_messages(
         # missed nothing still learns it is its turn.
         if body is not None and (int(body["version"]) != cursor.version or sent_turn is None):
             if int(body["version"]) != cursor.version or (body.get("you") or {}).get("toAct"):
-                for message in game_state_messages(body):
+                for message in [*await still_valid(), *game_state_messages(body)]:
                     yield message
         if len(rows) < PAGE:
             if await disconnected():
@@ -204,15 +223,22 @@ async def _sse(request: Request, target: Target, cursor: Cursor) -> Response:
         return Response(status_code=204)  # resumed after the final event: the stream is over
     slots: StreamSlots = request.app.state.stream_slots
     release = slots.acquire(request)
+    credential = StreamCredential(request, target.viewer)
 
     async def stream() -> AsyncIterator[ServerSentEvent]:
         try:
             async for id_, type_, data in player_messages(
-                request.app, target, cursor, request.is_disconnected
+                request.app, target, cursor, request.is_disconnected, credential
             ):
                 yield ServerSentEvent(
                     data=json.dumps(data, separators=(",", ":")), event=type_, id=id_
                 )
+        except ApiError as err:
+            if err.code is not ErrorCode.UNAUTHORIZED:
+                raise
+            # The credential expired or was revoked: say so, and the stream ends (N6).
+            error = _error(err.code.value, err.message)["data"]
+            yield ServerSentEvent(data=json.dumps(error, separators=(",", ":")), event="error")
         finally:
             release()
 
@@ -312,21 +338,40 @@ async def _serve_ws(
         await websocket.close(code=4429, reason=err.code.value)
         return
     closed = asyncio.Event()
+    credential = StreamCredential(websocket, target.viewer)
     outbox: asyncio.Queue[dict[str, Any]] = asyncio.Queue(maxsize=WS_QUEUE)
 
     async def disconnected() -> bool:
         return closed.is_set()
 
     async def pump() -> None:
-        async for id_, type_, data in player_messages(
-            websocket.app, target, parse_cursor(after), disconnected
-        ):
-            await outbox.put({"id": id_, "event": type_, "data": data})
+        try:
+            async for id_, type_, data in player_messages(
+                websocket.app, target, parse_cursor(after), disconnected, credential
+            ):
+                await outbox.put({"id": id_, "event": type_, "data": data})
+        except ApiError as err:
+            if err.code is not ErrorCode.UNAUTHORIZED:
+                raise
+            await outbox.put({CLOSE: f"{err.code.value}: {err.message}"[:120]})
+            return
         await outbox.put({"event": "end"})
 
     async def send() -> None:
         while True:
             message = await outbox.get()
+            reason = message.get(CLOSE)
+            if reason is None and message.get("event") in PRIVATE:
+                try:
+                    await credential.check()  # it may have waited in the queue (N6)
+                except ApiError as err:
+                    if err.code is not ErrorCode.UNAUTHORIZED:
+                        raise
+                    reason = f"{err.code.value}: {err.message}"[:120]
+            if reason is not None:
+                # The credential expired or was revoked: the socket closes with 4401.
+                await websocket.close(code=4401, reason=reason)
+                return
             await websocket.send_json(message)
             if message.get("event") == "end":
                 await websocket.close()
@@ -358,6 +403,11 @@ async def _serve_ws(
 
 WS_QUEUE = 256
 """Messages queued for one socket at most; a client that reads slower waits the stream."""
+PRIVATE = frozenset({"game_state", "action_required"})
+"""The messages that carry the player's private data: the credential is checked right
+before each goes out."""
+CLOSE = "close"
+"""An outbox entry that is no message: the stream's credential ended, close the socket."""
 
 
 async def _ws_request(websocket: WebSocket, target: Target, raw: str) -> dict[str, Any]:
