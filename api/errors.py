@@ -48,6 +48,8 @@ STATUS: dict[ErrorCode, int] = {
     ErrorCode.UNKNOWN_SEAT: 409,
     ErrorCode.STALE_COMMITMENT: 409,
     ErrorCode.ALREADY_SEEDED: 409,
+    ErrorCode.ALREADY_ACTED: 409,
+    ErrorCode.IDEMPOTENCY_KEY_REUSED: 409,
     ErrorCode.INSUFFICIENT_FUNDS: 409,
     # The chain refused the money move (a definite answer): the caller's permit or funds.
     ErrorCode.CHAIN_REVERTED: 409,

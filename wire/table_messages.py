@@ -127,6 +127,9 @@ class ActInput(WireModel):
     """The turn id from the view the player answered: a stale one is refused (stale_turn)."""
     action: str
     amount: int | None = None
+    key: str | None = None
+    """The ``Idempotency-Key`` it was sent with (also in the Update's id): the same key again
+    for the same turn with another action is refused (``idempotency_key_reused``)."""
 
 
 class ActResult(WireModel):

@@ -187,6 +187,10 @@ class HandLoop:
         self.answers: dict[int, TableActResult | ApplicationError] = {}
         self.intent_seq = 0
         self.intents_new = False
+        # The first act each seat's player sent for each turn of the running hand, as its
+        # handler recorded it: only the validator reads it (a second act for that turn is
+        # refused before history, security review N2), so it changes no command.
+        self.acted: dict[tuple[str, int, int], ActInput] = {}
         # Every other Update (sit-in; a room's join, leave and close) waits here for the loop.
         self.inbox = Inbox()
         self.updates_this_run = 0
@@ -232,6 +236,7 @@ class HandLoop:
             deck=cards,
         )
         self.hand = hand
+        self.acted = {}
         self.st.hand_no = hand_no
         self.st.positions = positions.to_dict()
         self.bump()
@@ -568,6 +573,7 @@ class HandLoop:
     async def act(self, inp: ActInput) -> TableActResult:
         """Record the action; the hand loop applies it (``_apply_intents``) and answers."""
         self.updates_this_run += 1
+        self.acted.setdefault((inp.player_id, inp.hand_no, inp.turn), inp)
         self.intent_seq += 1
         number = self.intent_seq
         self.intents.append((number, inp))
@@ -611,6 +617,41 @@ class HandLoop:
         except DomainError as err:
             raise refusal(err) from None
         return seat
+
+    def verify_new_act(self, inp: ActInput) -> None:
+        """The act validator's checks: ``verify_act``, and one action per seat and turn
+        (security review N2). Only a validator calls it, and validators never replay, so it
+        may read what the handlers recorded (``acted``); the loop's own re-check
+        (``verify_act``) is unchanged.
+
+        Several acts for one turn can reach the validators in one workflow task, before the
+        loop applied the first: the first one's handler records it, so the next is refused
+        here (``already_acted``) instead of being accepted into history and refused by the
+        loop. The same ``Idempotency-Key`` with another action or amount for that turn is
+        refused whenever it comes (``idempotency_key_reused``); with the same action it
+        carries the same Update id, so Temporal answers it with the first outcome."""
+        prior = self.acted.get((inp.player_id, inp.hand_no, inp.turn))
+        if (
+            prior is not None
+            and inp.key is not None
+            and prior.key == inp.key
+            and (prior.action, prior.amount) != (inp.action, inp.amount)
+        ):
+            raise refusal(
+                DomainError(
+                    ErrorCode.IDEMPOTENCY_KEY_REUSED,
+                    f"that Idempotency-Key already sent {prior.action} for hand {inp.hand_no}"
+                    f" turn {inp.turn}; nothing was applied",
+                )
+            )
+        self.verify_act(inp)
+        if prior is not None:
+            raise refusal(
+                DomainError(
+                    ErrorCode.ALREADY_ACTED,
+                    f"you already acted on hand {inp.hand_no} turn {inp.turn}; that action stands",
+                )
+            )
 
     def verify_seed(self, inp: SeedInput) -> int:
         """A seed answers the next hand's committed root, from a seated player, once."""
@@ -789,7 +830,7 @@ class PlayerHandlers:
 
     @act.validator
     def _validate_act(self, inp: ActInput) -> None:
-        self.table.verify_act(inp)
+        self.table.verify_new_act(inp)
 
     @workflow.update
     async def sit_in(self, inp: SitInInput) -> ActResult:
