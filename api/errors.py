@@ -69,6 +69,7 @@ STATUS: dict[ErrorCode, int] = {
     ErrorCode.ALREADY_SEATED: 409,
     ErrorCode.OWNER_ALREADY_SEATED: 409,
     ErrorCode.LEAVE_PENDING: 409,
+    ErrorCode.ROOM_JOIN_COOLDOWN: 429,
     ErrorCode.TABLE_NOT_FOUND: 404,
     ErrorCode.AGENT_NOT_FOUND: 404,
     ErrorCode.NOT_FOUND: 404,

@@ -59,6 +59,9 @@ class ErrorCode(StrEnum):
     part of the room's Update budget); the API answers it as the seat held (200)."""
     LEAVE_PENDING = "leave_pending"
     """A leave by a player already leaving at the hand's end: the API answers 202 ``pending``."""
+    ROOM_JOIN_COOLDOWN = "room_join_cooldown"
+    """A player who left a room joins it again before their cooldown ran out (10 s, doubling
+    with each leave in a row): ``Retry-After`` says when (security review N2)."""
     # money
     INSUFFICIENT_FUNDS = "insufficient_funds"
     # on-chain money (activities/chain.py ChainError: the same values)

@@ -30,6 +30,14 @@ class TableSeat(WireModel):
     """Consecutive hands dealt without this sitting-out player (3 remove them)."""
 
 
+class RoomDeparture(WireModel):
+    """A player's last leave from a room, and how many leaves in a row (each within an hour
+    of the one before) it ended."""
+
+    left_ms: int
+    streak: int = 1
+
+
 class RoomSpec(WireModel):
     """A cash room's rules and lifecycle, carried by its TableWorkflow (no tournament)."""
 
@@ -50,6 +58,15 @@ class RoomSpec(WireModel):
     joins: int = 0
     stream_seq: int = 0
     """Events published outside hands (joins, leaves, status): their dedupe keys count up."""
+    updates_per_run: int = Field(default=500, ge=20, le=1_500)
+    """The run's Update budget (workflows/budget.py): joins and leaves are refused past it,
+    within a hand too, and the run hands over at the next hand boundary (security review N2;
+    tests shorten it)."""
+    rejoin_cooldown_seconds: int = Field(default=10, ge=0, le=3_600)
+    """A player who left waits this long before joining again, doubling with each leave in a
+    row (security review N2; tests set 0)."""
+    departures: dict[str, RoomDeparture] = Field(default_factory=dict)
+    """Who left lately, by player: what the join cooldown reads (pruned after an hour)."""
 
 
 class PendingDeck(WireModel):

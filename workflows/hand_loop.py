@@ -66,7 +66,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from workflows import effects
     from workflows.alarm import Alarm
-    from workflows.budget import run_budget_spent
+    from workflows.budget import UPDATE_BUDGET, run_budget_spent
     from workflows.errors import refusal
     from workflows.inbox import Inbox, wait_or_serve
 
@@ -409,11 +409,13 @@ class HandLoop:
         while not await wait_or_serve(lambda: alarm.fired, self.inbox, self.serve):
             pass
 
-    def run_budget_spent(self) -> bool:
+    def run_budget_spent(self, update_budget: int = UPDATE_BUDGET) -> bool:
         """Time for a fresh run at this hand boundary (workflows/budget.py). No-ops are
-        refused by the validators, so one hand accepts at most an action per turn plus a
-        join, a leave and a sit-in per seat."""
-        return run_budget_spent(self.updates_this_run)
+        refused by the validators, and so is a second act for one turn, so one hand accepts
+        at most an action or a sit-in per turn, and a seed and a leave per dealt seat; a
+        room's joins and leaves stop at ``update_budget`` within a hand too (docs/rooms.md,
+        "The run's Update budget")."""
+        return run_budget_spent(self.updates_this_run, update_budget)
 
     async def serve(self, number: int, request: object) -> None:
         """Answer one request the loop took from the inbox (a coded refusal is an answer)."""
@@ -762,7 +764,8 @@ class HandLoop:
             chain_head=self.st.chain_head,
             finished=self.finished,
             version=self.st.version,
-            room=self.st.room.model_copy() if self.st.room else None,
+            # Who left the room lately is the join cooldown's, not the table's to show.
+            room=self.st.room.model_copy(update={"departures": {}}) if self.st.room else None,
             deadline_ms=self.deadline_ms,
         )
 
