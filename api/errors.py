@@ -48,6 +48,8 @@ STATUS: dict[ErrorCode, int] = {
     ErrorCode.UNKNOWN_SEAT: 409,
     ErrorCode.STALE_COMMITMENT: 409,
     ErrorCode.ALREADY_SEEDED: 409,
+    ErrorCode.ALREADY_ACTED: 409,
+    ErrorCode.IDEMPOTENCY_KEY_REUSED: 409,
     ErrorCode.INSUFFICIENT_FUNDS: 409,
     # The chain refused the money move (a definite answer): the caller's permit or funds.
     ErrorCode.CHAIN_REVERTED: 409,
@@ -68,6 +70,7 @@ STATUS: dict[ErrorCode, int] = {
     ErrorCode.ALREADY_SEATED: 409,
     ErrorCode.OWNER_ALREADY_SEATED: 409,
     ErrorCode.LEAVE_PENDING: 409,
+    ErrorCode.ROOM_JOIN_COOLDOWN: 429,
     ErrorCode.TABLE_NOT_FOUND: 404,
     ErrorCode.AGENT_NOT_FOUND: 404,
     ErrorCode.NOT_FOUND: 404,

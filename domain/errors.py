@@ -43,6 +43,12 @@ class ErrorCode(StrEnum):
     """A player's seed for a deck that is not the next hand's (docs/fairness.md)."""
     ALREADY_SEEDED = "already_seeded"
     """A second seed from one seat for one hand: the first one stands."""
+    ALREADY_ACTED = "already_acted"
+    """A second action for a turn the seat already sent one for (under another
+    ``Idempotency-Key``, or none): the first one stands (security review N2)."""
+    IDEMPOTENCY_KEY_REUSED = "idempotency_key_reused"
+    """An ``Idempotency-Key`` sent again for the same turn with another action or amount:
+    nothing is applied (the key's first action stands; security review N2)."""
     # cash rooms
     ROOM_FULL = "room_full"
     ROOM_CLOSED = "room_closed"
@@ -53,6 +59,9 @@ class ErrorCode(StrEnum):
     part of the room's Update budget); the API answers it as the seat held (200)."""
     LEAVE_PENDING = "leave_pending"
     """A leave by a player already leaving at the hand's end: the API answers 202 ``pending``."""
+    ROOM_JOIN_COOLDOWN = "room_join_cooldown"
+    """A player who left a room joins it again before their cooldown ran out (10 s, doubling
+    with each leave in a row): ``Retry-After`` says when (security review N2)."""
     # money
     INSUFFICIENT_FUNDS = "insufficient_funds"
     # on-chain money (activities/chain.py ChainError: the same values)

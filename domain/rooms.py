@@ -26,6 +26,38 @@ MAX_ENTRY = 10**12
 """The largest entry and blind (the API's body bounds come from here too)."""
 MAX_NAME = 200
 CURRENCY = "virtual_chips"
+REJOIN_COOLDOWN_MAX_SECONDS = 600
+"""The longest a player who left waits before joining the same room again."""
+LEAVE_STREAK_RESET_SECONDS = 60 * 60
+"""A leave this long after the player's previous one starts the cooldown afresh."""
+
+
+def leave_streak(previous_left_ms: int | None, previous_streak: int, now_ms: int) -> int:
+    """How many leaves in a row this one makes: each within an hour of the one before.
+
+    >>> leave_streak(None, 0, 5_000), leave_streak(1_000, 1, 5_000)
+    (1, 2)
+    >>> leave_streak(1_000, 4, 1_000 + LEAVE_STREAK_RESET_SECONDS * 1000)
+    1
+    """
+    if previous_left_ms is None or now_ms - previous_left_ms >= LEAVE_STREAK_RESET_SECONDS * 1000:
+        return 1
+    return previous_streak + 1
+
+
+def rejoin_wait_ms(left_ms: int, streak: int, base_seconds: int, now_ms: int) -> int:
+    """How long a player who left at ``left_ms`` (their ``streak``-th leave in a row) still
+    waits before joining that room again: ``base_seconds``, doubling with each leave in a row,
+    at most ``REJOIN_COOLDOWN_MAX_SECONDS`` (security review N2: join/leave cycles).
+
+    >>> [rejoin_wait_ms(0, n, 10, 0) for n in (1, 2, 3)]
+    [10000, 20000, 40000]
+    >>> rejoin_wait_ms(0, 30, 10, 0), rejoin_wait_ms(0, 1, 10, 12_000), rejoin_wait_ms(0, 5, 0, 0)
+    (600000, 0, 0)
+    """
+    doubling: int = 2 ** min(max(streak - 1, 0), 20)
+    cooldown_s = min(base_seconds * doubling, REJOIN_COOLDOWN_MAX_SECONDS)
+    return max(0, left_ms + cooldown_s * 1000 - now_ms)
 
 
 class Speed(StrEnum):

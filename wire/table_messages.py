@@ -33,6 +33,14 @@ class TableSeat(WireModel):
     """Consecutive hands dealt without this sitting-out player (3 remove them)."""
 
 
+class RoomDeparture(WireModel):
+    """A player's last leave from a room, and how many leaves in a row (each within an hour
+    of the one before) it ended."""
+
+    left_ms: int
+    streak: int = 1
+
+
 class RoomSpec(WireModel):
     """A cash room's rules and lifecycle, carried by its TableWorkflow (no tournament)."""
 
@@ -53,6 +61,15 @@ class RoomSpec(WireModel):
     joins: int = 0
     stream_seq: int = 0
     """Events published outside hands (joins, leaves, status): their dedupe keys count up."""
+    updates_per_run: int = Field(default=500, ge=20, le=1_500)
+    """The run's Update budget (workflows/budget.py): joins and leaves are refused past it,
+    within a hand too, and the run hands over at the next hand boundary (security review N2;
+    tests shorten it)."""
+    rejoin_cooldown_seconds: int = Field(default=10, ge=0, le=3_600)
+    """A player who left waits this long before joining again, doubling with each leave in a
+    row (security review N2; tests set 0)."""
+    departures: dict[str, RoomDeparture] = Field(default_factory=dict)
+    """Who left lately, by player: what the join cooldown reads (pruned after an hour)."""
 
 
 class PendingDeck(WireModel):
@@ -134,6 +151,9 @@ class ActInput(WireModel):
     """The turn id from the view the player answered: a stale one is refused (stale_turn)."""
     action: str
     amount: int | None = None
+    key: str | None = None
+    """The ``Idempotency-Key`` it was sent with (also in the Update's id): the same key again
+    for the same turn with another action is refused (``idempotency_key_reused``)."""
 
 
 class ActResult(WireModel):

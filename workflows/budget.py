@@ -11,6 +11,9 @@ from temporalio import workflow
 
 UPDATE_BUDGET = 500
 """Accepted Updates per run (no-ops are refused by the validators and cost nothing)."""
+BUDGET_RETRY_SECONDS = 5
+"""A request refused because its run spent its budget (``temporarily_unavailable``) tries
+again after this long: by then the run has usually handed over."""
 HISTORY_BUDGET = 8_000
 """Events per run."""
 

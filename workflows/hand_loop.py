@@ -66,7 +66,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from workflows import effects
     from workflows.alarm import Alarm
-    from workflows.budget import run_budget_spent
+    from workflows.budget import UPDATE_BUDGET, run_budget_spent
     from workflows.errors import refusal
     from workflows.inbox import Inbox, wait_or_serve
 
@@ -187,6 +187,10 @@ class HandLoop:
         self.answers: dict[int, TableActResult | ApplicationError] = {}
         self.intent_seq = 0
         self.intents_new = False
+        # The first act each seat's player sent for each turn of the running hand, as its
+        # handler recorded it: only the validator reads it (a second act for that turn is
+        # refused before history, security review N2), so it changes no command.
+        self.acted: dict[tuple[str, int, int], ActInput] = {}
         # Every other Update (sit-in; a room's join, leave and close) waits here for the loop.
         self.inbox = Inbox()
         self.updates_this_run = 0
@@ -232,6 +236,7 @@ class HandLoop:
             deck=cards,
         )
         self.hand = hand
+        self.acted = {}
         self.st.hand_no = hand_no
         self.st.positions = positions.to_dict()
         self.bump()
@@ -404,11 +409,13 @@ class HandLoop:
         while not await wait_or_serve(lambda: alarm.fired, self.inbox, self.serve):
             pass
 
-    def run_budget_spent(self) -> bool:
+    def run_budget_spent(self, update_budget: int = UPDATE_BUDGET) -> bool:
         """Time for a fresh run at this hand boundary (workflows/budget.py). No-ops are
-        refused by the validators, so one hand accepts at most an action per turn plus a
-        join, a leave and a sit-in per seat."""
-        return run_budget_spent(self.updates_this_run)
+        refused by the validators, and so is a second act for one turn, so one hand accepts
+        at most an action or a sit-in per turn, and a seed and a leave per dealt seat; a
+        room's joins and leaves stop at ``update_budget`` within a hand too (docs/rooms.md,
+        "The run's Update budget")."""
+        return run_budget_spent(self.updates_this_run, update_budget)
 
     async def serve(self, number: int, request: object) -> None:
         """Answer one request the loop took from the inbox (a coded refusal is an answer)."""
@@ -568,6 +575,7 @@ class HandLoop:
     async def act(self, inp: ActInput) -> TableActResult:
         """Record the action; the hand loop applies it (``_apply_intents``) and answers."""
         self.updates_this_run += 1
+        self.acted.setdefault((inp.player_id, inp.hand_no, inp.turn), inp)
         self.intent_seq += 1
         number = self.intent_seq
         self.intents.append((number, inp))
@@ -611,6 +619,41 @@ class HandLoop:
         except DomainError as err:
             raise refusal(err) from None
         return seat
+
+    def verify_new_act(self, inp: ActInput) -> None:
+        """The act validator's checks: ``verify_act``, and one action per seat and turn
+        (security review N2). Only a validator calls it, and validators never replay, so it
+        may read what the handlers recorded (``acted``); the loop's own re-check
+        (``verify_act``) is unchanged.
+
+        Several acts for one turn can reach the validators in one workflow task, before the
+        loop applied the first: the first one's handler records it, so the next is refused
+        here (``already_acted``) instead of being accepted into history and refused by the
+        loop. The same ``Idempotency-Key`` with another action or amount for that turn is
+        refused whenever it comes (``idempotency_key_reused``); with the same action it
+        carries the same Update id, so Temporal answers it with the first outcome."""
+        prior = self.acted.get((inp.player_id, inp.hand_no, inp.turn))
+        if (
+            prior is not None
+            and inp.key is not None
+            and prior.key == inp.key
+            and (prior.action, prior.amount) != (inp.action, inp.amount)
+        ):
+            raise refusal(
+                DomainError(
+                    ErrorCode.IDEMPOTENCY_KEY_REUSED,
+                    f"that Idempotency-Key already sent {prior.action} for hand {inp.hand_no}"
+                    f" turn {inp.turn}; nothing was applied",
+                )
+            )
+        self.verify_act(inp)
+        if prior is not None:
+            raise refusal(
+                DomainError(
+                    ErrorCode.ALREADY_ACTED,
+                    f"you already acted on hand {inp.hand_no} turn {inp.turn}; that action stands",
+                )
+            )
 
     def verify_seed(self, inp: SeedInput) -> int:
         """A seed answers the next hand's committed root, from a seated player, once."""
@@ -721,7 +764,8 @@ class HandLoop:
             chain_head=self.st.chain_head,
             finished=self.finished,
             version=self.st.version,
-            room=self.st.room.model_copy() if self.st.room else None,
+            # Who left the room lately is the join cooldown's, not the table's to show.
+            room=self.st.room.model_copy(update={"departures": {}}) if self.st.room else None,
             deadline_ms=self.deadline_ms,
         )
 
@@ -789,7 +833,7 @@ class PlayerHandlers:
 
     @act.validator
     def _validate_act(self, inp: ActInput) -> None:
-        self.table.verify_act(inp)
+        self.table.verify_new_act(inp)
 
     @workflow.update
     async def sit_in(self, inp: SitInInput) -> ActResult:

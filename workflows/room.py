@@ -32,10 +32,13 @@ with workflow.unsafe.imports_passed_through():
     from domain.rooms import (
         CURRENCY,
         IDLE_CLOSE_SECONDS,
+        LEAVE_STREAK_RESET_SECONDS,
         SAT_OUT_HANDS_LIMIT,
         RoomStatus,
         StreamCursor,
         hand_events,
+        leave_streak,
+        rejoin_wait_ms,
         settle,
         status_for,
     )
@@ -59,6 +62,7 @@ with workflow.unsafe.imports_passed_through():
         JoinInput,
         JoinResult,
         LeaveInput,
+        RoomDeparture,
         RoomHandInput,
         RoomLeaveResult,
         RoomMove,
@@ -71,6 +75,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from workflows import effects
     from workflows.alarm import Alarm
+    from workflows.budget import BUDGET_RETRY_SECONDS
     from workflows.errors import checked
     from workflows.hand_loop import HANDS_PER_RUN, HandLoop, PlayerHandlers
     from workflows.inbox import wait_or_serve
@@ -106,7 +111,9 @@ class RoomWorkflow(PlayerHandlers):
         played_this_run = 0
         await self._save_room()
         while not room.close_requested:
-            if played_this_run >= HANDS_PER_RUN or self.table.run_budget_spent():
+            if played_this_run >= HANDS_PER_RUN or self.table.run_budget_spent(
+                room.updates_per_run
+            ):
                 await self.table.flush()
                 await self.table.serve_until_handlers_finished()
                 workflow.continue_as_new(self.st)
@@ -208,7 +215,10 @@ class RoomWorkflow(PlayerHandlers):
         current = next((s for s in self.st.seats if s.player_id == inp.player_id), None)
         if current is not None:
             if current.pending:
-                return  # a retry while the entry is reserved: the loop answers with the seat
+                # A retry while the entry is reserved: the loop answers with the seat. It is
+                # an accepted Update all the same, so the run's budget applies (N2).
+                checked(lambda _: self._verify_budget(), inp)
+                return
             # Refused here, so a repeated join costs no history and none of the run's Update
             # budget (security review H3); the API answers it as the seat already held.
             raise coded(
@@ -217,6 +227,7 @@ class RoomWorkflow(PlayerHandlers):
                 {"seat": current.seat, "stack": current.stack},
             )
         checked(self._verify_join, inp)
+        checked(self._verify_join_now, inp)
 
     @workflow.update
     async def leave(self, inp: LeaveInput) -> RoomLeaveResult:
@@ -229,6 +240,7 @@ class RoomWorkflow(PlayerHandlers):
         if inp.player_id in self.closed_out:
             return  # the close sent their stack home: the loop answers with it
         checked(self._verify_leave, inp)
+        checked(self._verify_leave_now, inp)
 
     @workflow.update
     async def close(self, inp: CloseRoomInput) -> CloseRoomResult:
@@ -322,6 +334,38 @@ class RoomWorkflow(PlayerHandlers):
                 f"your account already sits at seat {holder.seat} (as {holder.player_id})",
             )
 
+    def _verify_join_now(self, inp: JoinInput) -> None:
+        """The join validator's own checks (security review N2): the owner's come-back
+        cooldown, then the run's budget. Validators never replay, so these read the clock and
+        the run's count freely; the loop's re-check (``_verify_join``) is unchanged."""
+        room = self._room()
+        departure = room.departures.get(inp.owner_user_id)
+        if departure is not None:
+            wait_ms = rejoin_wait_ms(
+                departure.left_ms,
+                departure.streak,
+                room.rejoin_cooldown_seconds,
+                self.table.now_ms(),
+            )
+            if wait_ms > 0:
+                seconds = -(-wait_ms // 1000)
+                raise DomainError(
+                    ErrorCode.ROOM_JOIN_COOLDOWN,
+                    f"you left this room just now: join again in {seconds} s",
+                    retry_after_seconds=seconds,
+                )
+        self._verify_budget()
+
+    def _verify_budget(self) -> None:
+        """Joins and leaves stop once the run accepted its budget, mid-hand too: the rest of
+        Temporal's 2,000 is the running hand's (docs/rooms.md, "The run's Update budget")."""
+        if self.table.updates_this_run >= self._room().updates_per_run:
+            raise DomainError(
+                ErrorCode.TEMPORARILY_UNAVAILABLE,
+                "the room moves to a fresh run when this hand ends; send this again then",
+                retry_after_seconds=BUDGET_RETRY_SECONDS,
+            )
+
     def _free_seat(self, wanted: int | None) -> int:
         if wanted is not None:
             return wanted
@@ -354,6 +398,16 @@ class RoomWorkflow(PlayerHandlers):
         if seat.leaving:  # a no-op: refused before history (security review H3)
             raise DomainError(ErrorCode.LEAVE_PENDING, "you leave when this hand ends")
 
+    def _verify_leave_now(self, inp: LeaveInput) -> None:
+        """The leave validator's own check: the run's budget, except for a seat dealt in the
+        running hand (it leaves once per hand, then ``leave_pending``: the hand's head-room
+        counts it)."""
+        seat = self.table.seat_of(inp.player_id)
+        hand = self.table.hand
+        if hand is not None and not hand.over and seat in hand.seats:
+            return
+        self._verify_budget()
+
     def _take_close(self, inp: CloseRoomInput) -> CloseRoomResult:
         room = self._room()
         if self.table.finished:
@@ -372,6 +426,8 @@ class RoomWorkflow(PlayerHandlers):
         self.st.seats = [s for s in self.st.seats if s is not seat]
         if not self.st.seats:
             room.idle_since_ms = self.table.now_ms()
+        if reason == "left":
+            self._note_departure(seat.owner_user_id or seat.player_id)
         self.table.bump()
         if seat.stack:
             await effects.room_cash_out(
@@ -395,6 +451,22 @@ class RoomWorkflow(PlayerHandlers):
         await self.table.flush()
         await self._save_room()
         return seat.stack
+
+    def _note_departure(self, owner: str) -> None:
+        """Remember an owner's leave for the join cooldown (state only: no command, so no
+        patch). Leaves older than the streak's reset are forgotten."""
+        room = self._room()
+        now_ms = self.table.now_ms()
+        previous = room.departures.get(owner)
+        streak = leave_streak(
+            previous.left_ms if previous else None, previous.streak if previous else 0, now_ms
+        )
+        room.departures = {
+            who: d
+            for who, d in room.departures.items()
+            if now_ms - d.left_ms < LEAVE_STREAK_RESET_SECONDS * 1000
+        }
+        room.departures[owner] = RoomDeparture(left_ms=now_ms, streak=streak)
 
     # -- the venue (workflows/hand_loop.py asks these) -------------------------------------
     def blinds_at(self, drawn_at_ms: int) -> tuple[int, Blinds]:

@@ -190,13 +190,14 @@ class ActBody(WireModel):
     amount: int | None = Field(default=None, ge=1, le=10**15, strict=True)
     """For raise: the total to raise to."""
 
-    def for_player(self, player_id: str) -> ActInput:
+    def for_player(self, player_id: str, key: str | None = None) -> ActInput:
         return ActInput(
             player_id=player_id,
             hand_no=self.hand_number,
             turn=self.turn,
             action=self.action,
             amount=self.amount,
+            key=key,
         )
 
 
@@ -206,8 +207,10 @@ IdempotencyKey = Annotated[
         alias="Idempotency-Key",
         pattern=ID_PATTERN,
         description=(
-            "Optional: a retry with the same key returns the first answer. Without one, a retry"
-            " of the same hand, turn, action and amount does."
+            "Optional: a retry with the same key (and the same action and amount) returns the"
+            " first answer; the same key with another action for that turn is 409"
+            " idempotency_key_reused. Without one, a retry of the same hand, turn, action and"
+            " amount returns the first answer."
         ),
     ),
 ]
@@ -218,10 +221,14 @@ def act_update_id(player_id: str, body: ActBody, key: str | None) -> str:
     completed in this run with the first one's outcome, so a retried action (a lost
     response, a timeout) gets its first answer instead of ``stale_turn``, and costs no
     history. A refused action is not remembered: its retry is checked again. A key names one
-    action of one turn: reused on a later turn it is a new action. Hashed, so no player id
-    or key can be spelled to collide with another player's."""
+    action of one turn: reused on a later turn it is a new action; reused on the same turn
+    with another action or amount it is another Update, which the table refuses
+    (``idempotency_key_reused``, security review N2) instead of Temporal answering it with
+    the first action's outcome. Hashed, so no player id or key can be spelled to collide
+    with another player's."""
     parts: list[object] = [player_id, body.hand_number, body.turn]
-    parts += ["key", key] if key is not None else [body.action, body.amount]
+    parts += ["key", key] if key is not None else []
+    parts += [body.action, body.amount]
     digest = hashlib.sha256(json.dumps(parts, separators=(",", ":")).encode()).hexdigest()
     return f"act-{digest[:32]}"
 
@@ -266,7 +273,7 @@ async def act_at_table(
     result = await execute_update(
         handle,
         workflow_type.act,
-        body.for_player(player_id),
+        body.for_player(player_id, key),
         closed_code=ErrorCode.ROOM_CLOSED if room_id else ErrorCode.STALE_TURN,
         noun="room" if room_id else "tournament",
         update_id=act_update_id(player_id, body, key),

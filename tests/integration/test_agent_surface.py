@@ -77,8 +77,9 @@ async def test_act_answers_in_game_state_terms_and_a_retry_gets_the_first_answer
         )
         assert waited["version"] == r1.json()["version"] and waited["you"]["toAct"] is False
 
-        # The big blind checks with an idempotency key; a retry with that key, even with
-        # another body, gets the first answer; a different action without one is refused.
+        # The big blind checks with an idempotency key; a retry with that key gets the first
+        # answer; the key with another action is refused (security review N2: it used to get
+        # the first answer), and so is a different action without one.
         _, st2 = await _actor(http, settings, tid, [other])
         check = {"handNumber": st2["handNumber"], "turn": st2["turn"], "action": "check"}
         keyed = {**player(settings, other), "Idempotency-Key": "check-1"}
@@ -87,6 +88,8 @@ async def test_act_answers_in_game_state_terms_and_a_retry_gets_the_first_answer
         r4 = await http.post(
             f"/tournaments/{tid}/act", json={**check, "action": "fold"}, headers=keyed
         )
+        assert r4.status_code == 409 and r4.json()["code"] == "idempotency_key_reused", r4.text
+        r4 = await http.post(f"/tournaments/{tid}/act", json=check, headers=keyed)
         assert (r4.status_code, r4.json()) == (200, r3.json())
         r5 = await http.post(
             f"/tournaments/{tid}/act",
@@ -193,7 +196,11 @@ def test_act_update_ids_never_collide_across_players_or_turns() -> None:
     spelled = ActBody(hand_number=1, turn=1, action="call")
     assert act_update_id("bob:key", call, None) != act_update_id("bob", spelled, "12:4:call:0")
     assert act_update_id("bob", call, "k") != act_update_id("bob", spelled, "k")
-    assert act_update_id("bob", call, "k") == act_update_id(
+    # The same key with another action is another Update: the table refuses it
+    # (idempotency_key_reused, security review N2) instead of Temporal answering it with the
+    # first action's outcome.
+    assert act_update_id("bob", call, "k") != act_update_id(
         "bob", ActBody(hand_number=12, turn=4, action="fold"), "k"
     )
+    assert act_update_id("bob", call, "k") == act_update_id("bob", call, "k")
     assert act_update_id("bob", call, None) == act_update_id("bob", call, None)
