@@ -66,7 +66,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         await app.state.game_states.start()
         app.state.tournament_views = SingleFlight[str, Any](ttl=TOURNAMENT_VIEW_TTL)
         app.state.metrics_snapshots = SingleFlight[str, Any](ttl=METRICS_TTL, size=1)
-        app.state.stream_slots = StreamSlots(settings.max_streams, settings.max_streams_per_client)
+        app.state.stream_slots = StreamSlots(
+            settings.max_streams, settings.max_streams_per_client, settings.max_streams_per_address
+        )
         app.state.login_limiter = MovingWindowRateLimiter(MemoryStorage())  # /ui/login (L6)
         try:
             yield

@@ -80,17 +80,22 @@ class Settings(BaseSettings):
     jwt_jwks_url: str | None = None
     jwt_audience: str | None = None
 
-    # Abuse limits (api/ratelimit.py, api/streams.py; security review M4). A rate is what the
-    # `limits` library parses ("100/second", "6000 per minute"); empty turns that limit off.
+    # Abuse limits (api/ratelimit.py, api/streams.py; security reviews M4, N3). A rate is what
+    # the `limits` library parses ("100/second", "6000 per minute"); empty turns that limit
+    # off. The credential rate counts a verified identity (a player, an agent, an operator
+    # door), never a header's bytes.
     rate_limit_ip: str = "100/second"
     rate_limit_credential: str = "20/second"
     max_streams: int = Field(default=1_000, ge=1)
-    """Open SSE streams per API replica, all clients together."""
+    """Open streams (SSE and WebSocket) per API replica, all clients together."""
     max_streams_per_client: int = Field(default=4, ge=1)
+    """Open streams per client: its verified identity, or its address for anonymous ones."""
+    max_streams_per_address: int = Field(default=100, ge=1)
+    """Open streams from one address, whoever they are for (never more than half of
+    ``max_streams``)."""
     # The longest a game-state long-poll (waitForChange) holds its request, whatever
     # ``timeout`` asks (the wire allows up to 30 s): a cap on idle connections per replica.
     long_poll_max_seconds: float = Field(default=30.0, ge=0, le=30)
-    """Open SSE streams per client (its credential, or its address when it sends none)."""
 
     # Operators: force-end needs the current level to be this old (the seed's five minutes),
     # and the admin pages' tournament list refreshes itself this often.
