@@ -39,7 +39,7 @@ from api.streams import StreamSlots
 from api.ui import rooms as room_pages
 from api.ui import routes as admin_pages
 from core.codec import codec_for
-from core.settings import Settings, get_settings
+from core.settings import Settings, get_settings, require_api_secrets
 from core.temporal import connect
 from db.engine import Database
 
@@ -51,6 +51,7 @@ METRICS_TTL = 15.0
 
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or get_settings()
+    require_api_secrets(settings)  # only the API holds them (N10); prod refuses weak ones
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
