@@ -39,7 +39,7 @@ from api.streams import StreamSlots
 from api.ui import rooms as room_pages
 from api.ui import routes as admin_pages
 from core.codec import codec_for
-from core.settings import Settings, get_settings
+from core.settings import Settings, get_settings, require_api_secrets
 from core.temporal import connect
 from db.engine import Database
 
@@ -51,6 +51,7 @@ METRICS_TTL = 15.0
 
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or get_settings()
+    require_api_secrets(settings)  # only the API holds them (N10); prod refuses weak ones
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -66,7 +67,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         await app.state.game_states.start()
         app.state.tournament_views = SingleFlight[str, Any](ttl=TOURNAMENT_VIEW_TTL)
         app.state.metrics_snapshots = SingleFlight[str, Any](ttl=METRICS_TTL, size=1)
-        app.state.stream_slots = StreamSlots(settings.max_streams, settings.max_streams_per_client)
+        app.state.stream_slots = StreamSlots(
+            settings.max_streams, settings.max_streams_per_client, settings.max_streams_per_address
+        )
         app.state.login_limiter = MovingWindowRateLimiter(MemoryStorage())  # /ui/login (L6)
         try:
             yield

@@ -7,6 +7,11 @@ token`` mints), or RS/ES/EdDSA signed by an identity provider whose JWKS URL is
 
 Agents send ``X-Agent-Key: sk_...`` or ``Authorization: Bearer sk_...`` (for clients that only
 know bearer auth). A JWT never starts with ``sk_``, so the two cannot be confused.
+
+Each check that succeeds counts the request against the window of the identity it verified
+(``api.ratelimit.count_identity``: ``player:<sub>``, ``agent:<id>``, ``operator:<door>``), so
+the per-credential limit and the stream slots count who is calling, never a header's bytes
+(security review N3).
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ import jwt
 from fastapi import Depends, Header, Request
 
 from api.errors import ApiError
+from api.ratelimit import count_identity
 from core.settings import Settings
 from db import agents
 from db.engine import Database
@@ -47,6 +53,11 @@ class Caller:
     @property
     def owner(self) -> str:
         return self.owner_user_id or self.user_id
+
+    @property
+    def identity(self) -> str:
+        """Who the rate limit and the stream slots count this caller as (api/ratelimit.py)."""
+        return ("agent:" if self.is_agent else "player:") + self.user_id
 
 
 @lru_cache(maxsize=4)
@@ -173,6 +184,14 @@ async def current_player(
     x_agent_key: Annotated[str | None, Header()] = None,
 ) -> Caller:
     """A player (bearer JWT) or an agent (API key): whoever plays at a table."""
+    caller = await _verified_player(request, authorization, x_agent_key)
+    await count_identity(request.scope, caller.identity)
+    return caller
+
+
+async def _verified_player(
+    request: Request, authorization: str | None, x_agent_key: str | None
+) -> Caller:
     bearer = None
     if authorization:
         scheme, _, value = authorization.partition(" ")
@@ -207,6 +226,7 @@ async def admin_key(
     """Operators: ``X-Service-Key`` must be the admin key (security review M6)."""
     if not key_matches(x_service_key, _settings(request).key("admin")):
         raise ApiError(ErrorCode.UNAUTHORIZED, "a valid X-Service-Key header is required")
+    await count_identity(request.scope, "operator:admin")
 
 
 async def internal_key(
@@ -217,6 +237,7 @@ async def internal_key(
         raise ApiError(
             ErrorCode.UNAUTHORIZED, "a valid X-Service-Key header (the internal key) is required"
         )
+    await count_identity(request.scope, "operator:internal")
 
 
 async def optional_player(

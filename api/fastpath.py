@@ -11,7 +11,8 @@ check all still apply) and takes a request only when all of this holds:
 - the query has nothing but ``waitForChange`` and ``timeout``, each at most once, each valid
   under the very types the route declares;
 - the credential is one bearer token (no agent key) that this replica verified in the last
-  minute (``api.auth.remembered_player``);
+  minute (``api.auth.remembered_player``), and that player is within its rate window (it
+  counts against it here, ``api.ratelimit.count_identity``, exactly as the route would);
 - this replica already serves the tournament's table (its watch exists).
 
 Then it answers with ``api.routes.play.game_state_body``, the function the route itself
@@ -33,6 +34,7 @@ from api.auth import remembered_player
 from api.deps import ID_PATTERN
 from api.errors import ApiError
 from api.gamestate import GameStateCache, WaitForChange, WaitSeconds
+from api.ratelimit import count_identity
 from api.routes.play import game_state_body
 from db import agents
 from wire.ids import table_workflow_id
@@ -75,6 +77,12 @@ class GameStateFastPath:
             return False
         caller = remembered_player(app.state.settings, token)
         if caller is None:
+            return False
+        try:
+            # The verified player's window, as the route's own check would count it: past
+            # it, the full route answers (and refuses it, 429 rate_limited).
+            await count_identity(scope, caller.identity)
+        except ApiError:
             return False
         cache: GameStateCache = app.state.game_states
         if cache.snapshot(table_workflow_id(tournament_id)) is None:

@@ -1,65 +1,75 @@
-"""Per-IP and per-credential request limits (security review M4), with the ``limits`` library.
+"""Per-address and per-identity request limits (security reviews M4 and N3), with ``limits``.
 
-Every HTTP request counts against two moving windows: its client address
-(``SNG_RATE_LIMIT_IP``, 100 per second by default) and, when it carries one, its credential
-(``SNG_RATE_LIMIT_CREDENTIAL``, 20 per second: a bearer token, an agent key or an operator
-key, hashed). Past either, the answer is ``429 rate_limited`` with ``Retry-After``, and
-nothing reaches a route, Temporal or PostgreSQL. An empty setting turns that limit off.
-``/healthz`` is not limited (probes).
+Every HTTP request counts against a moving window of its client address
+(``SNG_RATE_LIMIT_IP``, 100 per second by default) before anything else runs. Once the API has
+*verified* who is calling (a player's token, an agent's key, an operator's key:
+``count_identity``, which ``api/auth.py``, the codec and the fast path call right after a
+check succeeds), the request counts against that identity's window as well
+(``SNG_RATE_LIMIT_CREDENTIAL``, 20 per second). The identity is who the credential names, not
+its bytes: a token spelled ``bearer`` or with more spaces, an agent key sent as
+``X-Agent-Key`` or as a bearer token, are one identity. An unverified header (a junk
+``X-Service-Key``, a bad token) creates no window of its own: such a request counts against
+its address only (security review N3: each junk header used to get a fresh window). Past
+either, the answer is ``429 rate_limited`` with ``Retry-After``. An empty setting turns that
+limit off. ``/healthz`` is not limited (probes).
 
 The windows live in this process's memory: with N API replicas behind a load balancer a
 client gets up to N times the limit. That is a bound, not an exact quota; a shared quota
 needs a shared store (``limits`` supports Redis and others through a storage URI), which the
-service does not run today. Behind a reverse proxy, start uvicorn with ``--proxy-headers``
-and ``--forwarded-allow-ips`` so the client address is the caller's, not the proxy's.
+service does not run today. Behind a reverse proxy, tell ``sng api`` the proxy's address
+(``--forwarded-allow-ips`` or ``SNG_FORWARDED_ALLOW_IPS``, docs/operations.md), so the client
+address is the caller's, not the proxy's.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import time
+from typing import Any
 
 from limits import RateLimitItem, parse
 from limits.aio.storage import MemoryStorage
 from limits.aio.strategies import MovingWindowRateLimiter
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from api.errors import ApiError
 from domain.errors import ErrorCode
 
-CREDENTIAL_HEADERS = (b"authorization", b"x-agent-key", b"x-service-key")
 UNLIMITED_PATHS = ("/healthz",)
+LIMITER = "sng.rate_limit"
+"""The scope key under which the middleware hands itself to the routes (``count_identity``)."""
+IDENTITY = "sng.identity"
+"""The scope key of the identity verified for this request or socket (``count_identity``):
+what the per-identity window and the stream slots (api/streams.py) count it by."""
 
 
 class RateLimit:
     def __init__(self, app: ASGIApp, *, per_ip: str, per_credential: str) -> None:
         self.app = app
         self.per_ip: RateLimitItem | None = parse(per_ip) if per_ip else None
-        self.per_credential: RateLimitItem | None = (
-            parse(per_credential) if per_credential else None
-        )
+        self.per_identity: RateLimitItem | None = parse(per_credential) if per_credential else None
         self.limiter = MovingWindowRateLimiter(MemoryStorage())
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket") or scope["path"] in UNLIMITED_PATHS:
             await self.app(scope, receive, send)
             return
-        checks: list[tuple[RateLimitItem, str]] = []
-        if self.per_ip is not None:
-            client = scope.get("client")
-            checks.append((self.per_ip, f"ip:{client[0] if client else 'unknown'}"))
-        credential = credential_key(scope)
-        if self.per_credential is not None and credential is not None:
-            checks.append((self.per_credential, f"credential:{credential}"))
+        scope[LIMITER] = self
         if scope["type"] == "websocket":
-            await self._socket(scope, receive, send, checks)
+            await self._socket(scope, receive, send)
             return
-        refused = await self._refused(checks)
+        refused = await self._refused(self._address(scope))
         if refused is not None:
             await _refuse(send, *refused)
             return
         await self.app(scope, receive, send)
+
+    def _address(self, scope: Scope) -> list[tuple[RateLimitItem, str]]:
+        if self.per_ip is None:
+            return []
+        client = scope.get("client")
+        return [(self.per_ip, f"ip:{client[0] if client else 'unknown'}")]
 
     async def _refused(
         self, checks: list[tuple[RateLimitItem, str]]
@@ -70,14 +80,31 @@ class RateLimit:
                 return max(1, math.ceil(stats.reset_time - time.time())), item
         return None
 
-    async def _socket(
-        self, scope: Scope, receive: Receive, send: Send, checks: list[tuple[RateLimitItem, str]]
-    ) -> None:
+    async def count_identity(self, scope: Scope, identity: str) -> None:
+        """Count a request (or a socket's handshake) against the window of the identity its
+        credential was just verified as; ``429 rate_limited`` past it."""
+        if scope.get(IDENTITY) == identity:
+            # Counted already: a second check in the same request, or a socket's request
+            # (each message a socket receives counts in ``_socket``).
+            return
+        if self.per_identity is not None:
+            refused = await self._refused([(self.per_identity, f"identity:{identity}")])
+            if refused is not None:
+                wait, item = refused
+                raise ApiError(
+                    ErrorCode.RATE_LIMITED,
+                    f"too many requests for this credential (at most {item}): retry after {wait} s",
+                    retry_after_seconds=wait,
+                )
+        scope[IDENTITY] = identity
+
+    async def _socket(self, scope: Scope, receive: Receive, send: Send) -> None:
         """A WebSocket counts like requests: its handshake, and then each message the client
-        sends (an ``act`` is an Update on the table, as ``POST …/act`` is). A message over
+        sends (an ``act`` is an Update on the table, as ``POST …/act`` is), against its
+        address and, once the route verified its credential, that identity. A message over
         the limit is answered with an ``error`` frame (``rate_limited``) and never reaches
         the route; a handshake over it is closed (4429)."""
-        if await self._refused(checks) is not None:
+        if await self._refused(self._address(scope)) is not None:
             await send({"type": "websocket.close", "code": 4429, "reason": "rate_limited"})
             return
 
@@ -86,6 +113,10 @@ class RateLimit:
                 message = await receive()
                 if message["type"] != "websocket.receive":
                     return message
+                checks = self._address(scope)
+                identity = scope.get(IDENTITY)
+                if identity is not None and self.per_identity is not None:
+                    checks.append((self.per_identity, f"identity:{identity}"))
                 refused = await self._refused(checks)
                 if refused is None:
                     return message
@@ -108,13 +139,22 @@ class RateLimit:
         await self.app(scope, limited, send)
 
 
-def credential_key(scope: Scope) -> str | None:
-    """A short hash of the request's credential (never the credential itself, in memory):
-    what the rate limit and the stream caps count a client by when it sends one."""
-    for name, value in scope.get("headers", []):
-        if name.lower() in CREDENTIAL_HEADERS and value:
-            return hashlib.sha256(bytes(value)).hexdigest()[:24]
-    return None
+async def count_identity(scope: Scope, identity: str) -> None:
+    """Record that this request's credential was verified as ``identity`` (``player:<sub>``,
+    ``agent:<id>``, ``operator:<door>``) and count it against that identity's window: call it
+    right after a credential check succeeds, never before. Raises ``ApiError`` (``429
+    rate_limited``, with ``Retry-After``) past the window."""
+    limiter: Any = scope.get(LIMITER)
+    if isinstance(limiter, RateLimit):
+        await limiter.count_identity(scope, identity)
+    else:  # an app without the middleware (no limits): the stream slots still read it
+        scope[IDENTITY] = identity
+
+
+def verified_identity(scope: Scope) -> str | None:
+    """The identity ``count_identity`` recorded for this request or socket, if any."""
+    identity = scope.get(IDENTITY)
+    return identity if isinstance(identity, str) else None
 
 
 async def _refuse(send: Send, retry_after: int, item: RateLimitItem) -> None:

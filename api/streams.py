@@ -1,61 +1,142 @@
-"""Caps on open Server-Sent Event streams (security review M4): per client and in total.
+"""Caps on open streams (security reviews M4 and N3), and what an unread socket may hold.
 
-A stream holds a connection and polls PostgreSQL every half second for as long as the client
-keeps it open, so an uncapped client could open thousands. Each replica serves at most
-``SNG_MAX_STREAMS`` streams, and one client at most ``SNG_MAX_STREAMS_PER_CLIENT`` (a client
-is its credential when it sends one, else its address). One more is
-``429 too_many_streams`` with ``Retry-After``: close one, or retry later.
+A stream (SSE or WebSocket) holds a connection and polls PostgreSQL every half second for as
+long as the client keeps it open, so an uncapped client could open thousands. A stream takes a
+slot only when all of these have room (one more is ``429 too_many_streams`` with
+``Retry-After``, a socket closes with 4429):
+
+- the replica: at most ``SNG_MAX_STREAMS`` streams;
+- its address: at most ``SNG_MAX_STREAMS_PER_ADDRESS`` and never more than half of the
+  replica's total, whoever the streams are for, so one address cannot fill the replica;
+- its client: at most ``SNG_MAX_STREAMS_PER_CLIENT``. A client is the identity the API
+  verified for the request (``api.ratelimit.verified_identity``: a player's or an agent's own
+  stream), else the address: every anonymous stream from one address (the public event
+  streams, which check no credential) is one client, whatever headers it sends. An unchecked
+  header never makes a new client (security review N3: a junk ``X-Service-Key`` on each
+  anonymous stream filled the replica, and players' own streams were refused).
+
+A WebSocket's messages wait in an ``Outbox``: at most ``OTHERS`` messages and the newest game
+state (a game state not yet sent is replaced by a newer one). A socket that stays at that
+bound for ``STALL_SECONDS`` (its client reads nothing) is closed (1008), and its slot freed.
 """
 
 from __future__ import annotations
 
-from collections import Counter
+import asyncio
+from collections import Counter, deque
 from collections.abc import Callable
+from typing import Any
 
-from fastapi import Request
+from starlette.requests import HTTPConnection
 
 from api.errors import ApiError
-from api.ratelimit import credential_key
+from api.ratelimit import verified_identity
 from domain.errors import ErrorCode
 
 
-def client_key(request: Request) -> str:
-    credential = credential_key(request.scope)
-    if credential is not None:
-        return "credential:" + credential
-    return "ip:" + (request.client.host if request.client else "unknown")
-
-
 class StreamSlots:
-    def __init__(self, total: int, per_client: int) -> None:
+    def __init__(self, total: int, per_client: int, per_address: int) -> None:
         self.total = total
         self.per_client = per_client
-        self.open: Counter[str] = Counter()
+        self.per_address = max(1, min(per_address, total // 2))
+        self.clients: Counter[str] = Counter()
+        self.addresses: Counter[str] = Counter()
 
-    def acquire(self, request: Request) -> Callable[[], None]:
-        """Take a slot for this request's client, or refuse; returns the (idempotent) release."""
-        key = client_key(request)
-        if sum(self.open.values()) >= self.total:
+    def acquire(self, connection: HTTPConnection) -> Callable[[], None]:
+        """Take a slot for this request's client and address, or refuse; returns the
+        (idempotent) release. Call it after the route checked the credential, if it has one."""
+        address = connection.client.host if connection.client else "unknown"
+        identity = verified_identity(connection.scope)
+        client = f"id:{identity}" if identity is not None else f"ip:{address}"
+        if self.clients.total() >= self.total:
             raise ApiError(
                 ErrorCode.TOO_MANY_STREAMS,
                 f"this server has {self.total} streams open: retry in a moment",
                 retry_after_seconds=5,
             )
-        if self.open[key] >= self.per_client:
+        if self.addresses[address] >= self.per_address:
+            raise ApiError(
+                ErrorCode.TOO_MANY_STREAMS,
+                f"at most {self.per_address} open streams from one address: close one first",
+                retry_after_seconds=5,
+            )
+        if self.clients[client] >= self.per_client:
             raise ApiError(
                 ErrorCode.TOO_MANY_STREAMS,
                 f"at most {self.per_client} open streams per client: close one first",
                 retry_after_seconds=5,
             )
-        self.open[key] += 1
+        self.clients[client] += 1
+        self.addresses[address] += 1
         released = False
 
         def release() -> None:
             nonlocal released
             if not released:
                 released = True
-                self.open[key] -= 1
-                if self.open[key] <= 0:
-                    del self.open[key]
+                for counter, key in ((self.clients, client), (self.addresses, address)):
+                    counter[key] -= 1
+                    if counter[key] <= 0:
+                        del counter[key]
 
         return release
+
+
+OTHERS = 32
+"""Messages one socket holds unsent at most (log events, ``action_required``, answers, and game
+states other messages follow), besides the newest game state."""
+STALL_SECONDS = 30.0
+"""How long a socket may stay at that bound (its client reads nothing) before it is closed."""
+
+
+class Stalled(Exception):
+    """The client has read nothing for ``STALL_SECONDS`` while its outbox was full."""
+
+
+class Outbox:
+    """A WebSocket's unsent messages, in order, with a bound on memory: at most ``others``
+    messages, plus the newest game state.
+
+    Game states supersede each other (docs/events.md): a game state that is the last unsent
+    message is replaced by a newer one, so a client that reads nothing holds one game state,
+    however often the state moves. A state some other message already follows stays (a
+    ``hand_result`` always comes right after its hand's state) and counts among the
+    ``others``. ``put`` of another message waits while ``others`` are unsent, and raises
+    ``Stalled`` once it has waited ``stall_seconds``."""
+
+    def __init__(self, others: int = OTHERS, stall_seconds: float = STALL_SECONDS) -> None:
+        self.others = others
+        self.stall_seconds = stall_seconds
+        self._queue: deque[dict[str, Any]] = deque()
+        self._changed = asyncio.Condition()
+
+    def __len__(self) -> int:
+        return len(self._queue)
+
+    def _last_is_state(self) -> bool:
+        return bool(self._queue) and self._queue[-1].get("event") == "game_state"
+
+    async def put(self, message: dict[str, Any]) -> None:
+        async with self._changed:
+            if message.get("event") == "game_state":
+                if self._last_is_state():
+                    self._queue[-1] = message  # the older one was never sent: skip it
+                else:
+                    self._queue.append(message)
+            else:
+                try:
+                    async with asyncio.timeout(self.stall_seconds):
+                        await self._changed.wait_for(lambda: len(self._queue) < self.others)
+                except TimeoutError:
+                    raise Stalled(
+                        f"{self.others} messages unread for {self.stall_seconds:g} s"
+                    ) from None
+                self._queue.append(message)
+            self._changed.notify_all()
+
+    async def get(self) -> dict[str, Any]:
+        async with self._changed:
+            await self._changed.wait_for(lambda: bool(self._queue))
+            message = self._queue.popleft()
+            self._changed.notify_all()
+            return message

@@ -67,8 +67,9 @@ class Settings(BaseSettings):
     # defaults are public; prod refuses them. Three operator keys, each opening one door
     # (security review M6): admin (the /admin API, room create/close, the admin pages),
     # internal (/internal, the agent-hosting platform) and codec (the /codec endpoint the
-    # Temporal UI calls). In dev and test an unset one falls back to service_key; prod needs
-    # all three set and different, and ignores service_key.
+    # Temporal UI calls). In dev and test an unset one falls back to service_key; a prod API
+    # needs all three set and different, and ignores service_key (``require_api_secrets``).
+    # Only the API reads these and the JWT secret: workers start without them (N10).
     service_key: SecretStr = SecretStr(DEV_SERVICE_KEY)
     admin_key: SecretStr = SecretStr("")
     internal_key: SecretStr = SecretStr("")
@@ -80,17 +81,30 @@ class Settings(BaseSettings):
     jwt_jwks_url: str | None = None
     jwt_audience: str | None = None
 
-    # Abuse limits (api/ratelimit.py, api/streams.py; security review M4). A rate is what the
-    # `limits` library parses ("100/second", "6000 per minute"); empty turns that limit off.
+    # Abuse limits (api/ratelimit.py, api/streams.py; security reviews M4, N3). A rate is what
+    # the `limits` library parses ("100/second", "6000 per minute"); empty turns that limit
+    # off. The credential rate counts a verified identity (a player, an agent, an operator
+    # door), never a header's bytes.
     rate_limit_ip: str = "100/second"
     rate_limit_credential: str = "20/second"
     max_streams: int = Field(default=1_000, ge=1)
-    """Open SSE streams per API replica, all clients together."""
+    """Open streams (SSE and WebSocket) per API replica, all clients together."""
     max_streams_per_client: int = Field(default=4, ge=1)
+    """Open streams per client: its verified identity, or its address for anonymous ones."""
+    max_streams_per_address: int = Field(default=100, ge=1)
+    """Open streams from one address, whoever they are for (never more than half of
+    ``max_streams``)."""
     # The longest a game-state long-poll (waitForChange) holds its request, whatever
     # ``timeout`` asks (the wire allows up to 30 s): a cap on idle connections per replica.
     long_poll_max_seconds: float = Field(default=30.0, ge=0, le=30)
-    """Open SSE streams per client (its credential, or its address when it sends none)."""
+
+    # `sng api` behind a reverse proxy (security review N10): the client address the limits
+    # count is X-Forwarded-For's, but only on connections from these addresses (comma
+    # separated, CIDR allowed, "*" trusts anyone). Empty: uvicorn's own default, the
+    # FORWARDED_ALLOW_IPS environment variable or else 127.0.0.1 and ::1. proxy_headers=false
+    # ignores proxy headers from everyone.
+    proxy_headers: bool = True
+    forwarded_allow_ips: str = ""
 
     # Operators: force-end needs the current level to be this old (the seed's five minutes),
     # and the admin pages' tournament list refreshes itself this often.
@@ -154,35 +168,6 @@ class Settings(BaseSettings):
         return value
 
     @model_validator(mode="after")
-    def _refuse_dev_secrets_outside_dev(self) -> Settings:
-        if self.env == "prod":
-            keys = {
-                "SNG_ADMIN_KEY": self.key("admin"),
-                "SNG_INTERNAL_KEY": self.key("internal"),
-                "SNG_CODEC_ENDPOINT_KEY": self.key("codec"),
-            }
-            weak = [
-                name
-                for name, value, default in (
-                    *((name, value, DEV_SERVICE_KEY) for name, value in keys.items()),
-                    ("SNG_JWT_SECRET", self.jwt_secret.get_secret_value(), DEV_JWT_SECRET),
-                )
-                if value == default or len(value) < 16
-            ]
-            if weak:
-                raise ValueError(
-                    "refusing to start in prod with missing, default or short secrets: "
-                    + ", ".join(weak)
-                )
-            if len(set(keys.values())) < len(keys):
-                raise ValueError(
-                    "refusing to start in prod with one key for several doors: "
-                    + ", ".join(keys)
-                    + " must all differ (docs/security.md)"
-                )
-        return self
-
-    @model_validator(mode="after")
     def _refuse_missing_codec_key_outside_dev(self) -> Settings:
         codec_key = self.codec_key.get_secret_value()
         if codec_key:
@@ -230,6 +215,40 @@ class Settings(BaseSettings):
 @lru_cache
 def get_settings() -> Settings:
     return Settings()
+
+
+def require_api_secrets(settings: Settings) -> None:
+    """The API holds the operator keys and the JWT secret; nothing else does (security review
+    N10: workers held every operator key and the JWT secret, so a compromised worker could
+    mint player tokens and call /admin). So the API, and only the API, refuses to start in prod
+    while one is missing, a public default, short (under 16 characters), or shared by two
+    doors; a prod worker starts without them (it reads none of them)."""
+    if settings.env != "prod":
+        return
+    keys = {
+        "SNG_ADMIN_KEY": settings.key("admin"),
+        "SNG_INTERNAL_KEY": settings.key("internal"),
+        "SNG_CODEC_ENDPOINT_KEY": settings.key("codec"),
+    }
+    weak = [
+        name
+        for name, value, default in (
+            *((name, value, DEV_SERVICE_KEY) for name, value in keys.items()),
+            ("SNG_JWT_SECRET", settings.jwt_secret.get_secret_value(), DEV_JWT_SECRET),
+        )
+        if value == default or len(value) < 16
+    ]
+    if weak:
+        raise SystemExit(
+            "the API refuses to start in prod with missing, default or short secrets: "
+            + ", ".join(weak)
+        )
+    if len(set(keys.values())) < len(keys):
+        raise SystemExit(
+            "the API refuses to start in prod with one key for several doors: "
+            + ", ".join(keys)
+            + " must all differ (docs/security.md)"
+        )
 
 
 def refuse_implicit_dev(settings: Settings, command: str) -> None:

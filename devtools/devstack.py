@@ -175,6 +175,8 @@ class DevStack:
                 "SNG_RATE_LIMIT_IP": s.rate_limit_ip,
                 "SNG_RATE_LIMIT_CREDENTIAL": s.rate_limit_credential,
                 "SNG_MAX_STREAMS_PER_CLIENT": str(s.max_streams_per_client),
+                "SNG_MAX_STREAMS_PER_ADDRESS": str(s.max_streams_per_address),
+                "SNG_MAX_STREAMS": str(s.max_streams),
                 "SNG_FORCE_END_MIN_LEVEL_AGE_SECONDS": str(s.force_end_min_level_age_seconds),
                 "DATABASE_URL": database_url,
             }

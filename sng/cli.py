@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import logging
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from bench.runner import bench
-from core.settings import get_settings, refuse_implicit_dev
+from core.settings import Settings, get_settings, refuse_implicit_dev
 from sng.cli_hand import hand_app
 from sng.cli_structure import structure_app
+
+if TYPE_CHECKING:
+    import uvicorn
 
 app = typer.Typer(
     help="Durable Sit-and-Go tournaments: operator and developer commands.", no_args_is_help=True
@@ -46,20 +49,53 @@ def worker() -> None:
 
 
 @app.command()
-def api() -> None:
+def api(
+    proxy_headers: Annotated[
+        bool | None,
+        typer.Option(
+            "--proxy-headers/--no-proxy-headers",
+            help="read the client address from X-Forwarded-For (only from"
+            " --forwarded-allow-ips); default SNG_PROXY_HEADERS, on",
+        ),
+    ] = None,
+    forwarded_allow_ips: Annotated[
+        str | None,
+        typer.Option(
+            help="the proxies trusted with X-Forwarded-For (comma-separated addresses or"
+            " networks, '*' for any); default SNG_FORWARDED_ALLOW_IPS, else"
+            " FORWARDED_ALLOW_IPS, else 127.0.0.1 and ::1",
+        ),
+    ] = None,
+) -> None:
     """Serve the HTTP API with uvicorn against the configured services."""
+    import uvicorn
+
+    settings = get_settings()
+    refuse_implicit_dev(settings, "sng api")
+    given = {"proxy_headers": proxy_headers, "forwarded_allow_ips": forwarded_allow_ips}
+    settings = settings.model_copy(update={k: v for k, v in given.items() if v is not None})
+    uvicorn.Server(api_config(settings)).run()
+
+
+def api_config(settings: Settings) -> uvicorn.Config:
+    """How ``sng api`` serves the API: the settings' address and keep-alive, and whose proxy
+    headers it believes (security review N10). Behind a reverse proxy the rate limits and the
+    stream caps count ``X-Forwarded-For``'s client, but only on a connection from a trusted
+    proxy (``forwarded_allow_ips``); anyone else's proxy headers are ignored, and its own
+    address counts."""
     import uvicorn
 
     from api.app import create_app
 
-    settings = get_settings()
-    refuse_implicit_dev(settings, "sng api")
-    uvicorn.run(
+    return uvicorn.Config(
         create_app(settings),
         host=settings.api_host,
         port=settings.api_port,
         log_level="info",
         timeout_keep_alive=settings.api_keepalive_seconds,
+        proxy_headers=settings.proxy_headers,
+        # None: uvicorn's own default ($FORWARDED_ALLOW_IPS, else 127.0.0.1 and ::1).
+        forwarded_allow_ips=settings.forwarded_allow_ips or None,
     )
 
 

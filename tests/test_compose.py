@@ -43,14 +43,38 @@ def test_long_running_services_have_healthchecks(compose: dict[str, Any]) -> Non
         assert "test" in compose["services"][name]["healthcheck"], name
 
 
+API_SECRETS = (
+    "SNG_ADMIN_KEY",
+    "SNG_INTERNAL_KEY",
+    "SNG_CODEC_ENDPOINT_KEY",
+    "SNG_SERVICE_KEY",
+    "SNG_JWT_SECRET",
+)
+"""What only the API reads: the operator keys (the old single key too) and the JWT secret."""
+
+
 def test_required_secrets_fail_fast(compose: dict[str, Any]) -> None:
     for name in ("api", "worker", "migrate"):
         env = env_of(compose["services"][name])
         assert env["SNG_ENV"] == "prod"  # prod refuses default secrets at start-up too
-        secrets = ("SNG_ADMIN_KEY", "SNG_INTERNAL_KEY", "SNG_CODEC_ENDPOINT_KEY", "SNG_JWT_SECRET")
-        for secret in secrets:
-            assert re.fullmatch(rf"\$\{{{secret}:\?.+\}}", env[secret]), (name, secret)
         assert "${POSTGRES_PASSWORD:?" in env["DATABASE_URL"]
+    api = env_of(compose["services"]["api"])
+    for secret in ("SNG_ADMIN_KEY", "SNG_INTERNAL_KEY", "SNG_CODEC_ENDPOINT_KEY", "SNG_JWT_SECRET"):
+        assert re.fullmatch(rf"\$\{{{secret}:\?.+\}}", api[secret]), secret
+    worker = env_of(compose["services"]["worker"])
+    assert re.fullmatch(r"\$\{SNG_DECK_KEY:\?.+\}", worker["SNG_DECK_KEY"])
+
+
+def test_each_process_gets_only_the_secrets_it_uses(compose: dict[str, Any]) -> None:
+    """Security review N10: a compromised worker held every operator key and the JWT secret
+    (it could mint player tokens and call /admin). Only the API has them now, and only the
+    workers have the deck key (tests/security/test_n10_*.py: a prod worker starts without)."""
+    for name, service in compose["services"].items():
+        env = env_of(service)
+        if name != "api":
+            assert not set(API_SECRETS) & set(env), (name, set(API_SECRETS) & set(env))
+        if name != "worker":
+            assert "SNG_DECK_KEY" not in env, name
 
 
 def test_environment_names_are_real_settings(compose: dict[str, Any]) -> None:

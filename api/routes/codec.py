@@ -23,7 +23,9 @@ from google.protobuf.message import DecodeError
 from temporalio.api.common.v1 import Payload, Payloads
 
 from api.auth import key_matches
+from api.errors import ApiError
 from api.openapi import ERRORS
+from api.ratelimit import count_identity
 from core.codec import EncryptionCodec, codec_for
 from core.settings import Settings
 from domain.errors import ErrorCode
@@ -90,6 +92,12 @@ async def apply(request: Request, encode: bool) -> Response:
             ErrorCode.UNAUTHORIZED,
             "the codec needs the service key (X-Service-Key or Authorization: Bearer)",
         )
+    try:
+        await count_identity(request.scope, "operator:codec")  # its window (api/ratelimit.py)
+    except ApiError as err:
+        refused = refusal(request, 429, err.code, err.message)
+        refused.headers["Retry-After"] = str(err.retry_after_seconds or 1)
+        return refused
     try:
         parsed = json_format.Parse(await request.body(), Payloads(), ignore_unknown_fields=True)
     except (json_format.ParseError, DecodeError, UnicodeDecodeError) as err:

@@ -59,7 +59,7 @@ from api.routes.play import (
 )
 from api.routes.rooms import RoomId, room_state_for
 from api.stream_auth import StreamCredential
-from api.streams import StreamSlots
+from api.streams import Outbox, Stalled, StreamSlots
 from db.models import Room, Tournament
 from domain.errors import DomainError, ErrorCode
 from wire.ids import room_workflow_id, table_workflow_id
@@ -327,19 +327,19 @@ async def _serve_ws(
         target = await resolve(caller)
     except (ApiError, DomainError) as err:
         await websocket.close(
-            code=4401 if err.code is ErrorCode.UNAUTHORIZED else 4404,
+            code=WS_CLOSE_CODES.get(err.code, 4404),
             reason=f"{err.code.value}: {err.message}"[:120],
         )
         return
     slots: StreamSlots = websocket.app.state.stream_slots
     try:
-        release = slots.acquire(websocket)  # type: ignore[arg-type]  # keys on client/headers
+        release = slots.acquire(websocket)  # the verified caller's and its address's slot
     except ApiError as err:
         await websocket.close(code=4429, reason=err.code.value)
         return
     closed = asyncio.Event()
     credential = StreamCredential(websocket, target.viewer)
-    outbox: asyncio.Queue[dict[str, Any]] = asyncio.Queue(maxsize=WS_QUEUE)
+    outbox = Outbox()  # the newest game state and a few other messages (api/streams.py)
 
     async def disconnected() -> bool:
         return closed.is_set()
@@ -385,12 +385,16 @@ async def _serve_ws(
 
     sender = asyncio.create_task(send())
     others = [asyncio.create_task(pump()), asyncio.create_task(receive())]
+    stalled = False
     try:
         done, _ = await asyncio.wait([sender, *others], return_when=asyncio.FIRST_COMPLETED)
         if others[0] in done and not others[0].cancelled() and others[0].exception() is None:
             # The stream ended: let the sender deliver what is queued, the end included.
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(asyncio.shield(sender), 10)
+        stalled = any(
+            t in done and not t.cancelled() and isinstance(t.exception(), Stalled) for t in others
+        )
     finally:
         closed.set()
         for task in (sender, *others):
@@ -399,15 +403,18 @@ async def _serve_ws(
             with contextlib.suppress(asyncio.CancelledError, WebSocketDisconnect, Exception):
                 await task
         release()
+    if stalled:  # the client read nothing while its outbox stayed full: free what it holds
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(websocket.close(code=1008, reason="too_slow"), 5)
 
 
-WS_QUEUE = 256
-"""Messages queued for one socket at most; a client that reads slower waits the stream."""
 PRIVATE = frozenset({"game_state", "action_required"})
 """The messages that carry the player's private data: the credential is checked right
 before each goes out."""
 CLOSE = "close"
 """An outbox entry that is no message: the stream's credential ended, close the socket."""
+WS_CLOSE_CODES = {ErrorCode.UNAUTHORIZED: 4401, ErrorCode.RATE_LIMITED: 4429}
+"""A refused handshake's close code (4404 for anything else: no such tournament or room)."""
 
 
 async def _ws_request(websocket: WebSocket, target: Target, raw: str) -> dict[str, Any]:

@@ -6,7 +6,9 @@
 - ``/metrics`` scanned the whole hands table per scrape. Now a replica reads it at most once
   per 15 s, whatever the scrape rate.
 - SSE streams had no cap: one client could hold thousands open (each polls PostgreSQL).
-  Now a client holds a few and a replica a bounded number; one more is ``429``.
+  Now a client holds a few, an address at most half of the replica's total, and a replica a
+  bounded number; one more is ``429``. A client is the identity the route verified, else the
+  address (N3: tests/security/test_n3_limits_count_verified_identity.py).
 - Request bodies were read whole into memory before any check. Now past 64 KiB (4 MiB for
   the codec) the answer is ``413`` before more is read.
 - No request rate limit at all. Now per address and per credential (the ``limits`` library),
@@ -89,7 +91,8 @@ async def test_metrics_reads_the_database_at_most_every_fifteen_seconds(
 async def test_a_client_holds_a_few_streams_and_a_body_has_a_size(
     settings: Settings, worker: Worker
 ) -> None:
-    capped = settings.model_copy(update={"max_streams_per_client": 2, "max_streams": 3})
+    # One address holds at most half the replica's total (N3): 3 of 6 here.
+    capped = settings.model_copy(update={"max_streams_per_client": 2, "max_streams": 6})
     async with serve_api(capped) as url, httpx.AsyncClient(base_url=url, timeout=30) as http:
         tid = await create(http, capped)
         path = f"/tournaments/{tid}/events"
@@ -103,12 +106,17 @@ async def test_a_client_holds_a_few_streams_and_a_body_has_a_size(
                 assert third.status_code == 429
                 assert json.loads(await third.aread())["code"] == "too_many_streams"
                 assert int(third.headers["retry-after"]) >= 1
-            # Another client still gets one, up to the replica's total.
+            # A credential the route does not check is no other client (security review N3):
+            # a public stream counts its address, whatever headers it carries.
             other = player(capped, "m4-viewer")
             async with http.stream("GET", path, headers=other) as fourth:
+                assert fourth.status_code == 429
+            # A player's own stream checks it: another client, up to the address's share.
+            mine = f"/tournaments/{tid}/me/stream"
+            async with http.stream("GET", mine, headers=other) as fourth:
                 assert fourth.status_code == 200
                 late = player(capped, "m4-late")
-                async with http.stream("GET", path, headers=late) as fifth:
+                async with http.stream("GET", mine, headers=late) as fifth:
                     assert fifth.status_code == 429
         # Closed streams give their slots back.
         for _ in range(50):
@@ -151,7 +159,7 @@ async def test_requests_past_a_rate_are_refused_with_retry_after(
         refused = answers[-1]
         assert refused.json()["code"] == "rate_limited"
         assert 1 <= int(refused.headers["retry-after"]) <= 10
-        # Another credential has its own budget, until the address's runs out too.
+        # Another (verified) credential has its own budget, until the address's runs out too.
         other = player(limited, "m4-rate-other")
         assert (await http.get("/me/balance", headers=other)).status_code == 200
         statuses = [(await http.get("/tournaments")).status_code for _ in range(30)]
