@@ -201,8 +201,10 @@ class TournamentWorkflow(RegistrationMixin, SettlementMixin):
             elif self.s.force_end_requested and not self.s.stop_sent:
                 self.s.stop_sent = True
                 assert self.s.table_workflow_id is not None
-                table = workflow.get_external_workflow_handle_for(
-                    TableWorkflow.run, self.s.table_workflow_id
+                table: workflow.ExternalWorkflowHandle[TableWorkflow] = (
+                    workflow.get_external_workflow_handle_for(
+                        TableWorkflow.run, self.s.table_workflow_id
+                    )
                 )
                 if self.s.reports_v2:
                     order = StopOrder(table_id=self.s.table_workflow_id)
