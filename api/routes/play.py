@@ -301,8 +301,11 @@ class SeedBody(WireModel):
 async def seed_at_table(
     app: Any, table_id: str, player_id: str, body: SeedBody, *, room: bool
 ) -> SeedResult:
-    """One seed at a table, whichever channel sent it; a retry of the same seat and hand
-    gets the first answer (the Update's id is theirs)."""
+    """One seed at a table, whichever channel sent it. Every seed is checked by the table:
+    a second one for the same seat and hand (a retry included) is ``409 already_seeded``, so
+    a client always learns whether the seed it sent is the one the table holds. (The Update
+    used to be named ``seed:<player>:<hand>``, and Temporal answered a second seed under that
+    name with the first one's answer, unchecked: ``200`` for a seed it ignored.)"""
     workflow_type = RoomWorkflow if room else TableWorkflow
     handle: WorkflowHandle[Any, Any] = app.state.temporal.get_workflow_handle_for(
         workflow_type.run, table_id
@@ -313,7 +316,6 @@ async def seed_at_table(
         body.for_player(player_id),
         closed_code=ErrorCode.ROOM_CLOSED if room else ErrorCode.STALE_COMMITMENT,
         noun="room" if room else "tournament",
-        update_id=f"seed:{player_id}:{body.hand_number}",
     )
     return result
 
