@@ -15,7 +15,7 @@ from api import errors, openapi
 from api.backfill import Backfill
 from api.fastpath import GameStateFastPath
 from api.gamestate import GameStateCache
-from api.guards import LoopbackHostOnly, RefuseNul
+from api.guards import LoopbackHostOnly, RefuseNul, SameOriginWebSockets
 from api.ratelimit import RateLimit
 from api.readcache import SingleFlight
 from api.routes import (
@@ -87,6 +87,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # Innermost: the hot read's short way (api/fastpath.py), behind every guard below.
     app.add_middleware(GameStateFastPath)
     app.add_middleware(RefuseNul)
+    # A browser page of another origin opens no WebSocket here (security review N9).
+    app.add_middleware(SameOriginWebSockets)
     if settings.env == "dev" and settings.api_host in LOOPBACK_HOSTS:
         # Security review L12: a web page can point its own DNS name at 127.0.0.1 (DNS
         # rebinding) and reach the dev API, its open codec and the public dev keys. The dev
