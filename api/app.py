@@ -16,6 +16,7 @@ from api.backfill import Backfill
 from api.fastpath import GameStateFastPath
 from api.gamestate import GameStateCache
 from api.guards import LoopbackHostOnly, RefuseNul, SameOriginWebSockets
+from api.preplay import PrePlayRows
 from api.ratelimit import RateLimit
 from api.readcache import SingleFlight
 from api.routes import (
@@ -64,6 +65,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             backfill=Backfill(app.state.temporal, app.state.db),
         )
         await app.state.game_states.start()
+        app.state.pre_play = PrePlayRows(
+            app.state.db, app.state.game_states, settings.max_long_polls_per_client
+        )
         app.state.tournament_views = SingleFlight[str, Any](ttl=TOURNAMENT_VIEW_TTL)
         app.state.metrics_snapshots = SingleFlight[str, Any](ttl=METRICS_TTL, size=1)
         app.state.stream_slots = StreamSlots(settings.max_streams, settings.max_streams_per_client)
@@ -71,6 +75,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         try:
             yield
         finally:
+            await app.state.pre_play.close()
             await app.state.game_states.close()
             await app.state.db.dispose()
 

@@ -91,6 +91,9 @@ class Settings(BaseSettings):
     # ``timeout`` asks (the wire allows up to 30 s): a cap on idle connections per replica.
     long_poll_max_seconds: float = Field(default=30.0, ge=0, le=30)
     """Open SSE streams per client (its credential, or its address when it sends none)."""
+    # Pre-play game-state long-polls one client (its verified identity) holds at a time per
+    # replica (api/preplay.py; security review N5); one more is 429 too_many_long_polls.
+    max_long_polls_per_client: int = Field(default=4, ge=1)
 
     # Operators: force-end needs the current level to be this old (the seed's five minutes),
     # and the admin pages' tournament list refreshes itself this often.
