@@ -15,7 +15,8 @@ from api import errors, openapi
 from api.backfill import Backfill
 from api.fastpath import GameStateFastPath
 from api.gamestate import GameStateCache
-from api.guards import LoopbackHostOnly, RefuseNul
+from api.guards import LoopbackHostOnly, RefuseNul, SameOriginWebSockets
+from api.preplay import PrePlayRows
 from api.ratelimit import RateLimit
 from api.readcache import SingleFlight
 from api.routes import (
@@ -65,6 +66,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             backfill=Backfill(app.state.temporal, app.state.db),
         )
         await app.state.game_states.start()
+        app.state.pre_play = PrePlayRows(
+            app.state.db, app.state.game_states, settings.max_long_polls_per_client
+        )
         app.state.tournament_views = SingleFlight[str, Any](ttl=TOURNAMENT_VIEW_TTL)
         app.state.metrics_snapshots = SingleFlight[str, Any](ttl=METRICS_TTL, size=1)
         app.state.stream_slots = StreamSlots(
@@ -74,6 +78,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         try:
             yield
         finally:
+            await app.state.pre_play.close()
             await app.state.game_states.close()
             await app.state.db.dispose()
 
@@ -90,6 +95,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # Innermost: the hot read's short way (api/fastpath.py), behind every guard below.
     app.add_middleware(GameStateFastPath)
     app.add_middleware(RefuseNul)
+    # A browser page of another origin opens no WebSocket here (security review N9).
+    app.add_middleware(SameOriginWebSockets)
     if settings.env == "dev" and settings.api_host in LOOPBACK_HOSTS:
         # Security review L12: a web page can point its own DNS name at 127.0.0.1 (DNS
         # rebinding) and reach the dev API, its open codec and the public dev keys. The dev

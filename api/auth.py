@@ -70,14 +70,19 @@ def _jwks_client(url: str) -> jwt.PyJWKClient:
 
 USER_ID_PATTERN = r"^[!-~]{1,100}$"
 """A user id (a JWT's ``sub``): 1-100 printable ASCII characters, no spaces or controls, and
-never starting with the agents' prefix (``agent-``)."""
+never starting with the agents' prefix (``agent-``) or the anonymous observers' (``anon:``)."""
+
+ANONYMOUS_PREFIX = "anon:"
+"""The id space of anonymous observers (``api.presence.anonymous``): no credential names one
+(security review N9: a token's ``sub`` of ``anon:<hash>`` shared an observer's presence row)."""
 
 
 def valid_user_id(user_id: object) -> str | None:
-    """The user id if it is one (bounded, printable, not in the agents' id space), else None."""
+    """The user id if it is one (bounded, printable, not in the agents' or the anonymous
+    observers' id space), else None."""
     if not isinstance(user_id, str) or not re.fullmatch(USER_ID_PATTERN, user_id):
         return None
-    if user_id.startswith(agents.AGENT_ID_PREFIX):
+    if user_id.startswith((agents.AGENT_ID_PREFIX, ANONYMOUS_PREFIX)):
         return None
     return user_id
 
@@ -155,7 +160,8 @@ async def _verify_player_token(settings: Settings, token: str) -> tuple[Caller, 
         # agent id acted as that agent).
         raise ApiError(
             ErrorCode.UNAUTHORIZED,
-            "the token's sub is not a user id (1-100 printable characters, not agent-...)",
+            "the token's sub is not a user id (1-100 printable characters, not agent-... or"
+            " anon:...)",
         )
     return Caller(user_id=user_id, owner_user_id=user_id), float(claims["exp"])
 

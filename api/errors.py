@@ -78,6 +78,7 @@ STATUS: dict[ErrorCode, int] = {
     ErrorCode.PAYLOAD_TOO_LARGE: 413,
     ErrorCode.RATE_LIMITED: 429,
     ErrorCode.TOO_MANY_STREAMS: 429,
+    ErrorCode.TOO_MANY_LONG_POLLS: 429,
     ErrorCode.NOT_A_TOURNAMENT: 400,
     ErrorCode.UNAUTHORIZED: 401,
     ErrorCode.FORBIDDEN: 403,

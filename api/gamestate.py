@@ -222,6 +222,13 @@ class GameStateCache:
         self.card_keys: dict[str, tuple[float, bytes]] = {}
         """Agents' card keys as last read, until when (monotonic). Only keys: "no key" is
         never remembered (security review N8)."""
+        self.subscribers: list[Callable[[str | None], None]] = []
+        """Told each key the channel announces (None: the listener is back, anything may
+        have changed meanwhile): the pre-play watches (api/preplay.py)."""
+
+    def subscribe(self, notified: Callable[[str | None], None]) -> None:
+        """Call ``notified(key)`` for each announced key, ``notified(None)`` on reconnect."""
+        self.subscribers.append(notified)
 
     async def start(self) -> None:
         self._listener = asyncio.create_task(self._listen())
@@ -247,6 +254,8 @@ class GameStateCache:
                 delay = 0.5
                 for watch in self.watches.values():  # what was announced while we were away
                     watch.poked.set()
+                for notified in self.subscribers:
+                    notified(None)
                 closed = asyncio.Event()
                 conn.add_termination_listener(lambda _conn, closed=closed: closed.set())
                 while not closed.is_set():
@@ -274,6 +283,8 @@ class GameStateCache:
 
     def _notified(self, _conn: object, _pid: int, _channel: str, payload: str) -> None:
         key, _, version = payload.rpartition(" ")
+        for notified in self.subscribers:
+            notified(key)
         for watch in self.by_key.get(key, ()):
             known = (
                 watch.table_version

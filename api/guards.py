@@ -1,4 +1,5 @@
-"""Refuse what no route can store before any route sees it: NUL characters, oversized bodies.
+"""Refuse what no route can store before any route sees it: NUL characters, oversized bodies;
+and, on WebSocket upgrades too, requests to another host (dev) and cross-origin pages.
 
 PostgreSQL text cannot hold NUL, so a NUL in a path, a query or a body string used to reach
 the database and come back as a 500 (security review L1). This ASGI middleware answers such a
@@ -42,15 +43,15 @@ class RefuseNul:
         return next((n for p, n in self.larger.items() if path.startswith(p)), self.max_body)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        if scope["type"] not in ("http", "websocket"):
             await self.app(scope, receive, send)
             return
         raw_path: bytes = scope.get("raw_path") or scope["path"].encode()
         query: bytes = scope.get("query_string", b"")
         if _has_nul(raw_path) or _has_nul(query) or "\x00" in scope["path"]:
-            await _refuse(send)
+            await _refuse_scope(scope, receive, send)
             return
-        if scope["method"] not in ("POST", "PUT", "PATCH"):
+        if scope["type"] == "websocket" or scope["method"] not in ("POST", "PUT", "PATCH"):
             await self.app(scope, receive, send)
             return
         limit = self._limit(scope["path"])
@@ -145,11 +146,13 @@ class LoopbackHostOnly:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
+        if scope["type"] in ("http", "websocket"):
             host = _header(scope, b"host")
             name = host.rsplit(b":", 1)[0] if not host.endswith(b"]") else host
             if name not in LOOPBACK_NAMES:
-                await _refuse(
+                await _refuse_scope(
+                    scope,
+                    receive,
                     send,
                     400,
                     ErrorCode.VALIDATION_ERROR,
@@ -157,3 +160,88 @@ class LoopbackHostOnly:
                 )
                 return
         await self.app(scope, receive, send)
+
+
+class SameOriginWebSockets:
+    """A browser's WebSocket upgrade is taken only from a page of this API's own origin
+    (security review N9). A browser sends its page's ``Origin`` with every upgrade and, unlike
+    ``fetch``, no CORS check stops a cross-origin socket; so an upgrade whose ``Origin`` names
+    another host (or ``null``: a sandboxed page, a file) is ``403 forbidden``. An upgrade
+    without ``Origin`` is a program, not a page (the client library, bots, agents): taken.
+    Same origin means the ``Origin``'s host and port are the ``Host`` the request was sent to
+    (behind a proxy, the proxy must pass the original ``Host`` on)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "websocket":
+            origin = _raw_header(scope, b"origin")
+            if origin is not None and not _same_origin(origin, _header(scope, b"host")):
+                await _refuse_scope(
+                    scope,
+                    receive,
+                    send,
+                    403,
+                    ErrorCode.FORBIDDEN,
+                    "a WebSocket from another origin's page is not accepted",
+                )
+                return
+        await self.app(scope, receive, send)
+
+
+DEFAULT_PORTS = {b"http": b"80", b"https": b"443", b"ws": b"80", b"wss": b"443"}
+
+
+def _same_origin(origin: bytes, host: bytes) -> bool:
+    """Whether ``Origin: scheme://host[:port]`` names the host (and port) in ``Host``."""
+    scheme, sep, rest = origin.strip().lower().partition(b"://")
+    if not sep or not host or scheme not in DEFAULT_PORTS or b"/" in rest or b"@" in rest:
+        return False
+    default = DEFAULT_PORTS[scheme]
+
+    def with_port(netloc: bytes) -> bytes:
+        if netloc.endswith(b"]") or b":" not in netloc:
+            return netloc + b":" + default
+        return netloc
+
+    # A Host without a port is the scheme's default port (the Origin's scheme names it).
+    return with_port(rest) == with_port(host)
+
+
+def _raw_header(scope: Scope, name: bytes) -> bytes | None:
+    for key, value in scope.get("headers", []):
+        if key.lower() == name:
+            return bytes(value)
+    return None
+
+
+async def _refuse_scope(
+    scope: Scope,
+    receive: Receive,
+    send: Send,
+    status: int = 422,
+    code: ErrorCode = ErrorCode.VALIDATION_ERROR,
+    message: str = MESSAGE,
+) -> None:
+    """``_refuse`` for a request or a WebSocket upgrade (answered before it is accepted: the
+    same coded HTTP answer where the server can send one, else a policy-violation close)."""
+    if scope["type"] != "websocket":
+        await _refuse(send, status, code, message)
+        return
+    await receive()  # websocket.connect
+    if "websocket.http.response" not in scope.get("extensions", {}):
+        await send({"type": "websocket.close", "code": 1008, "reason": code.value})
+        return
+    payload = json.dumps({"code": code.value, "message": message}).encode()
+    await send(
+        {
+            "type": "websocket.http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(payload)).encode()),
+            ],
+        }
+    )
+    await send({"type": "websocket.http.response.body", "body": payload})

@@ -19,6 +19,7 @@ from sqlalchemy import delete, func
 from sqlalchemy.dialects.postgresql import insert
 from sqlmodel import col, select
 
+from api.auth import ANONYMOUS_PREFIX
 from db.engine import Database
 from db.models import RoomPresence
 
@@ -91,4 +92,4 @@ async def _prune(db: Database, now: float) -> None:
 
 def anonymous(request: Request) -> str:
     client = request.client.host if request.client else "?"
-    return "anon:" + hashlib.sha256(client.encode()).hexdigest()[:24]
+    return ANONYMOUS_PREFIX + hashlib.sha256(client.encode()).hexdigest()[:24]

@@ -53,6 +53,25 @@ class SingleFlight(Generic[K, V]):
         self.fetches += 1
         return await fetch()
 
-    def forget(self, key: K) -> None:
-        """Drop a key (after a write through this process, so the writer reads its write)."""
-        self._entries.pop(key, None)
+    def refresh(self, key: K, fetch: Callable[[], Awaitable[V]]) -> None:
+        """Start a fetch for ``key`` now, in place of what is held: after a write accepted
+        through this process, so the writer's next read shows its write. Callers from then on
+        share the new fetch. (Never a drop: a refused write must change nothing, security
+        review N4, and a dropped key made the next read a fetch whatever the ``ttl``.)"""
+        task = asyncio.ensure_future(self._run(fetch))
+        # Nobody may await it (no read follows): its failure is the next reader's to see.
+        task.add_done_callback(lambda done: done.cancelled() or done.exception())
+        self._entries[key] = _Entry(time.monotonic(), task)
+        self._entries.move_to_end(key)
+        while len(self._entries) > self.size:
+            self._entries.popitem(last=False)
+
+    def peek(self, key: K) -> V | None:
+        """The last value fetched for ``key``, however old, without fetching (None if there
+        is none, or the fetch has not answered, or it failed)."""
+        entry = self._entries.get(key)
+        if entry is None or not entry.task.done() or entry.task.cancelled():
+            return None
+        if entry.task.exception() is not None:
+            return None
+        return entry.task.result()

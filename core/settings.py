@@ -97,6 +97,9 @@ class Settings(BaseSettings):
     # The longest a game-state long-poll (waitForChange) holds its request, whatever
     # ``timeout`` asks (the wire allows up to 30 s): a cap on idle connections per replica.
     long_poll_max_seconds: float = Field(default=30.0, ge=0, le=30)
+    # Pre-play game-state long-polls one client (its verified identity) holds at a time per
+    # replica (api/preplay.py; security review N5); one more is 429 too_many_long_polls.
+    max_long_polls_per_client: int = Field(default=4, ge=1)
 
     # `sng api` behind a reverse proxy (security review N10): the client address the limits
     # count is X-Forwarded-For's, but only on connections from these addresses (comma

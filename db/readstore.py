@@ -124,3 +124,10 @@ async def write_state_now(
             CHANNEL,
             f"{key} {version}",
         )
+
+
+async def read_public(db: Database, key: str) -> dict[str, Any] | None:
+    """The public part of the state stored under ``key``, or None when there is none."""
+    async with db.session() as session:
+        row = await session.get(ReadState, key)
+    return None if row is None else dict(row.public)

@@ -93,6 +93,7 @@ class ErrorCode(StrEnum):
     PAYLOAD_TOO_LARGE = "payload_too_large"
     RATE_LIMITED = "rate_limited"
     TOO_MANY_STREAMS = "too_many_streams"
+    TOO_MANY_LONG_POLLS = "too_many_long_polls"
     VALIDATION_ERROR = "validation_error"
 
 

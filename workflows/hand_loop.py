@@ -664,6 +664,11 @@ class HandLoop:
                 raise DomainError(
                     ErrorCode.INVALID_STATE, "this table has no deck committed for its next hand"
                 )
+            if inp.hand_number == pending.hand_number and seat in pending.seeds:
+                # First: whatever else this request gets wrong, the seat's seed is in.
+                raise DomainError(
+                    ErrorCode.ALREADY_SEEDED, f"seat {seat} already seeded hand {inp.hand_number}"
+                )
             if inp.hand_number != pending.hand_number or inp.commitment.lower() != pending.root:
                 raise DomainError(
                     ErrorCode.STALE_COMMITMENT,
@@ -672,10 +677,6 @@ class HandLoop:
                     field="commitment",
                 )
             fairness.check_player_seed(inp.seed)
-            if seat in pending.seeds:
-                raise DomainError(
-                    ErrorCode.ALREADY_SEEDED, f"seat {seat} already seeded hand {inp.hand_number}"
-                )
         except DomainError as err:
             raise refusal(err) from None
         return seat

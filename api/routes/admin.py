@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import secrets
+import time
 from datetime import datetime
 from typing import Annotated, Any
 
@@ -18,6 +20,7 @@ from api.errors import QUERY_TIMEOUT
 from api.updates import execute_update
 from core.settings import Settings
 from db import ledger
+from db.engine import Database
 from db.models import PayoutIntent, Tournament
 from domain.clock import level_started_at_ms
 from domain.errors import ErrorCode
@@ -58,11 +61,34 @@ class CreatedTournament(WireModel):
     response_model_by_alias=True,
 )
 async def create_tournament(
-    body: CreateTournamentBody, temporal: TemporalDep, settings: SettingsDep
+    body: CreateTournamentBody, temporal: TemporalDep, settings: SettingsDep, db: DbDep
 ) -> CreatedTournament:
     return await start_tournament(
-        temporal, settings, name=body.name, raw=body.settings, hand_pause_ms=body.hand_pause_ms
+        temporal,
+        settings,
+        name=body.name,
+        raw=body.settings,
+        hand_pause_ms=body.hand_pause_ms,
+        db=db,
     )
+
+
+ROW_WAIT = 10.0
+"""How long creating a tournament waits for its workflow's first write (its read-model row)."""
+
+
+async def _until_listed(db: Database, tournament_id: str) -> None:
+    """Wait until the new tournament's row is in the read model (its workflow writes it
+    before anything else, a fraction of a second), so that every public read answers for it
+    as soon as its creation has been answered: the lobby, its events (which ask the read
+    model only, security review N9) and its game state. A worker that is not running yet
+    leaves the row for later: after ``ROW_WAIT`` the answer goes out anyway."""
+    deadline = time.monotonic() + ROW_WAIT
+    while time.monotonic() < deadline:
+        async with db.session() as session:
+            if await session.get(Tournament, tournament_id) is not None:
+                return
+        await asyncio.sleep(0.05)
 
 
 async def start_tournament(
@@ -73,6 +99,7 @@ async def start_tournament(
     raw: dict[str, Any],
     hand_pause_ms: int,
     tournament_id: str | None = None,
+    db: Database | None = None,
 ) -> CreatedTournament:
     """Start a tournament's workflow: this route and the admin pages' create form share it.
 
@@ -107,6 +134,8 @@ async def start_tournament(
         ),
         static_summary=f"{name}: {parsed.seats}-seat SnG, entry {parsed.entry_fee}",
     )
+    if db is not None:
+        await _until_listed(db, tournament_id)
     return CreatedTournament(
         tournament_id=tournament_id, workflow_id=workflow_id, state="registering"
     )

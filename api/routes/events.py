@@ -23,16 +23,13 @@ from fastapi import APIRouter, Header, Query, Request, Response
 from sqlmodel import col, select
 from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.background import BackgroundTask
-from temporalio.client import Client
-from temporalio.service import RPCError, RPCStatusCode
 
-from api.deps import DbDep, PageLimit, TemporalDep, TournamentId
+from api.deps import DbDep, PageLimit, TournamentId
 from api.errors import ApiError
 from api.streams import StreamSlots
 from db.engine import Database
 from db.models import Event, Tournament
 from domain.errors import ErrorCode
-from wire.ids import tournament_workflow_id
 from wire.messages import WireModel
 
 router = APIRouter(prefix="/tournaments", tags=["events"])
@@ -73,17 +70,15 @@ async def _page(db: Database, tournament_id: str, after: int, limit: int) -> lis
         return list(rows)
 
 
-async def _require_tournament(db: Database, temporal: Client, tournament_id: str) -> None:
+async def _require_tournament(db: Database, tournament_id: str) -> None:
+    """A tournament the read model knows, or ``404 not_found``. Never Temporal (security
+    review N9: an unknown id cost a ``DescribeWorkflowExecution`` per request). A workflow
+    writes its row before anything else, and ``POST /admin/tournaments`` answers once the row
+    is there, so a tournament is known here from its creation's answer on."""
     async with db.session() as session:
         if await session.get(Tournament, tournament_id) is not None:
             return
-    # The read model is written by an activity just after the workflow starts: ask Temporal.
-    try:
-        await temporal.get_workflow_handle(tournament_workflow_id(tournament_id)).describe()
-    except RPCError as err:
-        if err.status == RPCStatusCode.NOT_FOUND:
-            raise ApiError(ErrorCode.NOT_FOUND, "no such tournament") from None
-        raise
+    raise ApiError(ErrorCode.NOT_FOUND, "no such tournament")
 
 
 def resume_point(after: int | None, last_event_id: str | None) -> int:
@@ -110,12 +105,11 @@ async def event_stream(
     tournament_id: TournamentId,
     request: Request,
     db: DbDep,
-    temporal: TemporalDep,
     after: AfterQuery = None,
     last_event_id: Annotated[str | None, Header()] = None,
 ) -> Response:
     """Server-Sent Events: `event` is the type, `data` its JSON payload, `id` the log id."""
-    await _require_tournament(db, temporal, tournament_id)
+    await _require_tournament(db, tournament_id)
     return await sse(db, tournament_id, request, resume_point(after, last_event_id))
 
 
@@ -207,10 +201,9 @@ async def page(db: Database, stream_id: str, after: int, limit: int) -> EventPag
 async def event_page(
     tournament_id: TournamentId,
     db: DbDep,
-    temporal: TemporalDep,
     after: AfterQuery = None,
     limit: PageLimit = PAGE,
 ) -> EventPage:
     """One page of the log after an id, oldest first, for clients that cannot read SSE."""
-    await _require_tournament(db, temporal, tournament_id)
+    await _require_tournament(db, tournament_id)
     return await page(db, tournament_id, after or 0, limit)

@@ -2,20 +2,17 @@
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
-import time
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Header, Request, Response
 from pydantic import Field
-from sqlmodel import select
 from temporalio.client import WorkflowHandle
 
+from api import preplay
 from api.auth import CurrentPlayer
-from api.deps import ID_PATTERN, DbDep, TemporalDep, TournamentId
-from api.errors import ApiError
+from api.deps import ID_PATTERN, TemporalDep, TournamentId
 from api.gamestate import (
     GameStateCache,
     LongPollDep,
@@ -23,6 +20,7 @@ from api.gamestate import (
     game_state,
     unavailable,
 )
+from api.preplay import PrePlayRows, row_version, tournament_row
 from api.presence import touch
 from api.updates import execute_update
 from db.engine import Database
@@ -39,23 +37,11 @@ from workflows.table import TableWorkflow
 
 router = APIRouter(prefix="/tournaments", tags=["play"])
 
-PRE_PLAY = {"registering", "starting", "cancelled"}
-
+PRE_PLAY = preplay.PRE_PLAY
+"""A tournament in these states has no table yet (api/preplay.py)."""
 
 SPECTATORS = "\0spectators"
 """The render key every watcher of a tournament table shares (never a player id)."""
-
-
-async def _row(db: DbDep, tournament_id: str) -> Tournament:
-    async with db.session() as session:
-        row = (await session.exec(select(Tournament).where(Tournament.id == tournament_id))).first()
-    if row is None:
-        raise ApiError(ErrorCode.NOT_FOUND, "no such tournament")
-    return row
-
-
-def _row_version(row: Tournament) -> int:
-    return int(row.updated_at.timestamp() * 1000)
 
 
 @router.get(
@@ -86,11 +72,17 @@ async def game_state_body(
     cache: GameStateCache = app.state.game_states
     table_id = table_workflow_id(tournament_id)
     if cache.snapshot(table_id) is None:
-        # Not served here yet: the tournament row says whether there is a table to read.
+        # Not served here yet: the tournament row says whether there is a table to read. A
+        # long-poll starts from this replica's watch of the row when it has one (no read);
+        # a plain read reads the row (a writer reads its write).
+        rows: PrePlayRows = app.state.pre_play
+        polls = wait_for_change is not None and wait_seconds > 0
         db: Database = app.state.db
-        row = await _row(db, tournament_id)
+        row = await (rows.row(tournament_id) if polls else tournament_row(db, tournament_id))
         if row.state in PRE_PLAY:
-            before = await _before_play(row, wait_for_change, wait_seconds, db, tournament_id)
+            before = await _before_play(
+                rows, row, viewer, wait_for_change, wait_seconds, tournament_id
+            )
             if before is not None:
                 return json.dumps(before, separators=(",", ":")).encode()
     try:
@@ -137,19 +129,19 @@ def view_fields(view: TournamentView, viewer: str | None) -> dict[str, Any]:
 
 
 async def _before_play(
-    row: Tournament, wait_for_change: int | None, wait_seconds: float, db: DbDep, tournament_id: str
+    rows: PrePlayRows,
+    row: Tournament,
+    viewer: str,
+    wait_for_change: int | None,
+    wait_seconds: float,
+    tournament_id: str,
 ) -> dict[str, Any] | None:
-    """Before a table exists the read model is the state: long-poll it (cheap, no query).
-    None: play started meanwhile, and the table answers."""
-    deadline = time.monotonic() + wait_seconds
-    while (
-        wait_for_change is not None
-        and _row_version(row) == wait_for_change
-        and row.state in PRE_PLAY
-        and time.monotonic() < deadline
-    ):
-        await asyncio.sleep(0.25)
-        row = await _row(db, tournament_id)
+    """Before a table exists the tournament row is the state: a long-poll parks on this
+    replica's watch of it, woken by the read model's notifications (api/preplay.py; security
+    review N5: it used to re-read the row every 0.25 s per request). None: play started
+    meanwhile, and the table answers."""
+    if wait_for_change is not None and wait_seconds > 0 and row_version(row) == wait_for_change:
+        row = await rows.wait(tournament_id, viewer, row, wait_for_change, wait_seconds)
     if row.state not in PRE_PLAY:
         return None
     fields = tournament_fields(
@@ -164,7 +156,7 @@ async def _before_play(
     )
     return GameState.model_validate(
         {
-            "version": _row_version(row),
+            "version": row_version(row),
             "tournament_id": row.id,
             "table_id": None,
             "hand_number": 0,
@@ -308,8 +300,11 @@ class SeedBody(WireModel):
 async def seed_at_table(
     app: Any, table_id: str, player_id: str, body: SeedBody, *, room: bool
 ) -> SeedResult:
-    """One seed at a table, whichever channel sent it; a retry of the same seat and hand
-    gets the first answer (the Update's id is theirs)."""
+    """One seed at a table, whichever channel sent it. Every seed is checked by the table:
+    a second one for the same seat and hand (a retry included) is ``409 already_seeded``, so
+    a client always learns whether the seed it sent is the one the table holds. (The Update
+    used to be named ``seed:<player>:<hand>``, and Temporal answered a second seed under that
+    name with the first one's answer, unchecked: ``200`` for a seed it ignored.)"""
     workflow_type = RoomWorkflow if room else TableWorkflow
     handle: WorkflowHandle[Any, Any] = app.state.temporal.get_workflow_handle_for(
         workflow_type.run, table_id
@@ -320,7 +315,6 @@ async def seed_at_table(
         body.for_player(player_id),
         closed_code=ErrorCode.ROOM_CLOSED if room else ErrorCode.STALE_COMMITMENT,
         noun="room" if room else "tournament",
-        update_id=f"seed:{player_id}:{body.hand_number}",
     )
     return result
 

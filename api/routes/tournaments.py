@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from fastapi import APIRouter
@@ -16,7 +17,7 @@ from api.errors import QUERY_TIMEOUT, ApiError
 from api.gamestate import WORKFLOW_QUERIES
 from api.routes.play import view_fields
 from api.updates import execute_update
-from db import agents, wallets
+from db import agents, readstore, wallets
 from db.models import Tournament
 from domain.errors import ErrorCode
 from wire.game_state import TournamentSchedule
@@ -30,6 +31,7 @@ from wire.messages import (
     Permit,
     RegisterInput,
     RegisterResult,
+    TournamentPhase,
     TournamentView,
     UnregisterInput,
     WireModel,
@@ -66,8 +68,35 @@ class PayEntryBody(WireModel):
     permit: Permit | None = None
 
 
+FINAL = (TournamentPhase.CLOSED, TournamentPhase.CANCELLED)
+"""A tournament in these states has published its last view, and its workflow has closed."""
+
+
+def _fetch_view(
+    temporal: TemporalDep, db: DbDep, tournament_id: str
+) -> Callable[[], Awaitable[TournamentView]]:
+    """What the shared view fetches: a closed tournament's last view from the read model
+    (security review N4: a query on a closed workflow is a full replay on a worker that runs
+    live tables), else the workflow's answer to a query. A tournament that closed before the
+    read model existed has no stored view: it is asked as before."""
+
+    async def fetch() -> TournamentView:
+        public = await readstore.read_public(db, tournament_workflow_id(tournament_id))
+        if public is not None:
+            stored = TournamentView.model_validate(public["view"])
+            if stored.state in FINAL:
+                return stored
+        WORKFLOW_QUERIES.labels(workflow="tournament").inc()
+        return await _handle(temporal, tournament_id).query(
+            TournamentWorkflow.state, rpc_timeout=QUERY_TIMEOUT
+        )
+
+    return fetch
+
+
 async def _write(
     temporal: TemporalDep,
+    db: DbDep,
     views: TournamentViewsDep,
     tournament_id: str,
     update: UpdateMethodMultiParam[[Any, P], R],
@@ -75,14 +104,18 @@ async def _write(
     *,
     closed_code: ErrorCode,
 ) -> R:
-    """An Update from a player route; this replica's shared view is refreshed after it, so the
-    writer's next read shows the write."""
-    try:
-        return await execute_update(
-            _handle(temporal, tournament_id), update, arg, closed_code=closed_code
-        )
-    finally:
-        views.forget(tournament_id)
+    """An Update from a player route. A refused one changes nothing here (security review
+    N4: dropping the shared view on every attempt made each read a query again); an accepted
+    one refreshes this replica's shared view, so the writer's next read shows the write. On a
+    tournament this replica already knows is over, Temporal is not asked at all."""
+    known: TournamentView | None = views.peek(tournament_id)
+    if known is not None and known.state in FINAL:
+        raise ApiError(closed_code, f"the tournament is {known.state.value}")
+    result = await execute_update(
+        _handle(temporal, tournament_id), update, arg, closed_code=closed_code
+    )
+    views.refresh(tournament_id, _fetch_view(temporal, db, tournament_id))
+    return result
 
 
 def _handle(
@@ -149,19 +182,14 @@ class TournamentDetail(TournamentView):
 
 @router.get("/{tournament_id}", response_model=TournamentDetail, response_model_by_alias=True)
 async def tournament_state(
-    temporal: TemporalDep, views: TournamentViewsDep, tournament_id: TournamentId
+    temporal: TemporalDep, db: DbDep, views: TournamentViewsDep, tournament_id: TournamentId
 ) -> TournamentDetail:
     """Served from a per-replica view shared by every caller, at most one second old: however
     often it is asked, a tournament costs one workflow query per second per replica (security
-    review M4). A registration, payment or leave through this replica refreshes it."""
-
-    async def fetch() -> TournamentView:
-        WORKFLOW_QUERIES.labels(workflow="tournament").inc()
-        return await _handle(temporal, tournament_id).query(
-            TournamentWorkflow.state, rpc_timeout=QUERY_TIMEOUT
-        )
-
-    view: TournamentView = await views.get(tournament_id, fetch)
+    review M4), and a closed or cancelled one none at all (its last view is in the read
+    model, N4). A registration, payment or leave accepted through this replica refreshes it;
+    a refused one changes nothing."""
+    view: TournamentView = await views.get(tournament_id, _fetch_view(temporal, db, tournament_id))
     fields = view_fields(view, None)
     return TournamentDetail(**view.model_dump(), tournament_schedule=fields["tournamentSchedule"])
 
@@ -185,6 +213,7 @@ async def register_for_tournament(
         advisor = await agents.by_id(db, body.advisor_agent_id)
     return await _write(
         temporal,
+        db,
         views,
         tournament_id,
         TournamentWorkflow.register,
@@ -221,6 +250,7 @@ async def pay_entry(
         )
     return await _write(
         temporal,
+        db,
         views,
         tournament_id,
         TournamentWorkflow.pay_entry,
@@ -234,11 +264,13 @@ async def leave(
     tournament_id: TournamentId,
     caller: CurrentPlayer,
     temporal: TemporalDep,
+    db: DbDep,
     views: TournamentViewsDep,
 ) -> LeaveResult:
     """Leave during registration: an unpaid reserve is dropped, a paid entry refunded."""
     return await _write(
         temporal,
+        db,
         views,
         tournament_id,
         TournamentWorkflow.unregister,
@@ -252,11 +284,13 @@ async def stand_up(
     tournament_id: TournamentId,
     caller: CurrentPlayer,
     temporal: TemporalDep,
+    db: DbDep,
     views: TournamentViewsDep,
 ) -> LeaveResult:
     """stand_up: like leave while registering; refused once play has begun."""
     return await _write(
         temporal,
+        db,
         views,
         tournament_id,
         TournamentWorkflow.unregister,

@@ -24,7 +24,7 @@ from temporalio.client import WorkflowHandle, WorkflowQueryFailedError, Workflow
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
-from api.deps import DbDep, SettingsDep, TemporalDep
+from api.deps import DbDep, SettingsDep, TemporalDep, TournamentId
 from api.errors import QUERY_TIMEOUT, ApiError
 from api.health import task_trouble
 from api.routes.admin import (
@@ -244,7 +244,7 @@ async def preview(request: Request, session: Operator) -> HTMLResponse:
 
 @router.post("/tournaments/new")
 async def create(
-    request: Request, session: Operator, temporal: TemporalDep, settings: SettingsDep
+    request: Request, session: Operator, temporal: TemporalDep, settings: SettingsDep, db: DbDep
 ) -> Response:
     form = await read_form(request)
     check_csrf(request, session, form)
@@ -253,7 +253,12 @@ async def create(
         return _render(request, "new.html", _form_context(result), session=session, status_code=422)
     body = result.body
     created = await start_tournament(
-        temporal, settings, name=body.name, raw=body.settings, hand_pause_ms=body.hand_pause_ms
+        temporal,
+        settings,
+        name=body.name,
+        raw=body.settings,
+        hand_pause_ms=body.hand_pause_ms,
+        db=db,
     )
     return _see_other(f"{COOKIE_PATH}/tournaments/{created.tournament_id}")
 
@@ -362,7 +367,7 @@ def _flatten(value: Any, path: str = "") -> list[tuple[str, Any]]:
 @router.post("/tournaments/{tournament_id}/force-end")
 async def force_end(
     request: Request,
-    tournament_id: str,
+    tournament_id: TournamentId,
     session: Operator,
     temporal: TemporalDep,
     settings: SettingsDep,
@@ -387,7 +392,7 @@ async def force_end(
 
 @router.post("/tournaments/{tournament_id}/retry-payouts")
 async def retry_refused_payouts(
-    request: Request, tournament_id: str, session: Operator, temporal: TemporalDep
+    request: Request, tournament_id: TournamentId, session: Operator, temporal: TemporalDep
 ) -> Response:
     form = await read_form(request)
     check_csrf(request, session, form)
