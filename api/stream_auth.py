@@ -59,7 +59,8 @@ class StreamCredential:
         if self.token is not None:
             # Verified at connect (the route's dependency), so its claims are the token's.
             claims = jwt.decode(self.token, options={"verify_signature": False})
-            self.expires_at = float(claims["exp"])
+            exp = claims.get("exp")
+            self.expires_at = float(exp) if isinstance(exp, int | float) else None
         self._until = 0.0
         self._lock = asyncio.Lock()
         self._card: tuple[str | None, datetime | None] | None = None

@@ -30,7 +30,7 @@ from typing import Any
 from starlette.requests import HTTPConnection
 
 from api.errors import ApiError
-from api.ratelimit import verified_identity
+from api.ratelimit import address_key, verified_identity
 from domain.errors import ErrorCode
 
 
@@ -45,7 +45,7 @@ class StreamSlots:
     def acquire(self, connection: HTTPConnection) -> Callable[[], None]:
         """Take a slot for this request's client and address, or refuse; returns the
         (idempotent) release. Call it after the route checked the credential, if it has one."""
-        address = connection.client.host if connection.client else "unknown"
+        address = address_key(connection.client.host if connection.client else "unknown")
         identity = verified_identity(connection.scope)
         client = f"id:{identity}" if identity is not None else f"ip:{address}"
         if self.clients.total() >= self.total:

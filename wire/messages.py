@@ -148,6 +148,9 @@ class TournamentState(WireModel):
     table_workflow_id: str | None = None
     table_secret: str = ""
     """The secret the table's reports are signed with (given to the table at its start)."""
+    seen_updates: dict[str, int] = {}
+    """Update ids this tournament took lately, with when they were sent (the handler binding,
+    core/handler_binding.py: an Update id is used once, across continue-as-new too)."""
     reports_v2: bool = False
     """Reports are signed (``report_mac``) and taken once each, in hand order; set at the
     table's start under the ``reports-v2`` patch (runs from before it keep the old check)."""

@@ -116,6 +116,9 @@ class TableState(WireModel):
     it instead (``report_mac``), so the tournament takes reports only from its own table
     (security review C2, N1)."""
     report_mac: bool = False
+    seen_updates: dict[str, int] = Field(default_factory=dict)
+    """Update ids this table or room took lately, with when they were sent (the handler
+    binding, core/handler_binding.py: an Update id is used once, across continue-as-new)."""
     """Sign reports with ``report_mac`` rather than carry the secret (``reports-v2``)."""
     version: int = 0
     room: RoomSpec | None = None

@@ -827,6 +827,11 @@ class PlayerHandlers:
 
     table: HandLoop
 
+    @property
+    def seen_updates(self) -> dict[str, int]:
+        """The Update ids taken lately, carried across continue-as-new (core/handler_binding)."""
+        return self.table.st.seen_updates
+
     @workflow.update
     async def act(self, inp: ActInput) -> TableActResult:
         """Record the action; the hand loop applies it and answers."""

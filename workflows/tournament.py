@@ -375,6 +375,11 @@ class TournamentWorkflow(RegistrationMixin, SettlementMixin):
             ),
         )
 
+    @property
+    def seen_updates(self) -> dict[str, int]:
+        """The Update ids taken lately, carried across continue-as-new (core/handler_binding)."""
+        return self.s.seen_updates
+
     # -- table signals -------------------------------------------------------------------
     @workflow.signal
     def hand_completed(self, report: HandReport) -> None:

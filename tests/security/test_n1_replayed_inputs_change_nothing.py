@@ -45,6 +45,7 @@ from wire.messages import (
     RegisterInput,
     TournamentPhase,
     TournamentView,
+    UnregisterInput,
 )
 from worker import build_worker
 from workflows.tournament import TournamentWorkflow
@@ -295,10 +296,63 @@ async def test_a_sealed_update_sent_to_another_handler_is_refused(
                 timeout=timedelta(seconds=8),
             )
             assert response.outcome.HasField("failure"), "the lifted input ran as unregister"
-            assert "not bound to this handler" in response.outcome.failure.message
+            assert "refusing a 'unregister' Update" in response.outcome.failure.message
         except RPCError:
             pass  # refused before it ran: as good
         view = await handle.query(TournamentWorkflow.state)
         status = {e.player_id: e.status for e in view.entrants}
-        assert status[victim] is EntrantStatus.RESERVED, view.entrants
+        assert status.get(victim) is EntrantStatus.RESERVED, view.entrants
+        await handle.terminate("test done")
+
+
+async def test_a_victims_own_update_sent_again_changes_nothing(
+    client: Client, task_queue: str, db: Database
+) -> None:
+    """The same handler this time (the independent review of the fix): a victim registered,
+    left, and came back. Their sealed ``unregister``, lifted with its header out of history
+    and sent again keyless under a fresh Update id, unregistered them again on the reviewed
+    main; in a room, an old ``leave`` sent mid-hand folds the victim to a bet."""
+    tid = f"n1u-{uuid.uuid4().hex[:12]}"
+    victim = f"{tid}-v"
+    async with build_worker(client, db, task_queue):
+        handle = await client.start_workflow(
+            TournamentWorkflow.run,
+            CreateTournamentInput(tournament_id=tid, name=tid, settings=SETTINGS),
+            id=f"tournament-{tid}",
+            task_queue=task_queue,
+        )
+        register = RegisterInput(player_id=victim, owner_user_id=victim)
+        await handle.execute_update(TournamentWorkflow.register, register)
+        await handle.execute_update(
+            TournamentWorkflow.unregister, UnregisterInput(player_id=victim)
+        )
+        await handle.execute_update(TournamentWorkflow.register, register)
+        leave = None
+        async for event in handle.fetch_history_events():
+            if event.HasField("workflow_execution_update_accepted_event_attributes"):
+                accepted = event.workflow_execution_update_accepted_event_attributes
+                if accepted.accepted_request.input.name == "unregister":
+                    leave = accepted.accepted_request
+        assert leave is not None
+        for update_id in (uuid.uuid4().hex, leave.meta.update_id):
+            lifted = UpdateRequest()
+            lifted.CopyFrom(leave)
+            lifted.meta.update_id = update_id
+            try:
+                await client.workflow_service.update_workflow_execution(
+                    UpdateWorkflowExecutionRequest(
+                        namespace=client.namespace,
+                        workflow_execution=WorkflowExecution(workflow_id=handle.id),
+                        request=lifted,
+                        wait_policy=WaitPolicy(
+                            lifecycle_stage=UpdateWorkflowExecutionLifecycleStage.UPDATE_WORKFLOW_EXECUTION_LIFECYCLE_STAGE_COMPLETED
+                        ),
+                    ),
+                    timeout=timedelta(seconds=8),
+                )
+            except RPCError:
+                pass
+        view = await handle.query(TournamentWorkflow.state)
+        status = {e.player_id: e.status for e in view.entrants}
+        assert status.get(victim) is EntrantStatus.RESERVED, view.entrants
         await handle.terminate("test done")

@@ -64,3 +64,25 @@ async def test_other_messages_are_bounded_and_a_stalled_reader_is_given_up() -> 
     with pytest.raises(Stalled):
         await outbox.put(event(OTHERS + 1))
     assert len(outbox) == OTHERS
+
+
+def test_an_ipv6_host_counts_as_its_slash_64() -> None:
+    """Independent review of N3: one IPv6 host usually holds a whole /64, so counting single
+    IPv6 addresses gave it as many anonymous stream slots as it liked."""
+    from starlette.requests import HTTPConnection
+
+    from api.errors import ApiError
+    from api.streams import StreamSlots
+
+    def anonymous(host: str) -> HTTPConnection:
+        return HTTPConnection({"type": "http", "client": (host, 1), "headers": []})
+
+    slots = StreamSlots(total=1_000, per_client=4, per_address=100)
+    for n in range(4):
+        slots.acquire(anonymous(f"2001:db8:1:2::{n + 1:x}"))
+    try:
+        slots.acquire(anonymous("2001:db8:1:2:ffff::1"))
+        raise AssertionError("a fifth anonymous stream from the same /64 was taken")
+    except ApiError as err:
+        assert err.code.value == "too_many_streams"
+    slots.acquire(anonymous("2001:db8:1:3::1"))  # another /64 is another client
