@@ -28,6 +28,7 @@ from urllib.parse import parse_qsl
 
 from prometheus_client import Counter
 from pydantic import TypeAdapter, ValidationError
+from starlette.requests import HTTPConnection
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from api.auth import remembered_player
@@ -36,6 +37,7 @@ from api.errors import ApiError
 from api.gamestate import GameStateCache, WaitForChange, WaitSeconds
 from api.ratelimit import count_identity
 from api.routes.play import game_state_body
+from api.stream_auth import StreamCredential
 from db import agents
 from wire.ids import table_workflow_id
 
@@ -94,6 +96,7 @@ class GameStateFastPath:
                 caller.user_id,
                 params.get("waitForChange"),
                 params.get("timeout", DEFAULT_WAIT),
+                StreamCredential(HTTPConnection(scope), caller.user_id),
             )
         except ApiError:
             return False  # the full route answers it, with its coded error

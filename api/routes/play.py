@@ -22,6 +22,7 @@ from api.gamestate import (
 )
 from api.preplay import PrePlayRows, row_version, tournament_row
 from api.presence import touch
+from api.stream_auth import StreamCredential
 from api.updates import execute_update
 from db.engine import Database
 from db.models import Tournament
@@ -57,17 +58,28 @@ async def get_game_state(
     tournament fields. ``waitForChange=<version>`` long-polls until the version moves on (or
     ``timeout`` seconds pass)."""
     body = await game_state_body(
-        request.app, tournament_id, caller.user_id, poll.wait_for_change, poll.wait_seconds
+        request.app,
+        tournament_id,
+        caller.user_id,
+        poll.wait_for_change,
+        poll.wait_seconds,
+        StreamCredential(request, caller.user_id),
     )
     return Response(body, media_type="application/json")  # type: ignore[return-value]
 
 
 async def game_state_body(
-    app: Any, tournament_id: str, viewer: str, wait_for_change: int | None, wait_seconds: float
+    app: Any,
+    tournament_id: str,
+    viewer: str,
+    wait_for_change: int | None,
+    wait_seconds: float,
+    credential: StreamCredential,
 ) -> bytes:
     """The route's answer for a caller already authenticated, with its parameters already
     validated: the route and its fast path (api/fastpath.py) both serve this, so they cannot
-    differ."""
+    differ. A long-poll checks ``credential`` again after its wait: it may have expired or
+    been revoked meanwhile (security review N6)."""
     wait_seconds = min(wait_seconds, app.state.settings.long_poll_max_seconds)
     cache: GameStateCache = app.state.game_states
     table_id = table_workflow_id(tournament_id)
@@ -95,6 +107,8 @@ async def game_state_body(
         )
     except NoPublishedState:
         raise unavailable() from None
+    if wait_for_change is not None and wait_seconds > 0:
+        await credential.check()
     # A watcher's body is a spectator's (``GameStateCache.insider``): rendered once for all.
     shared = viewer if cache.insider(table_id, viewer) else SPECTATORS
     return cache.render(

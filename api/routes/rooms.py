@@ -35,6 +35,7 @@ from api.gamestate import (
 )
 from api.presence import anonymous, observers, touch
 from api.routes.play import ActBody, IdempotencyKey, SeedBody, act_at_table, seed_at_table
+from api.stream_auth import StreamCredential
 from api.updates import execute_update
 from core.settings import Settings
 from db.engine import Database
@@ -405,6 +406,9 @@ async def room_game_state(
         )
     except NoPublishedState:
         raise unavailable() from None
+    if viewer is not None and wait_for_change is not None and wait_seconds > 0:
+        # The credential may have ended while the request waited (security review N6).
+        await StreamCredential(request, viewer).check()
     seated = viewer is not None and any(s.player_id == viewer for s in table.seats)
     await touch(db, room_id, viewer or anonymous(request), seated=seated)
     body = cache.render(table_id, viewer, version, lambda: room_state_for(version, table, viewer))

@@ -186,9 +186,22 @@ async def test_a_revoked_agents_streams_end_and_send_no_later_hand(
 
             hand = await eventually(victims_turn, 30)
             assert sse.hands_with_cards(victim) and ws.hands_with_cards(victim)
+            # A long-poll already waiting when the key is revoked (independent review of N6):
+            # the table moves on at the victim's timeout, and the answer must not carry cards.
+            version = (await _state(http, tid, headers))["version"]
+            waiting = asyncio.create_task(
+                http.get(
+                    f"/tournaments/{tid}/game-state",
+                    params={"waitForChange": version, "timeout": 20},
+                    headers=headers,
+                )
+            )
+            await asyncio.sleep(0.5)
 
             r = await http.post(f"/admin/agents/{victim}/revoke", headers=admin(settings))
             assert r.status_code == 200, r.text
+            answered = await waiting
+            assert answered.status_code == 401, answered.text[:300]
             assert (
                 await http.get(f"/tournaments/{tid}/game-state", headers=headers)
             ).status_code == 401
