@@ -33,6 +33,7 @@ with workflow.unsafe.imports_passed_through():
     from domain.blinds import Blinds
     from domain.errors import DomainError, ErrorCode
     from domain.holdem import (
+        STREETS,
         ActionKind,
         AnteMode,
         ButtonPositions,
@@ -69,6 +70,9 @@ with workflow.unsafe.imports_passed_through():
     from workflows.budget import UPDATE_BUDGET, run_budget_spent
     from workflows.errors import refusal
     from workflows.inbox import Inbox, wait_or_serve
+
+RAISES_PER_ROUND = 20
+"""Raises (all-ins apart) one betting round takes: a house rule that bounds a hand's acts."""
 
 HANDS_PER_RUN = 20
 """Continue-as-new at least this often: ~20 hands stay far below 2,000 updates and 10,000
@@ -647,11 +651,39 @@ class HandLoop:
                 )
             )
         self.verify_act(inp)
+        self._verify_raise_cap(inp)
         if prior is not None:
             raise refusal(
                 DomainError(
                     ErrorCode.ALREADY_ACTED,
                     f"you already acted on hand {inp.hand_no} turn {inp.turn}; that action stands",
+                )
+            )
+
+    def _verify_raise_cap(self, inp: ActInput) -> None:
+        """At most ``RAISES_PER_ROUND`` raises in one betting round, all-ins apart (independent
+        review of N2: two seats with deep stacks min-raising each other could spend the run's
+        2,000 Updates within one hand, and then an opponent's act is refused). A house rule,
+        checked in the validator only (never replayed): past it a player calls, folds or goes
+        all-in, so a hand takes at most ``(RAISES_PER_ROUND + seats + 1) × seats`` acts a
+        round, 1,240 for ten seats, inside the 1,500 the room's join and leave budget leaves."""
+        hand = self.hand
+        if hand is None or str(inp.action) != "raise":
+            return
+        street = STREETS[hand.street]
+        raises = sum(
+            1
+            for a in hand.actions
+            if a["street"] == street and a["action"] == "raise" and not a["all_in"]
+        )
+        seat = self.seat_of(inp.player_id)
+        player = hand.seats.index(seat)
+        if raises >= RAISES_PER_ROUND and inp.amount != hand.stacks[player] + hand.bets[player]:
+            raise refusal(
+                DomainError(
+                    ErrorCode.ILLEGAL_ACTION,
+                    f"this betting round had {RAISES_PER_ROUND} raises: call, fold or go"
+                    " all-in (docs/rooms.md, the raise cap)",
                 )
             )
 

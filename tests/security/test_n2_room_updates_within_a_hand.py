@@ -334,3 +334,52 @@ async def test_an_idempotency_key_reused_with_another_action_is_refused(
         assert again.status_code == 200, again.text
         assert again.json() == first.json()
         assert await settled(table.handle) == after_first
+
+
+async def test_a_raise_war_stops_at_the_cap_and_everyone_can_still_act(
+    client: Client, worker: Worker, task_queue: str
+) -> None:
+    """Independent review of N2: two deep seats min-raising each other could spend a run's
+    2,000 Updates within one hand (no join or leave needed), after which a third player's act
+    is refused. A betting round now takes at most ``RAISES_PER_ROUND`` raises (all-ins
+    apart); past it the raiser must call, fold or go all-in, and the round ends."""
+    from temporalio.client import WorkflowUpdateFailedError
+
+    from tests.integration.test_table import table_state
+    from wire.table_messages import ActInput
+    from workflows.hand_loop import RAISES_PER_ROUND
+    from workflows.table import TableWorkflow
+
+    players = ["deep-a", "deep-b"]
+    st = table_state(players, stack=200_000, actionTimeoutSeconds=60)
+    handle = await client.start_workflow(
+        TableWorkflow.run, st, id=st.table_id, task_queue=task_queue
+    )
+    raises = 0
+    refused = None
+    while refused is None:
+        for seat_player in players:
+            view = await handle.query(TableWorkflow.view, seat_player)
+            legal = view.hand.get("legal") if view.hand else None
+            if legal is None:
+                continue
+            act = ActInput(
+                player_id=seat_player,
+                hand_no=view.hand_no,
+                turn=view.hand["turn"],
+                action="raise",
+                amount=legal["min_raise_to"],
+            )
+            try:
+                await handle.execute_update(TableWorkflow.act, act)
+                raises += 1
+            except WorkflowUpdateFailedError as err:
+                refused = err
+                assert raises == RAISES_PER_ROUND, raises
+                # Calling, and going all-in, stay open to the same player.
+                call = act.model_copy(update={"action": "call", "amount": None})
+                await handle.execute_update(TableWorkflow.act, call)
+            break
+        assert raises <= RAISES_PER_ROUND, "the raise war went past the cap"
+    assert "raises" in str(refused.cause), refused.cause
+    await handle.terminate("test done")
