@@ -256,6 +256,43 @@ async def test_a_keyless_stop_does_not_end_the_tournament(
         await handle.terminate("test done")
 
 
+async def _accepted_requests(handle: WorkflowHandle[Any, Any], name: str) -> list[UpdateRequest]:
+    """The accepted ``name`` Updates in the workflow's history, header and sealed input."""
+    found = []
+    async for event in handle.fetch_history_events():
+        if event.HasField("workflow_execution_update_accepted_event_attributes"):
+            request = event.workflow_execution_update_accepted_event_attributes.accepted_request
+            if request.input.name == name:
+                found.append(request)
+    return found
+
+
+async def _send_again(
+    client: Client, workflow_id: str, request: UpdateRequest, *, name: str, update_id: str
+) -> str | None:
+    """Send a lifted Update over raw gRPC (no key) as ``name`` under ``update_id``: its
+    failure's message, or None when it was refused before it ran."""
+    lifted = UpdateRequest()
+    lifted.CopyFrom(request)
+    lifted.meta.update_id = update_id
+    lifted.input.name = name
+    try:
+        response = await client.workflow_service.update_workflow_execution(
+            UpdateWorkflowExecutionRequest(
+                namespace=client.namespace,
+                workflow_execution=WorkflowExecution(workflow_id=workflow_id),
+                request=lifted,
+                wait_policy=WaitPolicy(
+                    lifecycle_stage=UpdateWorkflowExecutionLifecycleStage.UPDATE_WORKFLOW_EXECUTION_LIFECYCLE_STAGE_COMPLETED
+                ),
+            ),
+            timeout=timedelta(seconds=8),
+        )
+    except RPCError:
+        return None
+    return response.outcome.failure.message if response.outcome.HasField("failure") else "ran"
+
+
 async def test_a_sealed_update_sent_to_another_handler_is_refused(
     client: Client, task_queue: str, db: Database
 ) -> None:
@@ -274,31 +311,12 @@ async def test_a_sealed_update_sent_to_another_handler_is_refused(
         await handle.execute_update(
             TournamentWorkflow.register, RegisterInput(player_id=victim, owner_user_id=victim)
         )
-        request = None
-        async for event in handle.fetch_history_events():
-            if event.HasField("workflow_execution_update_accepted_event_attributes"):
-                request = event.workflow_execution_update_accepted_event_attributes.accepted_request
-        assert request is not None and request.input.name == "register"
-        lifted = UpdateRequest()
-        lifted.CopyFrom(request)
-        lifted.meta.update_id = uuid.uuid4().hex
-        lifted.input.name = "unregister"
-        try:
-            response = await client.workflow_service.update_workflow_execution(
-                UpdateWorkflowExecutionRequest(
-                    namespace=client.namespace,
-                    workflow_execution=WorkflowExecution(workflow_id=handle.id),
-                    request=lifted,
-                    wait_policy=WaitPolicy(
-                        lifecycle_stage=UpdateWorkflowExecutionLifecycleStage.UPDATE_WORKFLOW_EXECUTION_LIFECYCLE_STAGE_COMPLETED
-                    ),
-                ),
-                timeout=timedelta(seconds=8),
-            )
-            assert response.outcome.HasField("failure"), "the lifted input ran as unregister"
-            assert "refusing a 'unregister' Update" in response.outcome.failure.message
-        except RPCError:
-            pass  # refused before it ran: as good
+        [request] = await _accepted_requests(handle, "register")
+        outcome = await _send_again(
+            client, handle.id, request, name="unregister", update_id=uuid.uuid4().hex
+        )
+        assert outcome != "ran", "the lifted input ran as unregister"
+        assert outcome is None or "refusing a 'unregister' Update" in outcome
         view = await handle.query(TournamentWorkflow.state)
         status = {e.player_id: e.status for e in view.entrants}
         assert status.get(victim) is EntrantStatus.RESERVED, view.entrants
@@ -327,31 +345,12 @@ async def test_a_victims_own_update_sent_again_changes_nothing(
             TournamentWorkflow.unregister, UnregisterInput(player_id=victim)
         )
         await handle.execute_update(TournamentWorkflow.register, register)
-        leave = None
-        async for event in handle.fetch_history_events():
-            if event.HasField("workflow_execution_update_accepted_event_attributes"):
-                accepted = event.workflow_execution_update_accepted_event_attributes
-                if accepted.accepted_request.input.name == "unregister":
-                    leave = accepted.accepted_request
-        assert leave is not None
+        [leave] = await _accepted_requests(handle, "unregister")
         for update_id in (uuid.uuid4().hex, leave.meta.update_id):
-            lifted = UpdateRequest()
-            lifted.CopyFrom(leave)
-            lifted.meta.update_id = update_id
-            try:
-                await client.workflow_service.update_workflow_execution(
-                    UpdateWorkflowExecutionRequest(
-                        namespace=client.namespace,
-                        workflow_execution=WorkflowExecution(workflow_id=handle.id),
-                        request=lifted,
-                        wait_policy=WaitPolicy(
-                            lifecycle_stage=UpdateWorkflowExecutionLifecycleStage.UPDATE_WORKFLOW_EXECUTION_LIFECYCLE_STAGE_COMPLETED
-                        ),
-                    ),
-                    timeout=timedelta(seconds=8),
-                )
-            except RPCError:
-                pass
+            outcome = await _send_again(
+                client, handle.id, leave, name="unregister", update_id=update_id
+            )
+            assert outcome != "ran" or update_id == leave.meta.update_id, outcome
         view = await handle.query(TournamentWorkflow.state)
         status = {e.player_id: e.status for e in view.entrants}
         assert status.get(victim) is EntrantStatus.RESERVED, view.entrants
