@@ -20,6 +20,7 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlmodel import col, select
 
 from api.auth import ANONYMOUS_PREFIX
+from api.ratelimit import address_key
 from db.engine import Database
 from db.models import RoomPresence
 
@@ -91,5 +92,5 @@ async def _prune(db: Database, now: float) -> None:
 
 
 def anonymous(request: Request) -> str:
-    client = request.client.host if request.client else "?"
+    client = address_key(request.client.host) if request.client else "?"
     return ANONYMOUS_PREFIX + hashlib.sha256(client.encode()).hexdigest()[:24]

@@ -61,10 +61,11 @@ class RoomSpec(WireModel):
     joins: int = 0
     stream_seq: int = 0
     """Events published outside hands (joins, leaves, status): their dedupe keys count up."""
-    updates_per_run: int = Field(default=500, ge=20, le=1_500)
+    updates_per_run: int = Field(default=500, ge=20, le=740)
     """The run's Update budget (workflows/budget.py): joins and leaves are refused past it,
     within a hand too, and the run hands over at the next hand boundary (security review N2;
-    tests shorten it)."""
+    tests shorten it). At most 740, so a hand keeps the 1,240 Updates the raise cap bounds it
+    by (docs/rooms.md)."""
     rejoin_cooldown_seconds: int = Field(default=10, ge=0, le=3_600)
     """A player who left waits this long before joining again, doubling with each leave in a
     row (security review N2; tests set 0)."""
@@ -116,10 +117,10 @@ class TableState(WireModel):
     it instead (``report_mac``), so the tournament takes reports only from its own table
     (security review C2, N1)."""
     report_mac: bool = False
+    """Sign reports with ``report_mac`` rather than carry the secret (``reports-v2``)."""
     seen_updates: dict[str, int] = Field(default_factory=dict)
     """Update ids this table or room took lately, with when they were sent (the handler
     binding, core/handler_binding.py: an Update id is used once, across continue-as-new)."""
-    """Sign reports with ``report_mac`` rather than carry the secret (``reports-v2``)."""
     version: int = 0
     room: RoomSpec | None = None
     """Set for a cash room: fixed stakes, join/leave, no parent."""

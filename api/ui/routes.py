@@ -27,6 +27,7 @@ from temporalio.service import RPCError, RPCStatusCode
 from api.deps import DbDep, SettingsDep, TemporalDep, TournamentId
 from api.errors import QUERY_TIMEOUT, ApiError
 from api.health import task_trouble
+from api.ratelimit import address_key
 from api.routes.admin import (
     ForceEndBody,
     current_level_started_at_ms,
@@ -162,7 +163,7 @@ LOGIN_ATTEMPTS = parse("10/minute")
 
 @router.post("/login")
 async def login(request: Request, settings: SettingsDep) -> Response:
-    address = request.client.host if request.client else "unknown"
+    address = address_key(request.client.host if request.client else "unknown")
     limiter: MovingWindowRateLimiter = request.app.state.login_limiter
     if not await limiter.test(LOGIN_ATTEMPTS, address):
         return _render(

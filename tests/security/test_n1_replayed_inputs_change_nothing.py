@@ -355,3 +355,19 @@ async def test_a_victims_own_update_sent_again_changes_nothing(
         status = {e.player_id: e.status for e in view.entrants}
         assert status.get(victim) is EntrantStatus.RESERVED, view.entrants
         await handle.terminate("test done")
+
+
+def test_every_update_has_a_validator_and_every_workflow_keeps_its_seen_ids() -> None:
+    """The handler binding checks in the validator interceptor, which the SDK runs only for
+    an Update that has a validator; and it keeps the ids it took in the state a workflow
+    carries across continue-as-new (``seen_updates``), else only for the run."""
+    import temporalio.workflow
+
+    from worker import WORKFLOWS
+
+    for cls in WORKFLOWS:
+        definition = temporalio.workflow._Definition.must_from_class(cls)
+        for name, update in definition.updates.items():
+            assert update.validator is not None, f"{cls.__name__}.{name} has no validator"
+        if definition.updates:
+            assert isinstance(getattr(cls, "seen_updates", None), property), cls.__name__
