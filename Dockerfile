@@ -2,7 +2,7 @@
 FROM python:3.11-slim
 WORKDIR /app
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1
-COPY pyproject.toml README.md ./
+COPY pyproject.toml README.md requirements.lock ./
 COPY domain domain
 COPY wire wire
 COPY core core
@@ -15,6 +15,7 @@ COPY devtools devtools
 COPY bench bench
 COPY sng sng
 COPY worker worker
-RUN pip install --no-cache-dir .
+# The runtime dependencies at the versions requirements.lock pins (its dev tools stay out).
+RUN pip install --no-cache-dir -c requirements.lock .
 USER nobody
 CMD ["sng", "api"]

@@ -1,5 +1,6 @@
-# Shared by bin/dev and bin/check: make (or reuse) .venv and install the project into it.
-# Reinstalls only when pyproject.toml changes, so the second run starts at once.
+# Shared by bin/dev and bin/check: make (or reuse) .venv and install the project into it, every
+# dependency at the version requirements.lock pins (bin/lock writes it). Reinstalls only when
+# pyproject.toml or the lock changes, so the second run starts at once.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -14,11 +15,12 @@ if [ ! -x "$VENV/bin/python" ]; then
   "$PY" -m venv "$VENV"
 fi
 STAMP="$VENV/.sng-installed-$1"
-WANT="$(sha256sum pyproject.toml | cut -d' ' -f1)"
+WANT="$(cat pyproject.toml requirements.lock | sha256sum | cut -d' ' -f1)"
 if [ ! -f "$STAMP" ] || [ "$(cat "$STAMP")" != "$WANT" ]; then
   echo "installing the project into $VENV (first run takes a minute or two)"
   "$VENV/bin/python" -m pip install --quiet --upgrade pip
-  "$VENV/bin/python" -m pip install --quiet -e ".[$1]"
+  "$VENV/bin/python" -m pip install --quiet -r requirements.lock
+  "$VENV/bin/python" -m pip install --quiet --no-deps -e ".[$1]"
   echo "$WANT" > "$STAMP"
 fi
 export PATH="$VENV/bin:$PATH"
