@@ -10,12 +10,14 @@ from pathlib import Path
 
 import pytest
 from sqlalchemy import text
+from sqlmodel import select
 from temporalio.client import Client
 from web3 import Web3
 
 from activities.chain_support import chain_id_of
 from db.engine import Database
 from db.migrate import upgrade_async
+from db.models import Event
 from devtools.chain import ChainInfo
 from devtools.devstack import free_port
 from devtools.pg import EmbeddedPostgres
@@ -108,6 +110,23 @@ async def test_onchain_tournament_settles_through_an_rpc_outage(
         )
         assert chips.vault.functions.executed(chain_id_of(payout.intent_id)).call()
         assert payout.tx_hash
+    # Seed: "tournament_payout_settled { position, userId, amount, txHash }": on chain, txHash
+    # is the vault's payout transaction, mined and successful.
+    async with db.session() as s:
+        settled = [
+            e.payload
+            for e in (await s.exec(select(Event).where(Event.tournament_id == tid))).all()
+            if e.type == "tournament_payout_settled"
+        ]
+    by_position = {p.position: p for p in final.payouts}
+    assert sorted(e["position"] for e in settled) == sorted(by_position)
+    for event in settled:
+        payout = by_position[event["position"]]
+        assert (event["userId"], event["amount"]) == (payout.player_id, payout.amount)
+        assert event["txHash"] == payout.tx_hash and event["txHash"].startswith("0x")
+        receipt = chips.w3.eth.get_transaction_receipt(event["txHash"])
+        assert receipt["status"] == 1
+        assert receipt["to"] == Web3.to_checksum_address(chain.vault_address)
 
 
 async def test_postgres_down_while_payouts_confirm_pays_once(

@@ -1,0 +1,283 @@
+"""Seed behaviours pinned end to end (issue 28): the payout's ``txHash``, the persisted level,
+blinds fixed at the deal, the rank after a bust, and one advisor per CoPilot table.
+
+Each test reads the seed's words (quoted) against the running workflows and the database.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from sqlmodel import col, select
+from temporalio.client import Client, WorkflowUpdateFailedError
+from temporalio.exceptions import ApplicationError
+from temporalio.testing import WorkflowEnvironment
+
+from api.routes.play import view_fields
+from db.engine import Database
+from db.models import Event, Hand, LedgerEntry, PayoutIntent, Tournament
+from db.readstore import read_public
+from tests.integration.helpers import eventually, start_paid_tournament
+from wire.ids import tournament_workflow_id
+from wire.messages import CancelInput, CreateTournamentInput, RegisterInput, TournamentView
+from workflows.tournament import TournamentWorkflow
+
+pytestmark = pytest.mark.slow
+
+# Nobody ever acts: the action timeouts (in skipped time) play every hand.
+PASSIVE: dict[str, Any] = {
+    "seats": 3,
+    "entryFee": 100,
+    "startingStack": 200,
+    "actionTimeoutSeconds": 3,
+    "blindStructure": {"startingSmallBlind": 10, "increaseFactor": 2.0, "levelDurationSeconds": 60},
+}
+
+
+async def _events(db: Database, tid: str) -> list[Event]:
+    async with db.session() as s:
+        return list(
+            (
+                await s.exec(
+                    select(Event).where(Event.tournament_id == tid).order_by(col(Event.id))
+                )
+            ).all()
+        )
+
+
+async def test_a_settled_payout_carries_its_ledger_reference_as_tx_hash(
+    skipping: tuple[Client, str], db: Database
+) -> None:
+    """Seed: "/internal/payout-confirmed broadcasts tournament_payout_settled { position,
+    userId, amount, txHash }". With virtual chips there is no transaction: ``txHash`` holds the
+    ledger posting's reference (wire/events.py), the same one the payout intent keeps."""
+    client, task_queue = skipping
+    tid = f"txh-{uuid.uuid4().hex[:6]}"
+    handle = await start_paid_tournament(client, db, task_queue, tid, PASSIVE, hand_pause_ms=500)
+    final = await handle.result()
+    assert final.state == "closed"
+
+    settled = [e.payload for e in await _events(db, tid) if e.type == "tournament_payout_settled"]
+    assert sorted(p["position"] for p in settled) == [p.position for p in final.payouts]
+    async with db.session() as s:
+        intents = {
+            i.position: i
+            for i in (
+                await s.exec(select(PayoutIntent).where(PayoutIntent.tournament_id == tid))
+            ).all()
+        }
+    for event in settled:
+        intent = intents[event["position"]]
+        assert (event["userId"], event["amount"]) == (intent.player_id, intent.amount)
+        assert event["txHash"] and event["txHash"].startswith("ledger:")
+        assert event["txHash"] == intent.tx_hash  # the event and the intent name one posting
+        posting = event["txHash"].removeprefix("ledger:")
+        async with db.session() as s:
+            legs = (
+                await s.exec(select(LedgerEntry).where(LedgerEntry.posting_key == posting))
+            ).all()
+        # The reference is the posting that paid the prize to the winner's account.
+        assert {leg.account_id: leg.amount for leg in legs if leg.amount > 0} == {
+            f"user:{intent.player_id}": intent.amount
+        }
+
+
+async def test_the_current_level_is_persisted_as_levels_advance(
+    skipping: tuple[Client, str], db: Database, time_skipping_env: WorkflowEnvironment
+) -> None:
+    """Seed: on the level timer, "Increment currentLevel, Update levelStartedAt, Persist both
+    to tables.current_level + tables.level_started_at" — while the tournament plays, not only
+    when it ends."""
+    client, task_queue = skipping
+    tid = f"lvl-{uuid.uuid4().hex[:6]}"
+    deep = {**PASSIVE, "startingStack": 5000}  # nobody busts in the first levels
+    handle = await start_paid_tournament(client, db, task_queue, tid, deep, hand_pause_ms=500)
+
+    seen: list[int] = []
+    for _ in range(12):
+        await time_skipping_env.sleep(timedelta(seconds=30))
+        view = await handle.query(TournamentWorkflow.state)
+        if view.state != "playing" or view.current_level == 0:
+            continue
+        assert view.play_start_ms is not None
+
+        async def persisted(level: int = view.current_level) -> Tournament | None:
+            async with db.session() as s:
+                row = await s.get(Tournament, tid)
+            return row if row is not None and row.current_level == level else None
+
+        row = await eventually(persisted)
+        assert row.state == "playing"
+        assert row.level_started_at is not None
+        started_ms = round(row.level_started_at.timestamp() * 1000)
+        assert started_ms == view.play_start_ms + view.current_level * 60_000
+        seen.append(view.current_level)
+        if len(set(seen)) >= 2:
+            break
+    assert len(set(seen)) >= 2, f"levels seen while playing: {seen}"
+    await handle.terminate("test done")
+
+
+async def test_a_hand_keeps_the_blinds_it_was_dealt_with(
+    skipping: tuple[Client, str], db: Database
+) -> None:
+    """Seed: "forcedBets are synced ... before each deal — there's no race between 'blinds
+    changed' and 'next deal'": a hand's blinds are the level at its deck draw's recorded time.
+    The first hand here is dealt at play start and lasts two 20 s timeouts, so the 30 s level
+    deadline passes mid-hand: it keeps level 0's blinds; the next deal takes level 1's."""
+    client, task_queue = skipping
+    tid = f"deal-{uuid.uuid4().hex[:6]}"
+    slow = {
+        **PASSIVE,
+        "actionTimeoutSeconds": 20,
+        "blindStructure": {
+            "startingSmallBlind": 10,
+            "increaseFactor": 2.0,
+            "levelDurationSeconds": 30,
+        },
+    }
+    handle = await start_paid_tournament(client, db, task_queue, tid, slow, hand_pause_ms=500)
+    final = await handle.result()
+    assert final.state == "closed"
+
+    events = await _events(db, tid)
+    order = [
+        (e.type, e.payload.get("level"), e.payload.get("handNumber"))
+        for e in events
+        if e.type in ("blind_level_changed", "hand_result")
+    ]
+    # The level changed while hand 1 ran (the tournament orders them by the table's clock)...
+    assert order.index(("blind_level_changed", 1, None)) < order.index(("hand_result", 0, 1))
+    async with db.session() as s:
+        hands = {
+            h.hand_no: h
+            for h in (
+                await s.exec(select(Hand).where(col(Hand.hand_no) <= 2, Hand.tournament_id == tid))
+            ).all()
+        }
+    # ... yet hand 1 was dealt, posted and recorded at level 0's blinds,
+    first = hands[1]
+    assert first.level == 0
+    assert (first.record["small_blind"], first.record["big_blind"]) == (10, 20)
+    assert sorted(first.record["posted_blinds"].values()) == [10, 20]
+    # and the next deal, after the deadline, took level 1's.
+    second = hands[2]
+    assert second.level == 1
+    assert (second.record["small_blind"], second.record["big_blind"]) == (20, 40)
+    assert sorted(second.record["posted_blinds"].values()) == [20, 40]
+
+
+async def test_ranks_are_updated_after_a_bust(
+    skipping: tuple[Client, str], db: Database, time_skipping_env: WorkflowEnvironment
+) -> None:
+    """Seed: after a bust, "player_eliminated (one per bust) → fresh game_state (each remaining
+    agent's tournamentMyView ranks update) → hand_result"; "rank: 1-indexed, smaller = better".
+    A player's game state composes ``tournamentMyView`` from the tournament's read-model view
+    (``view_fields``, api/routes/play.py), which the bust's hand writes with its eliminations."""
+    client, task_queue = skipping
+    tid = f"rank-{uuid.uuid4().hex[:6]}"
+    handle = await start_paid_tournament(client, db, task_queue, tid, PASSIVE, hand_pause_ms=2000)
+
+    # Step the clock until the read model shows a bust.
+    snapshot: TournamentView | None = None
+    for _ in range(40):
+        await time_skipping_env.sleep(timedelta(seconds=15))
+        public = await read_public(db, tournament_workflow_id(tid))
+        if public is not None:
+            view = TournamentView.model_validate(public["view"])
+            if view.standings:
+                snapshot = view
+                break
+    assert snapshot is not None, "no bust seen"
+    out = {f.player_id for f in snapshot.standings if f.place > 1}
+    assert out, snapshot.standings
+    live = {p: c for p, c in snapshot.stacks.items() if c > 0}
+    assert len(live) < 3 and set(live) | out == set(snapshot.stacks)
+    for player in out:
+        assert snapshot.stacks[player] == 0
+        assert "tournamentMyView" not in view_fields(snapshot, player)  # no rank once out
+    ranks = {p: view_fields(snapshot, p)["tournamentMyView"]["rank"] for p in live}
+    # Ranked among the survivors only, by the stacks after the bust's hand.
+    assert ranks == {p: 1 + sum(1 for c in live.values() if c > live[p]) for p in live}
+    assert max(ranks.values()) <= len(live) and min(ranks.values()) == 1
+
+    final = await handle.result()
+    assert final.state == "closed"
+    events = await _events(db, tid)
+    # Each bust's event names its standing, which the final standings keep.
+    busts = [e.payload for e in events if e.type == "player_eliminated"]
+    assert len(busts) == 2
+    places = {f.player_id: f.place for f in final.standings}
+    for bust in busts:
+        assert bust["rank"] == bust["place"] == places[bust["playerId"]]
+    assert sorted(b["place"] for b in busts) == [2, 3]
+
+
+async def test_one_advisor_advises_one_player_per_table(
+    skipping: tuple[Client, str], db: Database
+) -> None:
+    """Seed: a CoPilot registration's advisor must be "owned by the registrant, skill-matched
+    to poker:sng, not already advising another player at this table"; "a registration without
+    a valid advisor is rejected (advisor_required)". At a table an advisor is bound to one
+    player: another registrant cannot bind it (advisor_required, nothing changes), and its
+    owner cannot hold a second entry to bind it twice (one entry per owner). The rule's own
+    check (an advisor already in use) is pinned in tests/domain/test_registration.py."""
+    client, task_queue = skipping
+    tid = f"adv-{uuid.uuid4().hex[:6]}"
+    handle = await client.start_workflow(
+        TournamentWorkflow.run,
+        CreateTournamentInput(tournament_id=tid, name=tid, settings={**PASSIVE, "kind": "copilot"}),
+        id=f"tournament-{tid}",
+        task_queue=task_queue,
+    )
+
+    def advised(player: str, owner: str, advisor: str, advisor_owner: str) -> RegisterInput:
+        # The API resolves the advisor's owner and skills from the agent registry.
+        return RegisterInput(
+            player_id=player,
+            owner_user_id=owner,
+            advisor_agent_id=advisor,
+            advisor_owner_user_id=advisor_owner,
+            advisor_skills=["poker:sng"],
+        )
+
+    async def refused(req: RegisterInput) -> ApplicationError:
+        before = await handle.query(TournamentWorkflow.state)
+        with pytest.raises(WorkflowUpdateFailedError) as failed:
+            await handle.execute_update(TournamentWorkflow.register, req)
+        after = await handle.query(TournamentWorkflow.state)
+        assert after == before  # a refusal changes nothing
+        cause = failed.value.cause
+        assert isinstance(cause, ApplicationError)
+        return cause
+
+    first = await handle.execute_update(
+        TournamentWorkflow.register, advised("alice", "alice", "adv-a", "alice")
+    )
+    assert first.status == "reserved"
+    # Bob names Alice's advisor: refused with the seed's code.
+    taken = await refused(advised("bob", "bob", "adv-a", "alice"))
+    assert (taken.type, cause_field(taken)) == ("advisor_required", "advisorAgentId")
+    # Alice cannot take a second seat to bind it to another player either.
+    twice = await refused(advised("alice-2", "alice", "adv-a", "alice"))
+    assert twice.type == "tournament_already_registered"
+    # Bob with his own advisor is fine at the same table.
+    second = await handle.execute_update(
+        TournamentWorkflow.register, advised("bob", "bob", "adv-b", "bob")
+    )
+    assert second.status == "reserved"
+    view = await handle.query(TournamentWorkflow.state)
+    assert {e.player_id: e.advisor_agent_id for e in view.entrants} == {
+        "alice": "adv-a",
+        "bob": "adv-b",
+    }
+    await handle.execute_update(TournamentWorkflow.cancel, CancelInput())
+    assert (await handle.result()).state == "cancelled"
+
+
+def cause_field(err: ApplicationError) -> str | None:
+    details = err.details[0] if err.details else None
+    return details.get("field") if isinstance(details, dict) else None
