@@ -57,8 +57,17 @@ NAME_PATTERN = r"^[^\x00-\x1f\x7f]+$"
 MAX_HAND = 2**31 - 1  # the hands table's hand_no is a PostgreSQL integer
 HandNumber = Annotated[int, Path(ge=1, le=MAX_HAND)]
 """A finished hand's number in a path (tournaments and rooms alike)."""
-AfterHand = Annotated[int, Query(ge=0, le=MAX_HAND)]
-"""A hand listing's cursor: the hands after this number."""
+AfterHand = Annotated[
+    int,
+    Query(
+        ge=0,
+        le=MAX_HAND,
+        description="The cursor: the last hand number read (0 for the first page); the "
+        "answer's Link rel=next carries the next one.",
+    ),
+]
+"""A hand listing's cursor: the hands after this number (issue 28: the ``Link`` rel="next"
+of a page names the next one)."""
 PageLimit = Annotated[int, Query(ge=1, le=500)]
 """How many rows a listing answers at most."""
 

@@ -16,6 +16,8 @@ import math
 from collections.abc import Sequence
 from fractions import Fraction
 
+from pydantic import Field
+
 from domain.errors import DomainError, ErrorCode
 from domain.settings import PayoutStructure, PrizePlace, StrictWireModel, TournamentSettings
 
@@ -35,10 +37,17 @@ TOTAL_BPS = 10_000
 
 
 class ResolvedPrizePlace(StrictWireModel):
-    """A resolved place on the wire: the seed's ``{position, percent}`` shape for every source."""
+    """A resolved place on the wire, for every source: the seed's type
+    ``{position: number; share: number}``, the share a percentage of the pool (the places'
+    shares sum to 100). ``percent`` is the same number under its old name, served for one
+    release beside ``share`` for clients that read it (CHANGELOG.md); it then goes."""
 
     position: int
-    percent: float
+    share: float
+    percent: float = Field(
+        json_schema_extra={"deprecated": True},
+        description="Deprecated: the same number as `share`; removed in the next release.",
+    )
 
 
 def _check_field_size(field_size: int, *, most: int | None = None) -> None:
@@ -107,9 +116,10 @@ def resolve_payouts(settings: TournamentSettings, field_size: int) -> list[int]:
 def resolved_prize_structure(
     settings: TournamentSettings, field_size: int
 ) -> list[ResolvedPrizePlace]:
-    """The resolved distribution in the wire's ``{position, percent}`` shape."""
+    """The resolved distribution in the wire's ``{position, share}`` shape (``percent`` too,
+    for one release)."""
     return [
-        ResolvedPrizePlace(position=i, percent=bps / 100)
+        ResolvedPrizePlace(position=i, share=bps / 100, percent=bps / 100)
         for i, bps in enumerate(resolve_payouts(settings, field_size), start=1)
     ]
 

@@ -7,9 +7,10 @@ reads their own cards. Running hands are never served here.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Request, Response
 from fastapi.responses import PlainTextResponse
 from sqlmodel import col, select
 
@@ -62,31 +63,78 @@ async def _hand(db: DbDep, tournament_id: str, hand_number: int) -> Hand:
     return hand
 
 
+NEXT_PAGE: dict[int | str, dict[str, Any]] = {
+    200: {
+        "description": "Finished hands after ``after``, oldest first, at most ``limit``.",
+        "headers": {
+            "Link": {
+                "description": (
+                    'The next page, ``<…/hands?after=N&limit=L>; rel="next"`` (N the last hand'
+                    " number of this page); absent on the last page."
+                ),
+                "schema": {"type": "string"},
+            }
+        },
+    }
+}
+"""A hand listing's 200 in the OpenAPI document: its ``Link`` header (RFC 8288)."""
+
+
 @router.get(
-    "/{tournament_id}/hands", response_model=list[HandSummary], response_model_by_alias=True
+    "/{tournament_id}/hands",
+    response_model=list[HandSummary],
+    response_model_by_alias=True,
+    responses=NEXT_PAGE,
 )
 async def list_hands(
-    tournament_id: TournamentId, db: DbDep, page: HandPageDep
+    tournament_id: TournamentId,
+    db: DbDep,
+    page: HandPageDep,
+    request: Request,
+    response: Response,
 ) -> list[HandSummary]:
+    """The tournament's finished hands in hand order, a page at a time: ``after`` the last
+    hand number read (0, the default, for the first page), ``limit`` 1..500 (100). While more
+    follow, ``Link: <…?after=N&limit=L>; rel="next"``; the last page has no ``Link``."""
     async with db.session() as session:
         if await session.get(Tournament, tournament_id) is None:
             raise ApiError(ErrorCode.NOT_FOUND, f"no such tournament: {tournament_id}")
-    return [
-        _summary(h) for h in await finished_hands(db, Hand.tournament_id == tournament_id, page)
-    ]
+    hands = await finished_hands(db, Hand.tournament_id == tournament_id, page)
+    link_next(request, response, page, hands)
+    return [_summary(h) for h in hands.hands]
 
 
-async def finished_hands(db: DbDep, table: Any, page: HandPage) -> list[Hand]:
+@dataclass(frozen=True, slots=True)
+class FinishedHands:
+    hands: list[Hand]
+    more: bool
+    """Hands follow the last of ``hands`` (the page was read one row long to know it)."""
+
+
+async def finished_hands(db: DbDep, table: Any, page: HandPage) -> FinishedHands:
     """A page of finished hands of the tournament or room ``table`` selects, in order (a
-    tournament's force-end marker, hand 0, is never in one: pages start after 0)."""
+    tournament's force-end marker, hand 0, is never in one: pages start after 0), and whether
+    more follow it."""
     async with db.session() as session:
-        hands = await session.exec(
-            select(Hand)
-            .where(table, col(Hand.hand_no) > page.after)
-            .order_by(col(Hand.hand_no))
-            .limit(page.limit)
+        hands = list(
+            await session.exec(
+                select(Hand)
+                .where(table, col(Hand.hand_no) > page.after)
+                .order_by(col(Hand.hand_no))
+                .limit(page.limit + 1)
+            )
         )
-        return list(hands)
+    return FinishedHands(hands[: page.limit], more=len(hands) > page.limit)
+
+
+def link_next(request: Request, response: Response, page: HandPage, hands: FinishedHands) -> None:
+    """``Link: <path?after=N&limit=L>; rel="next"`` while hands follow this page (a reference
+    relative to the host the client asked, so a proxy in front changes nothing)."""
+    if hands.more and hands.hands:
+        after = hands.hands[-1].hand_no
+        response.headers["Link"] = (
+            f'<{request.url.path}?after={after}&limit={page.limit}>; rel="next"'
+        )
 
 
 @router.get(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Request, Response
 from sqlmodel import select
 
 from api.auth import MaybePlayer
@@ -13,7 +13,7 @@ from api.errors import ApiError
 from api.hand_records import served_record
 from api.presence import anonymous, touch
 from api.routes.events import AfterQuery, EventPage, page, resume_point, sse
-from api.routes.hands import finished_hands
+from api.routes.hands import NEXT_PAGE, finished_hands, link_next
 from api.routes.rooms import RoomId, room_row
 from db.models import Hand
 from domain.errors import ErrorCode
@@ -32,11 +32,23 @@ class RoomHandSummary(WireModel):
     net_to_winner: dict[str, int]
 
 
-@router.get("/{room_id}/hands", response_model=list[RoomHandSummary], response_model_by_alias=True)
-async def list_room_hands(room_id: RoomId, db: DbDep, page: HandPageDep) -> list[RoomHandSummary]:
+@router.get(
+    "/{room_id}/hands",
+    response_model=list[RoomHandSummary],
+    response_model_by_alias=True,
+    responses=NEXT_PAGE,
+)
+async def list_room_hands(
+    room_id: RoomId, db: DbDep, page: HandPageDep, request: Request, response: Response
+) -> list[RoomHandSummary]:
+    """The room's finished hands in hand order, paged as a tournament's: ``after`` the last
+    hand number read, ``limit`` 1..500 (100), and ``Link: <…>; rel="next"`` while more
+    follow."""
     await room_row(db, room_id)
+    hands = await finished_hands(db, Hand.table_id == room_workflow_id(room_id), page)
+    link_next(request, response, page, hands)
     out = []
-    for h in await finished_hands(db, Hand.table_id == room_workflow_id(room_id), page):
+    for h in hands.hands:
         settlement = h.record.get("settlement", {})
         out.append(
             RoomHandSummary(

@@ -177,7 +177,7 @@ class TournamentDetail(TournamentView):
     payouts: list[PublicPayout] = Field(default_factory=list)  # type: ignore[assignment]
     tournament_schedule: TournamentSchedule
     """The resolved blind preview from the current level (open-ended: ``continues``) and the
-    resolved prize structure as ``{position, percent}`` for the sealed field (or the seats)."""
+    resolved prize structure as ``{position, share}`` for the sealed field (or the seats)."""
 
 
 @router.get("/{tournament_id}", response_model=TournamentDetail, response_model_by_alias=True)

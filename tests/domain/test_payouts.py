@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from domain.errors import DomainError, ErrorCode
+from domain.game_state import tournament_fields
 from domain.payouts import (
     TOTAL_BPS,
     paid_places,
@@ -138,9 +139,31 @@ def test_legacy_places_beyond_a_small_field_fold_into_first() -> None:
 
 
 def test_resolved_wire_shape() -> None:
+    """The seed's type: ``prizeStructure: Array<{ position: number; share: number }>``, the
+    share a percentage of the pool; ``percent`` (the same number) stays one release for the
+    clients that read it (CHANGELOG.md)."""
     prizes = [{"position": 1, "percent": 65.5}, {"position": 2, "percent": 34.5}]
     wire = [p.to_wire() for p in resolved_prize_structure(settings_with(prizeStructure=prizes), 9)]
-    assert wire == [{"position": 1, "percent": 65.5}, {"position": 2, "percent": 34.5}]
+    assert wire == [
+        {"position": 1, "share": 65.5, "percent": 65.5},
+        {"position": 2, "share": 34.5, "percent": 34.5},
+    ]
+
+
+def test_the_schedule_on_the_wire_carries_shares_that_sum_to_100() -> None:
+    fields = tournament_fields(
+        settings_with(),
+        state="playing",
+        level=1,
+        play_start_ms=0,
+        registered_count=9,
+        field_size=9,
+        stacks={},
+        viewer=None,
+    )
+    places = fields["tournamentSchedule"]["prizeStructure"]
+    assert [p["position"] for p in places] == list(range(1, len(places) + 1))
+    assert sum(p["share"] for p in places) == pytest.approx(100)
 
 
 def test_pool_comes_from_the_sealed_field_net_of_rake() -> None:

@@ -30,7 +30,7 @@ async def test_create_register_query_persist(
         assert [lv["sb"] for lv in schedule["levels"][:4]] == [10, 15, 25, 30]
         assert schedule["continues"] is True and schedule["totalLevels"] is None
         assert [p["position"] for p in schedule["prizeStructure"]] == [1]
-        assert sum(p["percent"] for p in schedule["prizeStructure"]) == 100
+        assert sum(p["share"] for p in schedule["prizeStructure"]) == 100
 
         r = await http.post(
             f"/tournaments/{tid}/register", json={}, headers=player(settings, "alice")
