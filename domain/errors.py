@@ -96,7 +96,7 @@ class ErrorCode(StrEnum):
     """A leave by a player already leaving at the hand's end: the API answers 202 ``pending``."""
     ROOM_JOIN_COOLDOWN = "room_join_cooldown"
     """A player who left a room joins it again before their cooldown ran out (10 s, doubling
-    with each leave in a row): ``Retry-After`` says when (security review N2)."""
+    with each leave in a row, at most 10 min): ``Retry-After`` says when (security review N2)."""
     # money
     INSUFFICIENT_FUNDS = "insufficient_funds"
     """The caller's balance does not cover the entry fee or buy-in."""
