@@ -6,6 +6,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from fastapi import APIRouter
+from fastapi.responses import JSONResponse
 from pydantic import Field
 from sqlmodel import col, select
 from temporalio.client import WorkflowHandle
@@ -20,6 +21,7 @@ from api.updates import execute_update
 from db import agents, readstore, wallets
 from db.models import Tournament
 from domain.errors import ErrorCode
+from domain.settings import TournamentSettings
 from wire.game_state import TournamentSchedule
 from wire.ids import tournament_workflow_id
 from wire.messages import (
@@ -146,6 +148,28 @@ async def lobby(db: DbDep) -> list[LobbyEntry]:
             )
             for t in rows
         ]
+
+
+SETTINGS_SCHEMA: dict[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    **TournamentSettings.model_json_schema(by_alias=True, mode="validation"),
+}
+"""What ``settings`` in ``POST /admin/tournaments`` may be, with the wire's camelCase names.
+The cross-field rules (blind levels rising, prize percents summing to 100, …) are checked at
+creation as well (``invalid_settings``); a schema cannot say them all."""
+
+
+@router.get(
+    "/settings-schema",
+    response_model=dict[str, Any],
+    summary="The tournament settings' JSON Schema",
+    response_description="A JSON Schema (draft 2020-12) of a tournament's `settings`",
+)
+async def settings_schema() -> JSONResponse:
+    """Public and the same for every caller until the service is upgraded: cacheable. It is
+    declared before ``/{tournament_id}``, which would otherwise take ``settings-schema`` for
+    an id."""
+    return JSONResponse(SETTINGS_SCHEMA, headers={"Cache-Control": "public, max-age=3600"})
 
 
 class PublicEntrant(WireModel):

@@ -4,7 +4,8 @@ fresh tournament or room where state matters, and no cell is a 500.
 
 | route family                             | anonymous | player | other player | agent | service key |
 |------------------------------------------|-----------|--------|--------------|-------|-------------|
-| lobby, tournament state, events, hands,  | yes       | yes    | yes          | yes   | yes         |
+| lobby, settings schema, tournament       | yes       | yes    | yes          | yes   | yes         |
+| state, events, hands,                    |           |        |              |       |             |
 | rooms' list, record, events, hands,      |           |        |              |       |             |
 | room game state (observers), /healthz    |           |        |              |       |             |
 | register, pay, leave, stand-up, sit-in,  | 401       | yes    | yes (own)    | yes   | 401         |
@@ -127,6 +128,7 @@ SERVICE = 401, 401, 401, 401
 
 ROWS = [
     Row("GET", "/tournaments", ANYONE),
+    Row("GET", "/tournaments/settings-schema", ANYONE),
     Row("GET", "/tournaments/{tid}", ANYONE, setup=fresh),
     Row("GET", "/tournaments/{tid}/events.json", ANYONE, setup=fresh),
     Row("GET", "/tournaments/{tid}/events", ANYONE, setup=fresh),
