@@ -180,7 +180,9 @@ def replay_phh(phh: PhhHand) -> Hand:
             player = _player(words[0], count)
             match words[1:]:
                 case ["f"]:
-                    hand.act(player, ActionKind.FOLD)
+                    # A fold where a check is free is the table's (a second timeout in a
+                    # row, seed 004); PHH and pokerkit take it, and our exports carry it.
+                    hand.fold_out(player)
                 case ["cc"]:
                     facing = hand.bets[player] < max(hand.bets)
                     hand.act(player, ActionKind.CALL if facing else ActionKind.CHECK)

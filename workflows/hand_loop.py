@@ -46,6 +46,7 @@ with workflow.unsafe.imports_passed_through():
         public_view,
         start_hand,
     )
+    from domain.holdem.timeouts import sitting_out_action, timeout_penalty
     from wire.game_state import HandRecord
     from wire.messages import EventInput
     from wire.table_messages import (
@@ -95,6 +96,11 @@ STOP_PATCH = "stop-at-waits-v1"
 """A tournament table reads a stop only where it waits with nothing else to take: in a
 decision, after the actions and the fired timer it was handed with, and after a hand's deck
 draw (docs/durability.md, rule 9)."""
+
+TIMEOUT_FOLD_PATCH = "timeout-fold-v1"
+"""The second decision timeout in a row folds the player (and sits them out) even where a
+check is legal (seed 004, "Decision timeouts"); before it, such a timeout checked. Decided
+once at each run's start (``HandLoop.fold_second_timeout``)."""
 
 
 def _sealed_for(draw: DeckDraw, table_hand: str) -> DeckDraw:
@@ -185,6 +191,8 @@ class HandLoop:
         # the stop and gave up the hand (or the deal).
         self.stop_at_waits = False
         self.stopped = False
+        # ``TIMEOUT_FOLD_PATCH``: set by the table's or room's run at its start, for the run.
+        self.fold_second_timeout = False
         # Actions waiting for the hand loop (the act handler only records them), and the
         # answers the loop gave, by intent number.
         self.intents: list[tuple[int, ActInput]] = []
@@ -485,21 +493,37 @@ class HandLoop:
         return next_positions(previous, live, self.st.seat_count)
 
     def _on_timeout(self, hand: Hand, seat: int) -> None:
-        """First timeout: check if free, else fold; the second in a row also sits them out."""
+        """The timeout rules (``domain.holdem.timeouts``): the first timeout checks if free,
+        else folds; the second in a row folds and sits the player out. Runs from before
+        ``TIMEOUT_FOLD_PATCH`` checked on the second one too where a check was free."""
         table_seat = self.seat(seat)
         table_seat.timeouts += 1
-        if table_seat.timeouts >= 2:
+        if not self.fold_second_timeout:
+            if table_seat.timeouts >= 2:
+                table_seat.sitting_out = True
+            self._auto_act(hand, seat, "timeout")
+            return
+        penalty = timeout_penalty(
+            table_seat.timeouts, can_check=hand.can_act(seat, ActionKind.CHECK)
+        )
+        if penalty.sits_out:
             table_seat.sitting_out = True
-        self._auto_act(hand, seat, "timeout")
+        self._auto_act(hand, seat, "timeout", penalty.action)
 
-    def _auto_act(self, hand: Hand, seat: int, reason: str) -> None:
-        """Check if free, else fold, for a player who did not decide; the action's log entry
-        says so (``auto``: ``timeout``, ``sitting_out`` or ``leaving``), in the hand's record,
-        its history and every view of the hand."""
-        if hand.can_act(seat, ActionKind.CHECK):
+    def _auto_act(
+        self, hand: Hand, seat: int, reason: str, action: ActionKind | None = None
+    ) -> None:
+        """Act for a player who did not decide: ``action``, or else check if free, else fold
+        (``sitting_out_action``); the action's log entry says so (``auto``: ``timeout``,
+        ``sitting_out`` or ``leaving``), in the hand's record, its history and every view of
+        the hand."""
+        if action is None:
+            action = sitting_out_action(can_check=hand.can_act(seat, ActionKind.CHECK))
+        if action is ActionKind.CHECK:
             hand.act(seat, ActionKind.CHECK)["auto"] = reason
         else:
-            hand.act(seat, ActionKind.FOLD)["auto"] = reason
+            # The table's fold: allowed where a check is free too (a player's own is not).
+            hand.fold_out(seat)["auto"] = reason
             self.st.auto_folds += 1
             # Replay-safe: the SDK's workflow meter records nothing while replaying. The
             # worker exports it with its runtime metrics (SNG_WORKER_METRICS_ADDRESS).

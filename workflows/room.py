@@ -77,7 +77,12 @@ with workflow.unsafe.imports_passed_through():
     from workflows.alarm import Alarm
     from workflows.budget import BUDGET_RETRY_SECONDS
     from workflows.errors import checked
-    from workflows.hand_loop import HANDS_PER_RUN, HandLoop, PlayerHandlers
+    from workflows.hand_loop import (
+        HANDS_PER_RUN,
+        TIMEOUT_FOLD_PATCH,
+        HandLoop,
+        PlayerHandlers,
+    )
     from workflows.inbox import wait_or_serve
 
 __all__ = ["HANDS_PER_RUN", "RoomWorkflow"]
@@ -109,6 +114,8 @@ class RoomWorkflow(PlayerHandlers):
     async def run(self, st: TableState) -> TableResult:
         room = self._room()
         played_this_run = 0
+        # The timeout rules of seed 004 (docs/rooms.md): decided once, for the whole run.
+        self.table.fold_second_timeout = workflow.patched(TIMEOUT_FOLD_PATCH)
         await self._save_room()
         while not room.close_requested:
             if played_this_run >= HANDS_PER_RUN or self.table.run_budget_spent(

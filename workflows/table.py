@@ -28,7 +28,13 @@ with workflow.unsafe.imports_passed_through():
         TableState,
         report_mac,
     )
-    from workflows.hand_loop import HANDS_PER_RUN, STOP_PATCH, HandLoop, PlayerHandlers
+    from workflows.hand_loop import (
+        HANDS_PER_RUN,
+        STOP_PATCH,
+        TIMEOUT_FOLD_PATCH,
+        HandLoop,
+        PlayerHandlers,
+    )
 
 __all__ = ["HANDS_PER_RUN", "TableWorkflow"]
 
@@ -51,6 +57,8 @@ class TableWorkflow(PlayerHandlers):
         # A stop is read where the table waits with nothing else to take (docs/durability.md,
         # rule 9); runs from before the patch read it at each hand boundary, as they did.
         at_waits = table.stop_at_waits = workflow.patched(STOP_PATCH)
+        # The timeout rules of seed 004 (docs/rooms.md): decided once, for the whole run.
+        table.fold_second_timeout = workflow.patched(TIMEOUT_FOLD_PATCH)
         while (at_waits or not st.stop_requested) and len(table.live_seats()) >= 2:
             aborted = await table.play_hand()
             played_this_run += 1

@@ -195,7 +195,29 @@ class Hand:
     def act(self, seat: int, kind: ActionKind | str, amount: int | None = None) -> dict[str, Any]:
         """Apply one action; returns the logged action (with ``all_in`` resolved)."""
         player = self.verify_action(seat, kind, amount)
-        kind = ActionKind(kind)
+        return self._apply(player, seat, ActionKind(kind), amount)
+
+    def fold_out(self, seat: int) -> dict[str, Any]:
+        """The table folds ``seat`` on its turn, even where a check is free: the penalty for a
+        second decision timeout in a row (seed 004; ``domain.holdem.timeouts``). A player's
+        own fold stays refused where a check is free (``act``).
+
+        >>> from domain.holdem.cards import ALL_CARDS
+        >>> hand = Hand.start(seats=[0, 1], stacks=[100, 100], blinds=[1, 2], antes=[0, 0],
+        ...                   min_bet=2, deck=ALL_CARDS)
+        >>> small, big = hand.actor_seat, 1 - hand.actor_seat
+        >>> _ = hand.act(small, "call")
+        >>> hand.can_act(big, "fold"), hand.fold_out(big)["action"], hand.over
+        (False, 'fold', True)
+        """
+        player = self.index_of(seat)
+        if self.over or player != self.actor:
+            raise DomainError(ErrorCode.NOT_YOUR_TURN, f"it is not seat {seat}'s turn")
+        return self._apply(player, seat, ActionKind.FOLD, None)
+
+    def _apply(
+        self, player: int, seat: int, kind: ActionKind, amount: int | None
+    ) -> dict[str, Any]:
         max_bet = max(self.bets)
         if kind is ActionKind.ALL_IN:
             if betting.raise_refusal(self, player) is None:

@@ -100,6 +100,28 @@ def test_pokerkit_loads_our_export_and_reaches_the_same_stacks() -> None:
         assert all(abs(a - b) <= 5 for a, b in zip(final.stacks, hand.stacks, strict=True)), text
 
 
+def test_a_fold_where_a_check_was_free_exports_and_replays() -> None:
+    """The table folds a player on a second timeout in a row even where a check is free
+    (seed 004): the hand's export replays here and in pokerkit to the same stacks."""
+    spec = random_spec(random.Random(28))
+    hand = start_ours(spec)
+    folded_free = False
+    while not hand.over:
+        seat = hand.actor_seat or 0
+        if hand.can_act(seat, "check") and not folded_free:
+            hand.fold_out(seat)
+            folded_free = True
+        else:
+            hand.act(seat, "call" if hand.can_act(seat, "call") else "check")
+    assert folded_free
+    text = to_phh(hand_record(hand), {seat: f"Player {seat}" for seat in hand.seats})
+    assert replay_phh(parse_phh(text)).stacks == hand.stacks
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        final = list(HandHistory.loads(text))[-1]
+    assert final.stacks == hand.stacks
+
+
 def test_an_observers_export_deals_every_hand_not_shown_as_unknown_cards() -> None:
     rng = random.Random(9)
     hidden_somewhere = 0

@@ -69,7 +69,9 @@ async def ts_client(room_clock_env: WorkflowEnvironment, db: Database) -> AsyncI
         yield client
 
 
-async def open_room(client: Client, seats: int = 3) -> WorkflowHandle[Any, TableResult]:
+async def open_room(
+    client: Client, seats: int = 3, *, pause_ms: int = 0
+) -> WorkflowHandle[Any, TableResult]:
     hexid = uuid.uuid4().hex[:10]
     now_ms = int(time.time() * 1000)
     st = TableState(
@@ -80,7 +82,7 @@ async def open_room(client: Client, seats: int = 3) -> WorkflowHandle[Any, Table
         settings={},
         play_start_ms=now_ms,
         seats=[],
-        hand_pause_ms=0,
+        hand_pause_ms=pause_ms,
         room=RoomSpec(
             room_id=f"room_{hexid}",
             name="clock",
@@ -260,6 +262,63 @@ async def test_timeouts_grace_then_sit_out_then_removal_after_three_hands(
     result = await handle.result()
     # What a and b take home plus what c took home is the three entries.
     assert sum(result.stacks.values()) + (home - 4 * ENTRY) == 3 * ENTRY
+
+
+async def test_a_second_timeout_in_a_row_folds_even_where_checking_is_legal(
+    ts_client: Client, room_clock_env: WorkflowEnvironment, db: Database
+) -> None:
+    """Seed 004, "Decision timeouts": the second timeout in a row folds and sits the player
+    out even where a check is legal (issue 28). Heads-up, c never acts: whether c is the
+    big blind of hand 1 (its option, then the flop) or of hand 2 (after folding the small
+    blind), its second timeout falls where a check is free."""
+    env = room_clock_env
+    handle = await open_room(ts_client, seats=2, pause_ms=20_000)
+    room_id = "room_" + handle.id.removeprefix("room-")
+    a, c = (f"t2-{n}-{uuid.uuid4().hex[:4]}" for n in "ac")
+    for user in (a, c):
+        await seat(db, handle, user)
+    await set_presence(db, room_id, c, present=True)  # connected: no disconnect grace
+    timeouts, paused_after = 0, 0
+    for _ in range(400):
+        view = await handle.query(RoomWorkflow.view, None)
+        actor = actor_of(view)
+        if actor == a:
+            mine = await handle.query(RoomWorkflow.view, a)
+            assert mine.hand is not None and mine.hand.get("legal")
+            action, amount = passive(mine.hand["legal"])
+            await handle.execute_update(
+                RoomWorkflow.act,
+                ActInput(
+                    player_id=a,
+                    hand_no=mine.hand_no,
+                    turn=mine.hand["turn"],
+                    action=action,
+                    amount=amount,
+                ),
+            )
+        elif actor == c:
+            mine = await handle.query(RoomWorkflow.view, c)
+            assert mine.hand is not None and mine.hand.get("legal")
+            check_free = "check" in mine.hand["legal"]["actions"]
+            await env.sleep(timedelta(seconds=11))
+            timeouts += 1
+            if timeouts == 2:
+                break
+        elif view.hand is not None and view.hand["over"] and paused_after < view.hand_no:
+            paused_after = view.hand_no
+            await env.sleep(timedelta(seconds=21))  # the pause between hands
+        else:
+            await asyncio.sleep(0.05)
+    assert timeouts == 2 and check_free
+    view = await handle.query(RoomWorkflow.view, None)
+    assert view.hand is not None and view.hand["over"]
+    c_seat = next(s for s in view.seats if s.player_id == c)
+    last = view.hand["actions"][-1]
+    assert (last["seat"], last["action"], last["auto"]) == (c_seat.seat, "fold", "timeout")
+    assert c_seat.sitting_out
+    await handle.execute_update(RoomWorkflow.close, CloseRoomInput(reason="test"))
+    result = await handle.result()
+    assert sum(result.stacks.values()) == 2 * ENTRY
 
 
 async def test_an_empty_room_closes_after_thirty_idle_minutes(

@@ -206,3 +206,47 @@ async def test_timeouts_check_or_fold_then_sit_out(
         assert sum(result.stacks.values()) == 2000
     folds = sum(u.value for u in buffer.retrieve_updates() if u.metric.name == "sng_auto_folds")
     assert folds == result.auto_folds
+
+
+async def test_a_second_timeout_in_a_row_folds_even_where_checking_is_legal(
+    skipping: tuple[Client, str], time_skipping_env: WorkflowEnvironment
+) -> None:
+    """Seed 004, "Decision timeouts": the first timeout checks if it can, the second in a row
+    folds and sits the player out, whether or not a check was legal (issue 28)."""
+    client, task_queue = skipping
+    handle = await start(
+        client, task_queue, table_state(["a", "b"], pause_ms=60_000, actionTimeoutSeconds=5)
+    )
+    view = await handle.query(TableWorkflow.view, None)
+    while view.hand is None:
+        view = await handle.query(TableWorkflow.view, None)
+    # Heads-up the button posts the small blind and acts first pre-flop; the big blind is
+    # the one who times out.
+    button = next(s for s in view.seats if s.seat == view.hand["actor"])
+    sleeper = next(s for s in view.seats if s.seat != button.seat)
+    await handle.execute_update(
+        TableWorkflow.act,
+        ActInput(player_id=button.player_id, action="call", hand_no=1, turn=view.hand["turn"]),
+    )
+    # First timeout: the big blind's option, a check is legal, so it checks.
+    await time_skipping_env.sleep(timedelta(seconds=6))
+    view = await handle.query(TableWorkflow.view, None)
+    assert view.hand is not None and view.hand["street"] == "flop"
+    assert view.hand["actor"] == sleeper.seat  # the big blind acts first after the flop
+    first = view.hand["actions"][-1]
+    assert (first["seat"], first["action"], first["auto"]) == (sleeper.seat, "check", "timeout")
+    seat_now = next(s for s in view.seats if s.seat == sleeper.seat)
+    assert seat_now.timeouts == 1 and not seat_now.sitting_out
+
+    # Second in a row, checking legal again: it folds, and the player sits out.
+    await time_skipping_env.sleep(timedelta(seconds=6))
+    view = await handle.query(TableWorkflow.view, None)
+    assert view.hand is not None and view.hand_no == 1
+    second = view.hand["actions"][-1]
+    assert (second["seat"], second["action"], second["auto"]) == (sleeper.seat, "fold", "timeout")
+    assert view.hand["over"]
+    seat_now = next(s for s in view.seats if s.seat == sleeper.seat)
+    assert seat_now.sitting_out and seat_now.stack == 1000 - 20
+    await handle.signal(TableWorkflow.stop)
+    result = await handle.result()
+    assert result.auto_folds == 1 and sum(result.stacks.values()) == 2000
