@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
+from typing import TypeVar
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
@@ -63,29 +64,32 @@ PAYOUT_RETRY = RetryPolicy(maximum_interval=timedelta(minutes=1))
 CHAIN_TIMEOUT = timedelta(minutes=5)
 
 
-async def _checked(
-    move: Callable[[], Awaitable[MoneyReceipt]], key: str, amount: int
-) -> MoneyReceipt:
+R = TypeVar("R", MoneyReceipt, PayoutReceipt)
+
+
+async def _checked(move: Callable[[], Awaitable[R]], ref: str, amount: int) -> R:
     """A money move's receipt, checked against the move that was sent before anyone marks an
-    entry paid or a seat bought (security review N1).
+    entry paid, a seat bought or a payout confirmed (security review N1).
 
     Whoever can poll the task queue can answer the activity with a sealed receipt lifted
-    from this workflow's history (another entrant's paid entry). A receipt for another key or
-    amount is not this move's: nothing is recorded from it, and the same keyed move is sent
-    again (it moves at most once), after a short wait, until a worker answers for it.
-    Receipts written before they carried an amount are taken on their key.
+    from this workflow's history (another entrant's paid entry). A receipt for another key
+    (a payout's: another intent) or amount is not this move's: nothing is recorded from it,
+    and the same keyed move is sent again (it moves at most once), after a short wait, until a
+    worker answers for it. Receipts written before they carried an amount are taken on their
+    key.
     """
     refused = 0
     while True:
         receipt = await move()
-        if receipt.key == key and receipt.amount in (None, amount):
+        named = receipt.intent_id if isinstance(receipt, PayoutReceipt) else receipt.key
+        if named == ref and receipt.amount in (None, amount):
             return receipt
         refused += 1
         workflow.logger.warning(
-            "refused a receipt for %s (amount %s) answering move %s of %s",
-            receipt.key,
+            "refused a receipt for %s (amount %s) answering %s of %s",
+            named,
             receipt.amount,
-            key,
+            ref,
             amount,
         )
         await workflow.sleep(timedelta(seconds=min(2**refused, 60)), summary="receipt refused")
@@ -228,26 +232,18 @@ async def create_payout_intents(intents: list[PrizePayment]) -> None:
 
 
 async def pay_prize(payment: PrizePayment) -> PayoutReceipt:
-    """One payout, its receipt checked against the intent (as ``_checked`` does for moves)."""
-    refused = 0
-    while True:
-        receipt = await workflow.execute_activity_method(
+    return await _checked(
+        lambda: workflow.execute_activity_method(
             VirtualMoneyActivities.pay_prize,  # same activity name on the chain backend
             payment,
             start_to_close_timeout=CHAIN_TIMEOUT,
             heartbeat_timeout=timedelta(seconds=60),
             retry_policy=PAYOUT_RETRY,
             summary=f"payout #{payment.position}",
-        )
-        if receipt.intent_id == payment.intent_id and receipt.amount in (None, payment.amount):
-            return receipt
-        refused += 1
-        workflow.logger.warning(
-            "refused a payout receipt for %s answering intent %s",
-            receipt.intent_id,
-            payment.intent_id,
-        )
-        await workflow.sleep(timedelta(seconds=min(2**refused, 60)), summary="receipt refused")
+        ),
+        payment.intent_id,
+        payment.amount,
+    )
 
 
 async def confirm_payout(confirmation: PayoutConfirmation) -> None:

@@ -182,12 +182,7 @@ async def test_a_lifted_receipt_pays_no_entry(
             amount=FEE,
         )
     async with build_worker(client, db, task_queue):
-        handle = await client.start_workflow(
-            TournamentWorkflow.run,
-            CreateTournamentInput(tournament_id=tid, name=tid, settings=SETTINGS),
-            id=f"tournament-{tid}",
-            task_queue=task_queue,
-        )
+        handle = await _registering(client, task_queue, tid)
         for user in (first, second):
             await handle.execute_update(
                 TournamentWorkflow.register, RegisterInput(player_id=user, owner_user_id=user)
@@ -256,6 +251,17 @@ async def test_a_keyless_stop_does_not_end_the_tournament(
         await handle.terminate("test done")
 
 
+async def _registering(
+    client: Client, task_queue: str, tid: str
+) -> WorkflowHandle[TournamentWorkflow, TournamentView]:
+    return await client.start_workflow(
+        TournamentWorkflow.run,
+        CreateTournamentInput(tournament_id=tid, name=tid, settings=SETTINGS),
+        id=f"tournament-{tid}",
+        task_queue=task_queue,
+    )
+
+
 async def _accepted_requests(handle: WorkflowHandle[Any, Any], name: str) -> list[UpdateRequest]:
     """The accepted ``name`` Updates in the workflow's history, header and sealed input."""
     found = []
@@ -302,12 +308,7 @@ async def test_a_sealed_update_sent_to_another_handler_is_refused(
     tid = f"n1h-{uuid.uuid4().hex[:12]}"
     victim = f"{tid}-v"
     async with build_worker(client, db, task_queue):
-        handle = await client.start_workflow(
-            TournamentWorkflow.run,
-            CreateTournamentInput(tournament_id=tid, name=tid, settings=SETTINGS),
-            id=f"tournament-{tid}",
-            task_queue=task_queue,
-        )
+        handle = await _registering(client, task_queue, tid)
         await handle.execute_update(
             TournamentWorkflow.register, RegisterInput(player_id=victim, owner_user_id=victim)
         )
@@ -333,12 +334,7 @@ async def test_a_victims_own_update_sent_again_changes_nothing(
     tid = f"n1u-{uuid.uuid4().hex[:12]}"
     victim = f"{tid}-v"
     async with build_worker(client, db, task_queue):
-        handle = await client.start_workflow(
-            TournamentWorkflow.run,
-            CreateTournamentInput(tournament_id=tid, name=tid, settings=SETTINGS),
-            id=f"tournament-{tid}",
-            task_queue=task_queue,
-        )
+        handle = await _registering(client, task_queue, tid)
         register = RegisterInput(player_id=victim, owner_user_id=victim)
         await handle.execute_update(TournamentWorkflow.register, register)
         await handle.execute_update(
