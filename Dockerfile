@@ -14,7 +14,7 @@ COPY sdk sdk
 COPY devtools devtools
 COPY bench bench
 COPY sng sng
-COPY worker worker
+COPY worker.py worker.py
 # The runtime dependencies at the versions requirements.lock pins (its dev tools stay out).
 RUN pip install --no-cache-dir -c requirements.lock .
 USER nobody

@@ -44,8 +44,7 @@ def worker() -> None:
     """Run a worker against the configured Temporal and PostgreSQL (production shape)."""
     import worker as worker_module
 
-    refuse_implicit_dev(get_settings(), "sng worker")
-    worker_module.main()
+    worker_module.main()  # the same as `python worker.py`
 
 
 @app.command()

@@ -1,6 +1,9 @@
 """The worker process: runs every workflow and activity on the configured task queue.
 
-Scale out by starting more of these against the same Temporal namespace and task queue.
+``python worker.py`` (or ``sng worker``) runs one with the deployment's settings; scale out by
+starting more of these against the same Temporal namespace and task queue. Tests and tools
+build workers and replayers through ``build_worker`` and ``build_replayer`` so every one has
+the same workflows, activities, codec and SDK flags.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from activities.table import new_deck_seed, new_secret, wall_clock_ms
 from activities.telemetry import TelemetryActivities
 from core import deck_vault
 from core.codec import EncryptionCodec, codec_for
-from core.settings import Settings, get_settings
+from core.settings import Settings, get_settings, refuse_implicit_dev
 from core.telemetry import worker_runtime
 from core.temporal import connect
 from db.engine import Database
@@ -181,8 +184,12 @@ async def run_worker(settings: Settings) -> None:
 
 
 def main() -> None:
+    """Run a worker against the configured Temporal and PostgreSQL (production shape): like
+    ``sng api``, it runs with the public dev secrets only when ``SNG_ENV`` says so."""
+    settings = get_settings()
+    refuse_implicit_dev(settings, "the worker")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
-    asyncio.run(run_worker(get_settings()))
+    asyncio.run(run_worker(settings))
 
 
 if __name__ == "__main__":
