@@ -316,9 +316,11 @@ async def test_two_workers_killed_while_timers_and_inputs_overlap(
         "rakeFee": 10,
         "startingStack": SHORT_STACK,
         "actionTimeoutSeconds": 3,
+        # Blinds treble every 30 s: a seat that timed out twice sits out (seed 004) and is
+        # blinded away rather than playing on for minutes; level deadlines still cross hands.
         "blindStructure": {
             "startingSmallBlind": 10,
-            "increaseFactor": 1.5,
+            "increaseFactor": 3.0,
             "levelDurationSeconds": 30,
         },
     }
