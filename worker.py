@@ -65,6 +65,7 @@ def activities_for(
     money: VirtualMoneyActivities | ChainMoneyActivities = chain or virtual
     rooms = RoomActivities(db, codec)  # cash rooms are virtual chips on either backend
     reads = ReadModelActivities(db, codec)
+    telemetry = TelemetryActivities()
     return [
         persistence.save_tournament,
         persistence.save_entrant,
@@ -80,7 +81,8 @@ def activities_for(
         new_deck_seed,
         new_secret,
         wall_clock_ms,
-        TelemetryActivities().record_lifecycle,
+        telemetry.record_transition,
+        telemetry.record_lifecycle,
         rooms.save_room,
         rooms.room_buy_in,
         rooms.room_cash_out,

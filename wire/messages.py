@@ -118,8 +118,8 @@ class Transition(WireModel):
     at_ms: int
 
 
-class LifecycleRecord(WireModel):
-    """What the tournament.lifecycle span says, recorded once at close from persisted times."""
+class LifecycleConfig(WireModel):
+    """The seed's seven config attributes of the tournament.lifecycle span."""
 
     tournament_id: str
     seats: int
@@ -128,6 +128,22 @@ class LifecycleRecord(WireModel):
     level_duration_seconds: int
     action_timeout_seconds: int
     prize_structure_summary: str
+
+
+class LifecycleTransition(LifecycleConfig):
+    """One state_transition of the tournament.lifecycle span, emitted as it happens."""
+
+    index: int
+    """Its place in the tournament's transitions (its span id follows from it)."""
+    from_state: str
+    to_state: str
+    at_ms: int
+
+
+class LifecycleRecord(LifecycleConfig):
+    """What the tournament.lifecycle root span says, recorded once at close from persisted
+    times."""
+
     transitions: list[Transition]
     closed_at_ms: int
     actual_payouts: list[int]
@@ -180,6 +196,10 @@ class TournamentState(WireModel):
     closed_at_ms: int | None = None
     transitions: list[Transition] = []
     """Every state entered, with when: the tournament.lifecycle span is built from these."""
+    lifecycle_live: bool = False
+    """Each transition from ``starting`` on is emitted as it happens (a state_transition span);
+    set at the seal under the ``lifecycle-live-v1`` patch (runs sealed before it emit the
+    lifecycle at close only)."""
     version: int = 0
 
 

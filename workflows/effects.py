@@ -29,6 +29,7 @@ with workflow.unsafe.imports_passed_through():
         EventInput,
         HandRow,
         LifecycleRecord,
+        LifecycleTransition,
         MoneyMove,
         MoneyReceipt,
         PayoutConfirmation,
@@ -263,6 +264,16 @@ async def fail_payout(failure: PayoutFailure) -> None:
         start_to_close_timeout=DB_TIMEOUT,
         retry_policy=FOREVER,
         summary=f"record failure of {failure.intent_id}",
+    )
+
+
+async def record_transition(transition: LifecycleTransition) -> None:
+    await workflow.execute_activity_method(
+        TelemetryActivities.record_transition,
+        transition,
+        start_to_close_timeout=DB_TIMEOUT,
+        retry_policy=RetryPolicy(maximum_attempts=5),  # telemetry: best effort, bounded
+        summary=f"emit state_transition to {transition.to_state}",
     )
 
 

@@ -1,6 +1,6 @@
 """The tournament's bookkeeping, shared by its parts (workflows/tournament.py,
 tournament_registration.py, tournament_settlement.py): the version and current details, the
-view, the read-model rows and the lifecycle record.
+view, the read-model rows and the tournament.lifecycle span's transitions and record.
 """
 
 from __future__ import annotations
@@ -19,7 +19,9 @@ with workflow.unsafe.imports_passed_through():
         EntrantRow,
         EntrantStatus,
         EntrantView,
+        LifecycleConfig,
         LifecycleRecord,
+        LifecycleTransition,
         Placing,
         TournamentRow,
         TournamentState,
@@ -31,6 +33,11 @@ with workflow.unsafe.imports_passed_through():
     from workflows.errors import checked
 
 T = TypeVar("T")
+
+LIFECYCLE_PATCH = "lifecycle-live-v1"
+"""From this patch on (asked once, at the seal), each transition from ``starting`` on is
+emitted as it happens, a state_transition span under the tournament's lifecycle root
+(activities/telemetry.py); tournaments sealed before it emit the root at close only."""
 
 
 class TournamentBase:
@@ -104,25 +111,49 @@ class TournamentBase:
             version=self.s.version,
         )
 
-    def _record_transition(self) -> None:
+    def _record_transition(self) -> bool:
+        """Note the phase's start if it is a new phase; say whether it was."""
         if not self.s.transitions or self.s.transitions[-1].state != self.s.phase.value:
             self.s.transitions.append(Transition(state=self.s.phase.value, at_ms=self._now_ms()))
+            return True
+        return False
 
-    async def _record_lifecycle(self) -> None:
+    def _lifecycle_config(self) -> LifecycleConfig:
         field_size = self.s.field_size or self.settings.seats
         summary = "/".join(
             f"{p.percent:g}" for p in resolved_prize_structure(self.settings, field_size)
         )
+        return LifecycleConfig(
+            tournament_id=self.s.tournament_id,
+            seats=self.settings.seats,
+            entry_fee=self.settings.entry_fee,
+            starting_stack=self.settings.starting_stack,
+            level_duration_seconds=self.settings.level_duration_ms // 1000,
+            action_timeout_seconds=self.settings.action_timeout_seconds,
+            prize_structure_summary=summary,
+        )
+
+    async def _emit_transition(self) -> None:
+        """The transition just recorded, emitted now (``LIFECYCLE_PATCH``); best effort."""
+        *before, entered = self.s.transitions
+        try:
+            await effects.record_transition(
+                LifecycleTransition(
+                    **self._lifecycle_config().model_dump(),
+                    index=len(before),
+                    from_state=before[-1].state if before else "",
+                    to_state=entered.state,
+                    at_ms=entered.at_ms,
+                )
+            )
+        except ActivityError:
+            workflow.logger.warning("state_transition to %s not emitted", entered.state)
+
+    async def _record_lifecycle(self) -> None:
         try:
             await effects.record_lifecycle(
                 LifecycleRecord(
-                    tournament_id=self.s.tournament_id,
-                    seats=self.settings.seats,
-                    entry_fee=self.settings.entry_fee,
-                    starting_stack=self.settings.starting_stack,
-                    level_duration_seconds=self.settings.level_duration_ms // 1000,
-                    action_timeout_seconds=self.settings.action_timeout_seconds,
-                    prize_structure_summary=summary,
+                    **self._lifecycle_config().model_dump(),
                     transitions=list(self.s.transitions),
                     closed_at_ms=self._now_ms(),
                     actual_payouts=[p.amount for p in self.s.payouts],
@@ -133,7 +164,7 @@ class TournamentBase:
             workflow.logger.warning("tournament.lifecycle span not recorded")
 
     async def _save_tournament(self) -> None:
-        self._record_transition()
+        entered = self._record_transition()
         workflow.upsert_search_attributes(
             [
                 sa.TOURNAMENT_STATE.value_set(self.s.phase.value),
@@ -169,6 +200,8 @@ class TournamentBase:
                 view=self._view(),
             )
         )
+        if entered and self.s.lifecycle_live:
+            await self._emit_transition()
 
     async def _save_entrant(self, entrant: EntrantView) -> None:
         await effects.save_entrant(

@@ -29,7 +29,7 @@ with workflow.unsafe.imports_passed_through():
         UnregisterInput,
     )
     from workflows import effects
-    from workflows.tournament_base import TournamentBase
+    from workflows.tournament_base import LIFECYCLE_PATCH, TournamentBase
 
 
 START_GRACE = timedelta(seconds=3)
@@ -50,6 +50,8 @@ class Entries(TournamentBase):
             self.s.entrants[player].seat = seat
         self.s.field_size = len(paid)
         self.s.phase = TournamentPhase.STARTING
+        # The lifecycle span opens here: from now on each transition is emitted as it happens.
+        self.s.lifecycle_live = workflow.patched(LIFECYCLE_PATCH)
         self.s.starts_at_ms = self._now_ms() + int(START_GRACE.total_seconds() * 1000)
         self._bump()
         for player in paid:
