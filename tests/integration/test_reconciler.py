@@ -10,6 +10,8 @@ confirms it: once, whoever else drives the same intent.
 from __future__ import annotations
 
 import asyncio
+import os
+import sys
 import uuid
 from datetime import timedelta
 from typing import Any
@@ -26,6 +28,7 @@ from db import ledger
 from db.engine import Database
 from tests.integration.bots import play, shove
 from tests.integration.helpers import SETTINGS, eventually, start_paid_tournament
+from wire.ids import RECONCILER_SCHEDULE_ID
 from wire.keys import payout_transfer_key
 from wire.messages import (
     PayoutConfirmation,
@@ -309,3 +312,35 @@ async def test_a_refusal_seen_late_never_undoes_a_confirmed_payout(
         ).one()
     assert (row.status, row.failure_reason) == ("confirmed", None)
     assert row.confirmed_at is not None
+
+
+async def test_sng_schedules_creates_and_shows_the_schedule(
+    client: Client, worker: Worker, settings: Settings
+) -> None:
+    """The operator's command: creates the schedule under its production id (twice: the
+    second updates it), and says whether it runs."""
+    env = {
+        **os.environ,
+        "SNG_ENV": "test",
+        "SNG_TEMPORAL_ADDRESS": settings.temporal_address,
+        "SNG_TEMPORAL_TASK_QUEUE": settings.temporal_task_queue,
+    }
+    try:
+        for _ in range(2):
+            proc = await asyncio.create_subprocess_exec(
+                sys.executable,
+                "-m",
+                "sng.cli",
+                "schedules",
+                env=env,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.STDOUT,
+            )
+            out, _ = await proc.communicate()
+            shown = out.decode()
+            assert proc.returncode == 0, shown
+            assert shown.startswith(f"{RECONCILER_SCHEDULE_ID}: a ReconcilerWorkflow every 30s")
+            assert f"on {settings.temporal_task_queue}, running" in shown, shown
+            assert "next run" in shown, shown
+    finally:
+        await client.get_schedule_handle(RECONCILER_SCHEDULE_ID).delete()
