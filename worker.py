@@ -9,12 +9,27 @@ the same workflows, activities, codec and SDK flags.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import signal
 from collections.abc import Sequence
+from datetime import timedelta
 from typing import Any
 
-from temporalio.client import Client
+from temporalio.client import (
+    Client,
+    Schedule,
+    ScheduleActionStartWorkflow,
+    ScheduleAlreadyRunningError,
+    ScheduleHandle,
+    ScheduleIntervalSpec,
+    ScheduleOverlapPolicy,
+    SchedulePolicy,
+    ScheduleSpec,
+    ScheduleState,
+    ScheduleUpdate,
+    ScheduleUpdateInput,
+)
 from temporalio.converter import DataConverter
 from temporalio.worker import Replayer, Worker
 
@@ -30,6 +45,7 @@ from activities.events import EventActivities
 from activities.money import VirtualMoneyActivities
 from activities.persistence import PersistenceActivities
 from activities.readmodel import ReadModelActivities
+from activities.reconciler import ReconcilerActivities
 from activities.rooms import RoomActivities
 from activities.table import new_deck_seed, new_secret, wall_clock_ms
 from activities.telemetry import TelemetryActivities
@@ -39,11 +55,16 @@ from core.settings import Settings, get_settings, refuse_implicit_dev
 from core.telemetry import worker_runtime
 from core.temporal import connect
 from db.engine import Database
+from wire.ids import RECONCILER_SCHEDULE_ID
+from workflows.reconciler import ReconcilerWorkflow
 from workflows.room import RoomWorkflow
 from workflows.table import TableWorkflow
 from workflows.tournament import TournamentWorkflow
 
-WORKFLOWS: Sequence[type] = (TournamentWorkflow, TableWorkflow, RoomWorkflow)
+WORKFLOWS: Sequence[type] = (TournamentWorkflow, TableWorkflow, RoomWorkflow, ReconcilerWorkflow)
+
+RECONCILER_EVERY = timedelta(seconds=30)
+"""The seed's "30s reconciler": how often the schedule starts a sweep."""
 
 
 def activities_for(
@@ -90,6 +111,7 @@ def activities_for(
         rooms.publish_events,
         rooms.seconds_since_seen,
         reads.publish_table,
+        ReconcilerActivities(db).due_payouts,
     ]
 
 
@@ -144,6 +166,45 @@ def build_replayer(
     return replayer
 
 
+def reconciler_schedule(task_queue: str, schedule_id: str = RECONCILER_SCHEDULE_ID) -> Schedule:
+    """The payout reconciler's schedule: a sweep (``ReconcilerWorkflow``, no input: see
+    ``wire/reconciler.py``) every 30 seconds on the workers' task queue, a tick skipped while
+    the last sweep still runs, and missed ticks not made up (the next sweep covers them)."""
+    return Schedule(
+        action=ScheduleActionStartWorkflow(
+            ReconcilerWorkflow.run,
+            id=schedule_id,  # each run's id is this plus the tick's time
+            task_queue=task_queue,
+        ),
+        spec=ScheduleSpec(intervals=[ScheduleIntervalSpec(every=RECONCILER_EVERY)]),
+        policy=SchedulePolicy(
+            overlap=ScheduleOverlapPolicy.SKIP, catchup_window=timedelta(minutes=1)
+        ),
+        state=ScheduleState(note="sweeps unconfirmed payout intents (docs/operations.md)"),
+    )
+
+
+async def ensure_reconciler_schedule(
+    client: Client, task_queue: str, *, schedule_id: str = RECONCILER_SCHEDULE_ID
+) -> ScheduleHandle:
+    """Create the reconciler's schedule, or bring an existing one up to date: its action,
+    interval and policy are this release's, its state (paused, and the note saying why) is
+    left as the operators set it. Safe to call from every worker at every start."""
+    schedule = reconciler_schedule(task_queue, schedule_id)
+    try:
+        return await client.create_schedule(schedule_id, schedule)
+    except ScheduleAlreadyRunningError:
+        pass
+    handle = client.get_schedule_handle(schedule_id)
+
+    def keep_state(current: ScheduleUpdateInput) -> ScheduleUpdate:
+        kept = current.description.schedule.state
+        return ScheduleUpdate(schedule=dataclasses.replace(schedule, state=kept))
+
+    await handle.update(keep_state)
+    return handle
+
+
 async def _connect_patiently(settings: Settings, *, limit: float = 120.0) -> Client:
     """Wait for Temporal rather than die: a worker started beside a server that is still
     starting (or restarting) should simply begin polling once it answers."""
@@ -172,6 +233,11 @@ async def run_worker(settings: Settings) -> None:
         ChainMoneyActivities.from_settings(settings) if settings.money_backend == "chain" else None
     )
     worker = build_worker(client, db, settings.temporal_task_queue, chain=chain)
+    if settings.reconciler_schedule:
+        try:
+            await ensure_reconciler_schedule(client, settings.temporal_task_queue)
+        except Exception:  # the worker still serves tournaments; `sng schedules` retries
+            logging.getLogger("sng.worker").exception("could not create the reconciler schedule")
     logging.getLogger("sng.worker").info(
         "worker polling %s on %s", settings.temporal_task_queue, settings.temporal_address
     )

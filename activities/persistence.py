@@ -184,10 +184,16 @@ class PersistenceActivities:
 
     @activity.defn
     async def fail_payout(self, failure: PayoutFailure) -> None:
+        """Mark a refused intent ``failed``, unless it is confirmed by now: the tournament and
+        the reconciler both drive intents, and a refusal one of them saw never undoes the
+        other's payment."""
         async with self.db.session() as session:
             await session.exec(
                 update(PayoutIntent)
-                .where(col(PayoutIntent.id) == failure.intent_id)
+                .where(
+                    col(PayoutIntent.id) == failure.intent_id,
+                    col(PayoutIntent.confirmed_at).is_(None),
+                )
                 .values(status="failed", failure_reason=failure.reason[:1000])
             )
             await session.commit()

@@ -114,6 +114,11 @@ class Settings(BaseSettings):
     force_end_min_level_age_seconds: int = Field(default=300, ge=0)
     admin_refresh_seconds: float = Field(default=10.0, gt=0)
 
+    # The payout reconciler's Temporal Schedule (worker.ensure_reconciler_schedule,
+    # docs/operations.md): each worker creates or updates it at startup unless this is off
+    # (then `sng schedules` does it).
+    reconciler_schedule: bool = True
+
     # Payload encryption (core/codec.py). Empty key: dev and test use <data_dir>/codec.key,
     # created once; prod refuses to start. Retired keys stay listed for decryption only.
     codec_key: SecretStr = SecretStr("")

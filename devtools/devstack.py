@@ -28,6 +28,7 @@ from devtools.pg import EmbeddedPostgres
 if TYPE_CHECKING:
     from devtools.chain import DevChain
 from core.settings import Settings
+from wire.ids import RECONCILER_SCHEDULE_ID
 from workflows.search_attributes import dev_server_flags
 
 console = Console()
@@ -178,6 +179,7 @@ class DevStack:
                 "SNG_MAX_STREAMS_PER_ADDRESS": str(s.max_streams_per_address),
                 "SNG_MAX_STREAMS": str(s.max_streams),
                 "SNG_FORCE_END_MIN_LEVEL_AGE_SECONDS": str(s.force_end_min_level_age_seconds),
+                "SNG_RECONCILER_SCHEDULE": str(s.reconciler_schedule).lower(),
                 "DATABASE_URL": database_url,
             }
         )
@@ -255,6 +257,12 @@ class DevStack:
         console.print(
             f"  Temporal     127.0.0.1:{s.temporal_port}  namespace {s.temporal_namespace}"
         )
+        if s.reconciler_schedule:  # the worker creates it as it starts (worker.py)
+            console.print(
+                f"  reconciler   schedule {RECONCILER_SCHEDULE_ID}, every 30 s"
+                f"  (http://127.0.0.1:{s.temporal_ui_port}/namespaces/{s.temporal_namespace}"
+                "/schedules)"
+            )
         shown = make_url(database_url).render_as_string(hide_password=True)
         console.print(f"  PostgreSQL   {shown}")
         if self.chain is not None:

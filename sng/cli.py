@@ -48,6 +48,41 @@ def worker() -> None:
 
 
 @app.command()
+def schedules() -> None:
+    """Create or update the payout reconciler's Temporal Schedule (every worker also does it
+    at startup) and show it: paused or not, the next run, the last ones."""
+    import asyncio
+
+    import worker as worker_module
+    from core.temporal import connect
+
+    settings = get_settings()
+
+    async def ensure() -> list[str]:
+        client = await connect(settings)
+        handle = await worker_module.ensure_reconciler_schedule(
+            client, settings.temporal_task_queue
+        )
+        described = await handle.describe()
+        state = described.schedule.state
+        lines = [
+            f"{described.id}: a ReconcilerWorkflow every "
+            f"{worker_module.RECONCILER_EVERY.total_seconds():.0f}s on "
+            f"{settings.temporal_task_queue}, {'PAUSED' if state.paused else 'running'}"
+            + (f" ({state.note})" if state.note else "")
+        ]
+        lines += [f"  next run    {at.isoformat()}" for at in described.info.next_action_times[:1]]
+        for done in described.info.recent_actions[-3:]:
+            run = done.action
+            ran = getattr(run, "workflow_id", "")
+            lines.append(f"  ran         {done.started_at.isoformat()}  {ran}")
+        return lines
+
+    for line in asyncio.run(ensure()):
+        typer.echo(line)
+
+
+@app.command()
 def api(
     proxy_headers: Annotated[
         bool | None,

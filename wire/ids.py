@@ -28,3 +28,8 @@ def room_workflow_id(room_id: str) -> str:
     ('room-abc', 'room-abc')
     """
     return f"room-{room_id.removeprefix('room_')}"
+
+
+RECONCILER_SCHEDULE_ID = "sng-payout-reconciler"
+"""The payout reconciler's Temporal Schedule; each sweep it starts is a ``ReconcilerWorkflow``
+whose id is this plus the tick's time (docs/operations.md)."""

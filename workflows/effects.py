@@ -19,6 +19,7 @@ with workflow.unsafe.imports_passed_through():
     from activities.money import VirtualMoneyActivities
     from activities.persistence import PersistenceActivities
     from activities.readmodel import ReadModelActivities
+    from activities.reconciler import ReconcilerActivities
     from activities.rooms import RoomActivities
     from activities.table import new_deck_seed, new_secret, wall_clock_ms
     from activities.telemetry import TelemetryActivities
@@ -38,6 +39,7 @@ with workflow.unsafe.imports_passed_through():
         PrizePayment,
         TournamentRow,
     )
+    from wire.reconciler import DuePayoutsQuery
     from wire.table_messages import (
         DeckDraw,
         RoomHandInput,
@@ -274,6 +276,35 @@ async def record_transition(transition: LifecycleTransition) -> None:
         start_to_close_timeout=DB_TIMEOUT,
         retry_policy=RetryPolicy(maximum_attempts=5),  # telemetry: best effort, bounded
         summary=f"emit state_transition to {transition.to_state}",
+    )
+
+
+# -- the payout reconciler (workflows/reconciler.py) ------------------------------------------
+# A sweep must end (the schedule skips its next ticks while one runs): a fault that outlasts a
+# few tries leaves the intent for the next sweep instead of retrying forever like settlement.
+SWEEP_PAYOUT_RETRY = RetryPolicy(maximum_interval=timedelta(seconds=10), maximum_attempts=3)
+
+
+async def due_payouts(query: DuePayoutsQuery) -> list[PrizePayment]:
+    return await workflow.execute_activity_method(
+        ReconcilerActivities.due_payouts,
+        query,
+        start_to_close_timeout=DB_TIMEOUT,
+        retry_policy=FOREVER,
+        summary=f"due payout intents after {query.after or 'the first'}",
+    )
+
+
+async def redrive_prize(payment: PrizePayment) -> PayoutReceipt:
+    """The same keyed ``pay_prize`` as settlement's, with the sweep's bounded retries; the
+    caller checks the receipt (a sweep does not wait for a good one: the next sweep asks)."""
+    return await workflow.execute_activity_method(
+        VirtualMoneyActivities.pay_prize,  # same activity name on the chain backend
+        payment,
+        start_to_close_timeout=CHAIN_TIMEOUT,
+        heartbeat_timeout=timedelta(seconds=60),
+        retry_policy=SWEEP_PAYOUT_RETRY,
+        summary=f"re-drive {payment.intent_id}",
     )
 
 

@@ -91,6 +91,13 @@ def test_dev_runs_resumes_and_stops_cleanly(tmp_path: Path) -> None:
         while f"tournament-{tid}" not in httpx.get(ui, timeout=5).text:
             assert time.monotonic() < deadline, "workflow not listed by the Temporal UI"
             time.sleep(0.3)
+        # The worker made the payout reconciler's schedule as it started; the UI shows it.
+        assert "sng-payout-reconciler" in banner
+        schedules = f"http://127.0.0.1:{ports['ui']}/api/v1/namespaces/default/schedules"
+        deadline = time.monotonic() + 15
+        while "sng-payout-reconciler" not in httpx.get(schedules, timeout=5).text:
+            assert time.monotonic() < deadline, "reconciler schedule not listed by the UI"
+            time.sleep(0.3)
     finally:
         assert _stop(proc) == 0
     for port in ports.values():

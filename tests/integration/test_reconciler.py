@@ -1,0 +1,346 @@
+"""The payout reconciler as a Temporal Schedule (issue 28; the seed's "30s reconciler").
+
+Before, a refused payout was retried only by a timer inside its own tournament workflow, so
+the intents of a tournament that was terminated, reset or wedged were never paid. Now the
+schedule ``sng-payout-reconciler`` starts a ``ReconcilerWorkflow`` every 30 seconds that pays
+every unconfirmed intent older than 30 seconds through the same keyed ``pay_prize``, and
+confirms it: once, whoever else drives the same intent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import uuid
+from datetime import timedelta
+from typing import Any
+
+from sqlalchemy import text
+from temporalio.client import Client, ScheduleOverlapPolicy, WorkflowHandle
+from temporalio.worker import Worker
+
+from activities.persistence import PersistenceActivities
+from activities.reconciler import ReconcilerActivities
+from core.codec import codec_for
+from core.settings import Settings
+from db import ledger
+from db.engine import Database
+from tests.integration.bots import play, shove
+from tests.integration.helpers import SETTINGS, eventually, start_paid_tournament
+from wire.ids import RECONCILER_SCHEDULE_ID
+from wire.keys import payout_transfer_key
+from wire.messages import (
+    PayoutConfirmation,
+    PayoutFailure,
+    PayoutStatus,
+    RetryPayoutsInput,
+    TournamentPhase,
+    TournamentView,
+)
+from wire.reconciler import DuePayoutsQuery, ReconcileInput, ReconcileResult
+from worker import ensure_reconciler_schedule
+from workflows.reconciler import ReconcilerWorkflow
+from workflows.tournament import TournamentWorkflow
+
+FEE = int(SETTINGS["entryFee"])
+POOL = FEE * int(SETTINGS["seats"])
+# Two paid places, 210 and 90 of the 300 pool (two players out on one hand share 2nd and 3rd).
+TWO_PAID = {
+    **SETTINGS,
+    "prizeStructure": [{"position": 1, "percent": 70}, {"position": 2, "percent": 30}],
+}
+HOLD = "test:reconciler-hold"
+
+
+async def _settling_with_a_short_escrow(
+    client: Client, db: Database, task_queue: str, short: int
+) -> tuple[str, WorkflowHandle[Any, TournamentView]]:
+    """A tournament played to settlement with ``short`` chips held out of its escrow: its
+    payouts that the escrow cannot cover are refused, and its own retry is an hour away."""
+    tid = f"rc-{uuid.uuid4().hex[:12]}"
+    handle = await start_paid_tournament(
+        client, db, task_queue, tid, TWO_PAID, hand_pause_ms=0, payout_retry_seconds=3600
+    )
+    await ledger.transfer(
+        db, key=f"hold-{tid}", source=ledger.escrow_account(tid), destination=HOLD, amount=short
+    )
+    players = [f"{tid}-{i}" for i in range(int(TWO_PAID["seats"]))]
+    await play(client, f"table-{tid}-1", players, shove, limit=240)
+
+    async def refused() -> TournamentView | None:
+        view = await handle.query(TournamentWorkflow.state)
+        waiting = view.payout_retry_at_ms is not None
+        return view if view.state is TournamentPhase.SETTLING and waiting else None
+
+    await eventually(refused, limit=90)
+    return tid, handle
+
+
+async def _give_back(db: Database, tid: str, amount: int) -> None:
+    await ledger.transfer(
+        db, key=f"back-{tid}", source=HOLD, destination=ledger.escrow_account(tid), amount=amount
+    )
+
+
+async def _intents(db: Database, tid: str) -> list[Any]:
+    async with db.engine.connect() as conn:
+        rows = await conn.execute(
+            text(
+                "SELECT id, position, destination, amount, status, confirmed_at, tx_hash"
+                " FROM payout_intents WHERE tournament_id = :t ORDER BY position"
+            ),
+            {"t": tid},
+        )
+        return list(rows)
+
+
+async def _all_confirmed(db: Database, tid: str) -> list[Any] | None:
+    rows = await _intents(db, tid)
+    done = rows and all(r.status == "confirmed" and r.confirmed_at for r in rows)
+    return rows if done else None
+
+
+async def _paid_exactly_once(db: Database, tid: str) -> None:
+    """Every intent's destination got its amount once (each player started from 0), one
+    posting per intent, the escrow is empty and one payout event per place was published."""
+    rows = await _intents(db, tid)
+    assert sum(r.amount for r in rows) == POOL
+    async with db.engine.connect() as conn:
+        for r in rows:
+            assert await ledger.balance(db, r.destination) == r.amount
+            legs = await conn.scalar(
+                text("SELECT count(*) FROM ledger_entries WHERE posting_key = :k"),
+                {"k": payout_transfer_key(r.id)},
+            )
+            assert legs == 2  # one posting: the escrow's leg and the winner's
+        events = await conn.execute(
+            text(
+                "SELECT payload FROM events WHERE tournament_id = :t"
+                " AND type = 'tournament_payout_settled' ORDER BY id"
+            ),
+            {"t": tid},
+        )
+        assert sorted(e.payload["position"] for e in events) == [r.position for r in rows]
+    assert await ledger.balance(db, ledger.escrow_account(tid)) == 0
+
+
+async def _sweep(client: Client, task_queue: str, **given: Any) -> ReconcileResult:
+    return await client.execute_workflow(
+        ReconcilerWorkflow.run,
+        ReconcileInput(**given),
+        id=f"sweep-{uuid.uuid4().hex[:8]}",
+        task_queue=task_queue,
+    )
+
+
+async def test_a_terminated_tournament_s_intents_are_paid_by_the_sweep(
+    client: Client, worker: Worker, task_queue: str, db: Database
+) -> None:
+    # The escrow holds the first prize only: one payout goes out, the other is refused.
+    tid, handle = await _settling_with_a_short_escrow(client, db, task_queue, short=POOL - 210)
+    await handle.terminate("an operator ended it mid-settlement")
+    before = await _intents(db, tid)
+    statuses = {r.status for r in before}
+    assert statuses == {"confirmed", "failed"}, before  # some paid, some not
+    # Intents younger than the sweep's age are not due yet.
+    young = await ReconcilerActivities(db).due_payouts(
+        DuePayoutsQuery(older_than_seconds=3600, after="", limit=1000)
+    )
+    assert not [p for p in young if p.tournament_id == tid]
+
+    await _give_back(db, tid, POOL - 210)
+    result = await _sweep(client, task_queue, older_than_seconds=0)
+    unpaid = {r.id for r in before if r.status != "confirmed"}
+    assert unpaid <= set(result.confirmed)
+    assert not {r.id for r in before} & set(result.refused + result.deferred)
+    assert await _all_confirmed(db, tid)
+    await _paid_exactly_once(db, tid)
+    # A second sweep finds nothing of it to do.
+    again = await _sweep(client, task_queue, older_than_seconds=0)
+    assert not {r.id for r in before} & set(again.confirmed + again.refused + again.deferred)
+    await _paid_exactly_once(db, tid)
+
+
+async def test_the_schedule_sweeps_a_refused_payout_once_the_cause_is_fixed(
+    client: Client, worker: Worker, task_queue: str, db: Database
+) -> None:
+    schedule_id = f"test-reconciler-{uuid.uuid4().hex[:8]}"
+    schedule = await ensure_reconciler_schedule(client, task_queue, schedule_id=schedule_id)
+    try:
+        described = await schedule.describe()
+        assert described.schedule.policy.overlap is ScheduleOverlapPolicy.SKIP
+        assert [i.every for i in described.schedule.spec.intervals] == [timedelta(seconds=30)]
+
+        tid, handle = await _settling_with_a_short_escrow(client, db, task_queue, short=POOL)
+        rows = await _intents(db, tid)
+        assert {r.status for r in rows} == {"failed"}
+
+        async def old_enough() -> bool | None:
+            async with db.engine.connect() as conn:
+                young = await conn.scalar(
+                    text(
+                        "SELECT count(*) FROM payout_intents WHERE tournament_id = :t"
+                        " AND created_at >= now() - interval '31 seconds'"
+                    ),
+                    {"t": tid},
+                )
+            return True if young == 0 else None
+
+        await eventually(old_enough, limit=60)
+
+        async def swept(ids: set[str]) -> ReconcileResult | None:
+            """The result of the newest sweep the schedule started that drove ``ids``."""
+            info = (await schedule.describe()).info
+            for done in reversed(info.recent_actions):
+                run = client.get_workflow_handle(
+                    getattr(done.action, "workflow_id", ""), result_type=ReconcileResult
+                )
+                assert run.id.startswith(f"{schedule_id}-")  # each run: the id and its tick
+                try:
+                    result = await asyncio.wait_for(run.result(), 30)
+                except Exception:  # still running, or not a sweep of ours
+                    continue
+                if ids <= set(result.confirmed + result.refused + result.deferred):
+                    return result
+            return None
+
+        ids = {r.id for r in rows}
+        # Still short: the sweep is refused too, and says why on the intents.
+        await schedule.trigger()
+        refused = await eventually(lambda: swept(ids), limit=60)
+        assert ids <= set(refused.refused), refused
+        assert {r.status for r in await _intents(db, tid)} == {"failed"}
+
+        # Fixed: the next sweep pays and confirms both; the tournament's own timer has not run.
+        await _give_back(db, tid, POOL)
+        await schedule.trigger()
+        await eventually(lambda: _all_confirmed(db, tid), limit=60)
+        await _paid_exactly_once(db, tid)
+        assert (await handle.query(TournamentWorkflow.state)).state is TournamentPhase.SETTLING
+
+        # The tournament drives the same intents again (its retry): nothing moves twice.
+        await handle.execute_update(TournamentWorkflow.retry_payouts, RetryPayoutsInput())
+
+        async def closed() -> TournamentView | None:
+            view = await handle.query(TournamentWorkflow.state)
+            return view if view.state is TournamentPhase.CLOSED else None
+
+        view = await eventually(closed, limit=60)
+        assert all(p.status is PayoutStatus.CONFIRMED for p in view.payouts)
+        await _paid_exactly_once(db, tid)
+    finally:
+        await schedule.delete()
+
+
+async def test_the_sweep_and_the_tournament_racing_for_one_intent_pay_it_once(
+    client: Client, worker: Worker, task_queue: str, db: Database
+) -> None:
+    tid, handle = await _settling_with_a_short_escrow(client, db, task_queue, short=POOL)
+    await _give_back(db, tid, POOL)
+    # Both drivers at once, and two sweeps besides: every one pays the same keyed intents.
+    await asyncio.gather(
+        handle.execute_update(TournamentWorkflow.retry_payouts, RetryPayoutsInput()),
+        _sweep(client, task_queue, older_than_seconds=0),
+        _sweep(client, task_queue, older_than_seconds=0),
+    )
+
+    async def closed() -> TournamentView | None:
+        view = await handle.query(TournamentWorkflow.state)
+        return view if view.state is TournamentPhase.CLOSED else None
+
+    await eventually(closed, limit=60)
+    assert await _all_confirmed(db, tid)
+    await _paid_exactly_once(db, tid)
+
+
+async def test_the_schedule_is_ensured_idempotently_and_stays_paused(client: Client) -> None:
+    """Every worker ensures the schedule at startup: a second one updates it in place and
+    leaves an operator's pause (and its note) alone."""
+    schedule_id = f"test-reconciler-{uuid.uuid4().hex[:8]}"
+    schedule = await ensure_reconciler_schedule(client, "tq-a", schedule_id=schedule_id)
+    try:
+        await schedule.pause(note="paused by the on-call: chain incident")
+        await ensure_reconciler_schedule(client, "tq-b", schedule_id=schedule_id)
+        described = await schedule.describe()
+        assert described.schedule.state.paused
+        assert described.schedule.state.note == "paused by the on-call: chain incident"
+        assert getattr(described.schedule.action, "task_queue", None) == "tq-b"
+        assert described.schedule.policy.overlap is ScheduleOverlapPolicy.SKIP
+    finally:
+        await schedule.delete()
+
+
+async def test_a_refusal_seen_late_never_undoes_a_confirmed_payout(
+    db: Database, settings: Settings
+) -> None:
+    """The tournament and the sweep both drive an intent: a refusal one of them saw must
+    not turn the other's confirmed payment back into ``failed``."""
+    tid = f"rc-{uuid.uuid4().hex[:12]}"
+    intent = f"{tid}:payout:1"
+    async with db.engine.begin() as conn:
+        await conn.execute(
+            text(
+                "INSERT INTO tournaments (id, name, kind, seats, entry_fee, rake_fee,"
+                " starting_stack, settings, state, workflow_id, registered_count,"
+                " current_level, created_at, updated_at) VALUES (:t, :t, 'sng', 3, 100, 0,"
+                " 1500, '{}', 'settling', :t, 3, 1, now(), now())"
+            ),
+            {"t": tid},
+        )
+        await conn.execute(
+            text(
+                "INSERT INTO payout_intents (id, tournament_id, position, player_id, amount,"
+                " destination, status, created_at) VALUES (:i, :t, 1, 'p', 10, 'user:p',"
+                " 'pending', now())"
+            ),
+            {"i": intent, "t": tid},
+        )
+    persistence = PersistenceActivities(db, codec_for(settings))
+    await persistence.confirm_payout(
+        PayoutConfirmation(intent_id=intent, tx_hash=None, reference="ledger:x")
+    )
+    await persistence.fail_payout(PayoutFailure(intent_id=intent, reason="escrow short"))
+    async with db.engine.connect() as conn:
+        row = (
+            await conn.execute(
+                text(
+                    "SELECT status, failure_reason, confirmed_at FROM payout_intents WHERE id = :i"
+                ),
+                {"i": intent},
+            )
+        ).one()
+    assert (row.status, row.failure_reason) == ("confirmed", None)
+    assert row.confirmed_at is not None
+
+
+async def test_sng_schedules_creates_and_shows_the_schedule(
+    client: Client, worker: Worker, settings: Settings
+) -> None:
+    """The operator's command: creates the schedule under its production id (twice: the
+    second updates it), and says whether it runs."""
+    env = {
+        **os.environ,
+        "SNG_ENV": "test",
+        "SNG_TEMPORAL_ADDRESS": settings.temporal_address,
+        "SNG_TEMPORAL_TASK_QUEUE": settings.temporal_task_queue,
+    }
+    try:
+        for _ in range(2):
+            proc = await asyncio.create_subprocess_exec(
+                sys.executable,
+                "-m",
+                "sng.cli",
+                "schedules",
+                env=env,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.STDOUT,
+            )
+            out, _ = await proc.communicate()
+            shown = out.decode()
+            assert proc.returncode == 0, shown
+            assert shown.startswith(f"{RECONCILER_SCHEDULE_ID}: a ReconcilerWorkflow every 30s")
+            assert f"on {settings.temporal_task_queue}, running" in shown, shown
+            assert "next run" in shown, shown
+    finally:
+        await client.get_schedule_handle(RECONCILER_SCHEDULE_ID).delete()
