@@ -43,6 +43,9 @@ os.environ.setdefault("SNG_CODEC_KEY", new_key())
 # The workers' deck key (core/deck_vault.py), likewise one for the session and its replays.
 os.environ.setdefault("SNG_DECK_KEY", new_key())
 deck_vault.ensure_installed()  # for the workers tests build by hand, too
+# The drills' random first seed, drawn once: the pytest-xdist workers inherit it, so every one
+# of them collects the same parametrized drill (tests/drills/conftest.py).
+os.environ.setdefault("SNG_DRILL_RANDOM_SEED", str(int.from_bytes(os.urandom(3), "big")))
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

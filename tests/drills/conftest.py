@@ -113,7 +113,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         count = metafunc.config.getoption("--drill-repeat")
         first = metafunc.config.getoption("--drill-seed")
         if first is None:
-            first = int.from_bytes(os.urandom(3), "big")
+            first = int(os.environ["SNG_DRILL_RANDOM_SEED"])  # drawn in tests/conftest.py
         metafunc.parametrize("drill_seed", [first + n for n in range(count)])
 
 
