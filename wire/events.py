@@ -4,7 +4,8 @@ the streams and the JSON pages serve, and what the OpenAPI document describes.
 A tournament's log: `tournament_state_changed`, `blind_level_changed`, `player_eliminated`,
 `hand_result`, `tournament_ended`, `tournament_payout_settled` (the seed's names). A cash
 room's: `hand_start`, `action`, `community_cards`, `pot_update`, `showdown`, `hand_result`,
-`player_join`, `player_leave`, `room_status`.
+`player_join`, `player_leave`, `room_status`. A room's log keeps the table's 0-based seat
+indices; the room's streams serve every seat from 1 (``room_event_on_wire``, seed 004).
 
 Each model's ``payload()`` is the JSON object the log stores: camelCase, and only the fields
 the publisher set (a ``tournament_state_changed`` for ``starting`` carries ``startsAt`` and

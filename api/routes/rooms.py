@@ -125,7 +125,7 @@ class RoomRecord(WireModel):
     timeouts: Timeouts
     hand_number: int
     status: str
-    kind: str
+    kind: TableKind
     """Who may sit (``CreateRoomBody.kind``)."""
     created_at: datetime
 
@@ -176,7 +176,7 @@ def _record(row: Room, observers: int, cards: dict[str, str]) -> RoomRecord:
         timeouts=Timeouts(decision=row.decision_timeout, disconnect_grace=row.disconnect_grace),
         hand_number=row.hand_number,
         status=row.status,
-        kind=row.kind,
+        kind=TableKind(row.kind),
         created_at=row.created_at,
     )
 
