@@ -141,7 +141,7 @@ def room_players(stored: list[dict[str, Any]], cards: dict[str, str]) -> list[Ro
     seat from 1, the handle with its ``@``, the Agent Card's key as ``cryptoId``."""
     out = []
     for p in stored:
-        player_id = str(p["handle"]).removeprefix("@")
+        player_id = str(p["handle"])  # the workflow writes the bare id
         out.append(
             RoomPlayer(
                 seat=wire_seat(int(p["seat"])),
@@ -157,9 +157,7 @@ def room_players(stored: list[dict[str, Any]], cards: dict[str, str]) -> list[Ro
 async def records(db: Database, rows: list[Room]) -> list[RoomRecord]:
     """Rooms as the API serves them: one read for the observers, one for the Agent Cards."""
     counts = await observers(db, [r.id for r in rows])
-    cards = await card_keys(
-        db, [str(p["handle"]).removeprefix("@") for r in rows for p in r.players]
-    )
+    cards = await card_keys(db, [str(p["handle"]) for r in rows for p in r.players])
     return [_record(r, counts.get(r.id, 0), cards) for r in rows]
 
 
