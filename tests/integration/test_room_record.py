@@ -122,7 +122,7 @@ async def _events(
 
 
 async def test_a_room_seats_only_its_audience_with_the_tournaments_refusals(
-    api_url: str, settings: Settings, worker: Worker
+    api_url: str, settings: Settings, client: Client, worker: Worker
 ) -> None:
     human = f"rk-{uuid.uuid4().hex[:6]}"
     owner = f"rk-own-{uuid.uuid4().hex[:6]}"
@@ -154,6 +154,13 @@ async def test_a_room_seats_only_its_audience_with_the_tournaments_refusals(
             r = await http.post(f"/rooms/{room_id}/join", json={}, headers=headers)
             assert (r.status_code, r.json()["code"]) == (409, code), (kind, r.text)
             assert (await record(http, room_id))["players"] == []
+            # Refused by the join's validator: the room's history never saw it.
+            history = await client.get_workflow_handle(workflow_id(room_id)).fetch_history()
+            assert not [
+                e
+                for e in history.events
+                if e.HasField("workflow_execution_update_accepted_event_attributes")
+            ]
         # Nothing was reserved by a refused join.
         assert await balance(http, settings, human) == 5000
         assert await balance(http, settings, owner) == 5000
