@@ -47,6 +47,7 @@ class RoomActivities:
             "decision_timeout": row.decision_timeout,
             "disconnect_grace": row.disconnect_grace,
             "status": row.status,
+            "kind": row.kind,
             "hand_number": row.hand_number,
             "players": row.players,
             "updated_at": now,

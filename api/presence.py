@@ -14,10 +14,10 @@ import hashlib
 import time
 from datetime import UTC, datetime, timedelta
 
-from fastapi import Request
 from sqlalchemy import delete, func
 from sqlalchemy.dialects.postgresql import insert
 from sqlmodel import col, select
+from starlette.requests import HTTPConnection
 
 from api.auth import ANONYMOUS_PREFIX
 from api.ratelimit import address_key
@@ -91,6 +91,6 @@ async def _prune(db: Database, now: float) -> None:
         await session.commit()
 
 
-def anonymous(request: Request) -> str:
+def anonymous(request: HTTPConnection) -> str:
     client = address_key(request.client.host) if request.client else "?"
     return ANONYMOUS_PREFIX + hashlib.sha256(client.encode()).hexdigest()[:24]

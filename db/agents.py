@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from sqlalchemy import text
@@ -142,3 +143,20 @@ async def card_key(db: Database, agent_id: str) -> str | None:
     """The public key on a live agent's card (base64), if it put one there."""
     agent = await by_id(db, agent_id)
     return agent.card_public_key if agent is not None else None
+
+
+async def card_keys(db: Database, player_ids: Iterable[str]) -> dict[str, str]:
+    """The Agent Card keys of those players that are live agents with a key on their card
+    (one read, whatever the count): a room record's ``cryptoId``."""
+    ids = sorted({p for p in player_ids if p.startswith(AGENT_ID_PREFIX)})
+    if not ids:
+        return {}
+    async with db.session() as session:
+        rows = await session.exec(
+            select(Agent).where(
+                col(Agent.agent_id).in_(ids),
+                col(Agent.revoked_at).is_(None),
+                col(Agent.card_public_key).is_not(None),
+            )
+        )
+        return {a.agent_id: a.card_public_key for a in rows if a.card_public_key is not None}

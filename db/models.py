@@ -195,10 +195,15 @@ class Room(SQLModel, table=True):
     decision_timeout: int
     disconnect_grace: int
     status: str = Field(max_length=20, index=True)
+    kind: str = Field(default="open", max_length=20, sa_column_kwargs={"server_default": "open"})
+    """Who may sit (docs/rooms.md): ``open``, ``human_only``, ``agent`` or ``copilot``."""
     hand_number: int = 0
     players: list[dict[str, Any]] = Field(
         default_factory=list, sa_column=Column(JSONB, nullable=False)
     )
+    """As the workflow writes them: ``seat`` (the table's 0-based index), ``handle`` (the
+    player id), ``stack``, ``status``; the API serves them as the seed shows them
+    (api/routes/rooms.py)."""
     workflow_id: str = Field(max_length=100)
     created_at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))
     updated_at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))

@@ -33,9 +33,9 @@ class ErrorCode(StrEnum):
     """A paid entry cannot be unregistered through the internal route: it leaves through the refund
     path."""
     HUMANS_NOT_ALLOWED_AT_AGENT_TABLE = "humans_not_allowed_at_agent_table"
-    """A human registering for an agent-only tournament."""
+    """A human registering for an agent-only tournament, or joining an agent-only room."""
     AGENT_NOT_ALLOWED_AT_HUMAN_TABLE = "agent_not_allowed_at_human_table"
-    """An agent registering for a human-only tournament."""
+    """An agent registering for (or joining a room of) humans: a human-only or copilot one."""
     TOURNAMENT_REGISTRATION_LIMIT = "tournament_registration_limit"
     """A player who registered and left the tournament its maximum number of times (5 entries)."""
     TOURNAMENT_REGISTRATION_COOLDOWN = "tournament_registration_cooldown"

@@ -16,6 +16,7 @@ from enum import StrEnum
 from typing import Any
 
 from domain.errors import DomainError, ErrorCode
+from domain.settings import TableKind
 
 MIN_SEATS, MAX_SEATS = 2, 9
 IDLE_CLOSE_SECONDS = 30 * 60
@@ -91,6 +92,9 @@ class RoomRules:
     big_blind: int
     seats: int
     speed: Speed
+    kind: TableKind = TableKind.OPEN
+    """Who may sit: the tournaments' four audiences and their gate
+    (``domain.registration.verify_seat_allowed``)."""
 
     @property
     def decision_timeout(self) -> int:
@@ -115,8 +119,8 @@ def validate_room(raw: Mapping[str, Any]) -> RoomRules:
 
     >>> r = validate_room({"name": "Main", "entry": {"amount": 1000},
     ...     "stakes": {"smallBlind": 5, "bigBlind": 10}, "seats": 6})
-    >>> (r.entry, r.big_blind, r.speed.value, r.decision_timeout, r.disconnect_grace)
-    (1000, 10, 'normal', 30, 60)
+    >>> (r.entry, r.big_blind, r.speed.value, r.decision_timeout, r.disconnect_grace, r.kind.value)
+    (1000, 10, 'normal', 30, 60, 'open')
     >>> validate_room({"name": "x", "entry": {"amount": 5},
     ...     "stakes": {"smallBlind": 5, "bigBlind": 10}, "seats": 6})
     Traceback (most recent call last):
@@ -169,7 +173,15 @@ def validate_room(raw: Mapping[str, Any]) -> RoomRules:
         raise DomainError(
             ErrorCode.INVALID_SETTINGS, "speed: turbo, normal or slow", field="speed"
         ) from None
-    return RoomRules(name.strip(), amount, small, big, seats, speed)
+    try:
+        kind = TableKind(raw.get("kind", TableKind.OPEN.value))
+    except ValueError:
+        raise DomainError(
+            ErrorCode.INVALID_SETTINGS,
+            "kind: " + ", ".join(k.value for k in TableKind),
+            field="kind",
+        ) from None
+    return RoomRules(name.strip(), amount, small, big, seats, speed, kind)
 
 
 def status_for(*, able: int, hands_played: int, closed: bool) -> RoomStatus:

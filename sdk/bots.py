@@ -199,12 +199,15 @@ async def run_room_bot(
 ) -> None:
     """Sit at a cash room (joining if needed) and play ``hands`` more hands, then leave; leaves
     early when the others have gone, and stops if the room closes or the bot is unseated."""
-    seat = (await client.join_room(room_id))["seat"]
+    await client.join_room(room_id)
     first: int | None = None
 
     async def done(state: dict[str, Any]) -> bool:
         nonlocal first
-        if state["room"]["status"] == "closed" or all(s["seat"] != seat for s in state["seats"]):
+        # Unseated: no seat of ours in the game state (``you`` names it; the join's answer
+        # numbers seats from 1, the game state's seats are the table's indices).
+        unseated = (state.get("you") or {}).get("seat") is None
+        if state["room"]["status"] == "closed" or unseated:
             return True
         first = state["handNumber"] if first is None else first
         alone = state["room"]["status"] == "paused" and len(state["seats"]) == 1

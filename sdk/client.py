@@ -271,8 +271,10 @@ class SngClient:
         seats: int,
         speed: str = "normal",
         hand_pause_ms: int = 2000,
+        kind: str = "open",
     ) -> dict[str, Any]:
-        """Operators: open a room; the room record."""
+        """Operators: open a room; the room record. ``kind``: who may sit (``open``,
+        ``human_only``, ``agent``, ``copilot``)."""
         body = {
             "name": name,
             "entry": {"amount": entry, "currency": "virtual_chips"},
@@ -280,6 +282,7 @@ class SngClient:
             "seats": seats,
             "speed": speed,
             "handPauseMs": hand_pause_ms,
+            "kind": kind,
         }
         result: dict[str, Any] = await self._call("POST", "/rooms", json=body)
         return result
@@ -298,6 +301,7 @@ class SngClient:
         return result
 
     async def join_room(self, room_id: str, seat: int | None = None) -> dict[str, Any]:
+        """Take a seat (``seat``: 1 .. the room's seats, the lowest free one when None)."""
         body = {"seat": seat} if seat is not None else {}
         result: dict[str, Any] = await self._call("POST", f"/rooms/{room_id}/join", json=body)
         return result

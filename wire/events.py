@@ -4,7 +4,8 @@ the streams and the JSON pages serve, and what the OpenAPI document describes.
 A tournament's log: `tournament_state_changed`, `blind_level_changed`, `player_eliminated`,
 `hand_result`, `tournament_ended`, `tournament_payout_settled` (the seed's names). A cash
 room's: `hand_start`, `action`, `community_cards`, `pot_update`, `showdown`, `hand_result`,
-`player_join`, `player_leave`, `room_status`.
+`player_join`, `player_leave`, `room_status`. A room's log keeps the table's 0-based seat
+indices; the room's streams serve every seat from 1 (``room_event_on_wire``, seed 004).
 
 Each model's ``payload()`` is the JSON object the log stores: camelCase, and only the fields
 the publisher set (a ``tournament_state_changed`` for ``starting`` carries ``startsAt`` and
@@ -278,3 +279,62 @@ ROOM_EVENTS: tuple[type[Event], ...] = (
 ROOM_EVENTS_BY_TYPE: dict[str, type[Event]] = {e.TYPE: e for e in ROOM_EVENTS}
 """A room's event model by its log type (the hand's own events come from
 ``domain.rooms.hand_events`` as plain objects and are checked against these)."""
+
+
+def _from_one(seat: Any) -> Any:
+    return seat + 1 if isinstance(seat, int) and not isinstance(seat, bool) else seat
+
+
+def _keys_from_one(by_seat: Any) -> Any:
+    if not isinstance(by_seat, dict):
+        return by_seat
+    return {str(int(k) + 1) if str(k).isdigit() else k: v for k, v in by_seat.items()}
+
+
+def room_event_on_wire(type_: str, payload: dict[str, Any]) -> dict[str, Any]:
+    """A room event as the room's streams serve it: every seat number from 1, as the room
+    record numbers them (seed 004). The log keeps the table's 0-based indices, as the room
+    workflow published them, so every event ever logged is served the same way.
+
+    >>> room_event_on_wire("player_join", {"seat": 0, "player": "a", "stack": 5})
+    {'seat': 1, 'player': 'a', 'stack': 5}
+    >>> room_event_on_wire("hand_start", {"button": 2, "seats": [{"seat": 2}], "handNumber": 1})
+    {'button': 3, 'seats': [{'seat': 3}], 'handNumber': 1}
+    >>> room_event_on_wire("hand_result", {"pots": [{"amount": 4, "eligible": [0, 1],
+    ...     "winners": {"1": 4}}], "stacksAfter": {"0": 8, "1": 12}, "netToWinner": {"1": 4}})
+    ... # doctest: +NORMALIZE_WHITESPACE
+    {'pots': [{'amount': 4, 'eligible': [1, 2], 'winners': {'2': 4}}],
+     'stacksAfter': {'1': 8, '2': 12}, 'netToWinner': {'2': 4}}
+    """
+    out = dict(payload)
+    if type_ in ("player_join", "player_leave", "action") and "seat" in out:
+        out["seat"] = _from_one(out["seat"])
+    elif type_ == "hand_start":
+        if "button" in out:
+            out["button"] = _from_one(out["button"])
+        if isinstance(out.get("seats"), list):
+            out["seats"] = [
+                {**s, "seat": _from_one(s.get("seat"))} if isinstance(s, dict) else s
+                for s in out["seats"]
+            ]
+    elif type_ == "showdown" and "shown" in out:
+        out["shown"] = _keys_from_one(out["shown"])
+    elif type_ == "hand_result":
+        if isinstance(out.get("pots"), list):
+            out["pots"] = [
+                {
+                    **pot,
+                    "eligible": [_from_one(s) for s in pot.get("eligible", [])],
+                    "winners": _keys_from_one(pot.get("winners", {})),
+                }
+                if isinstance(pot, dict)
+                else pot
+                for pot in out["pots"]
+            ]
+        for key in ("stacksAfter", "netToWinner"):
+            if key in out:
+                out[key] = _keys_from_one(out[key])
+        deck = out.get("deck")
+        if isinstance(deck, dict) and "seeds" in deck:
+            out["deck"] = {**deck, "seeds": _keys_from_one(deck["seeds"])}
+    return out

@@ -53,6 +53,9 @@ class RoomSpec(WireModel):
     decision_timeout: int
     disconnect_grace: int
     created_ms: int
+    kind: str = "open"
+    """Who may sit (``domain.settings.TableKind``): the join validator's audience gate. Rooms
+    started before audiences carry none: ``open``."""
     status: str = "waiting"
     idle_since_ms: int
     """When the room last became empty (or was created): the idle-close clock's start."""
@@ -323,7 +326,10 @@ class JoinInput(WireModel):
     player_id: str
     owner_user_id: str
     seat: int | None = None
-    """A particular free seat; the lowest free one when absent."""
+    """A particular free seat (the table's 0-based index; the API's is 1-based); the lowest
+    free one when absent."""
+    is_agent: bool = False
+    """Whether an agent joins: the room's audience gate reads it."""
 
 
 class JoinResult(WireModel):
@@ -372,6 +378,7 @@ class RoomRow(WireModel):
     players: list[dict[str, Any]]
     created_ms: int
     closed: bool = False
+    kind: str = "open"
 
 
 class RoomMove(WireModel):

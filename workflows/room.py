@@ -29,6 +29,7 @@ with workflow.unsafe.imports_passed_through():
     from domain.blinds import Blinds
     from domain.errors import DomainError, ErrorCode
     from domain.holdem import Hand, public_view
+    from domain.registration import verify_seat_allowed
     from domain.rooms import (
         CURRENCY,
         IDLE_CLOSE_SECONDS,
@@ -318,11 +319,13 @@ class RoomWorkflow(PlayerHandlers):
             if not 0 <= inp.seat < self.st.seat_count:
                 raise DomainError(
                     ErrorCode.VALIDATION_ERROR,
-                    f"seat must be 0–{self.st.seat_count - 1}",
+                    f"seat must be 1–{self.st.seat_count}",
                     field="seat",
                 )
             if any(s.seat == inp.seat for s in self.st.seats):
-                raise DomainError(ErrorCode.SEAT_TAKEN, f"seat {inp.seat} is taken", field="seat")
+                raise DomainError(
+                    ErrorCode.SEAT_TAKEN, f"seat {inp.seat + 1} is taken", field="seat"
+                )
         if len(self.st.seats) >= self.st.seat_count:
             raise DomainError(ErrorCode.ROOM_FULL, "every seat is taken")
         holder = next(
@@ -338,14 +341,17 @@ class RoomWorkflow(PlayerHandlers):
             # One seat per owner, whichever identity sits in it (security review M2).
             raise DomainError(
                 ErrorCode.OWNER_ALREADY_SEATED,
-                f"your account already sits at seat {holder.seat} (as {holder.player_id})",
+                f"your account already sits at seat {holder.seat + 1} (as {holder.player_id})",
             )
 
     def _verify_join_now(self, inp: JoinInput) -> None:
-        """The join validator's own checks (security review N2): the owner's come-back
-        cooldown, then the run's budget. Validators never replay, so these read the clock and
-        the run's count freely; the loop's re-check (``_verify_join``) is unchanged."""
+        """The join validator's own checks: the room's audience (the tournaments' gate,
+        ``verify_seat_allowed``), the owner's come-back cooldown, then the run's budget
+        (security review N2). Validators never replay, so these read the clock and the run's
+        count freely, and a room started before audiences (``open``) seats everyone as it did;
+        the loop's re-check (``_verify_join``) is unchanged."""
         room = self._room()
+        verify_seat_allowed(room.kind, is_agent=inp.is_agent)
         departure = room.departures.get(inp.owner_user_id)
         if departure is not None:
             wait_ms = rejoin_wait_ms(
@@ -614,6 +620,7 @@ class RoomWorkflow(PlayerHandlers):
                 decision_timeout=room.decision_timeout,
                 disconnect_grace=room.disconnect_grace,
                 status=room.status,
+                kind=room.kind,
                 hand_number=self.st.hand_no,
                 players=self.players(),
                 created_ms=room.created_ms,

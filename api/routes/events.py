@@ -41,6 +41,10 @@ PING_SECONDS = 15
 PAGE = 100
 MAX_EVENT_ID = 2**63 - 1
 
+Shape = Callable[[str, dict[str, Any]], dict[str, Any]]
+"""How a stream serves a logged event's payload, from its type and payload (a room's numbers
+its seats from 1: ``wire.events.room_event_on_wire``); the log's own by default."""
+
 open_streams = 0
 """Streams this process is serving now (a gauge; the tests check disconnects close them)."""
 
@@ -143,6 +147,7 @@ async def sse(
     request: Request,
     cursor: int,
     on_idle: Callable[[], Awaitable[None]] | None = None,
+    shape: Shape | None = None,
 ) -> Response:
     """Serve one stream of the log (a tournament's or a room's) from after ``cursor``;
     ``on_idle`` runs at each idle poll (a room counts its observers with it). The stream ends
@@ -164,8 +169,9 @@ async def sse(
                 for row in rows:
                     assert row.id is not None
                     cursor = row.id
+                    data = row.payload if shape is None else shape(row.type, row.payload)
                     yield ServerSentEvent(
-                        data=json.dumps(row.payload, separators=(",", ":")),
+                        data=json.dumps(data, separators=(",", ":")),
                         event=row.type,
                         id=str(row.id),
                     )
@@ -185,11 +191,18 @@ async def sse(
     return EventSourceResponse(stream(), ping=PING_SECONDS, background=BackgroundTask(release))
 
 
-async def page(db: Database, stream_id: str, after: int, limit: int) -> EventPage:
+async def page(
+    db: Database, stream_id: str, after: int, limit: int, shape: Shape | None = None
+) -> EventPage:
     rows = await _page(db, stream_id, after, limit)
     return EventPage(
         events=[
-            EventOut(id=r.id or 0, type=r.type, data=r.payload, created_at=r.created_at)
+            EventOut(
+                id=r.id or 0,
+                type=r.type,
+                data=r.payload if shape is None else shape(r.type, r.payload),
+                created_at=r.created_at,
+            )
             for r in rows
         ],
         last_event_id=(rows[-1].id or 0) if rows else after,

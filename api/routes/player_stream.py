@@ -62,6 +62,7 @@ from api.stream_auth import StreamCredential
 from api.streams import Outbox, Stalled, StreamSlots
 from db.models import Room, Tournament
 from domain.errors import DomainError, ErrorCode
+from wire.events import room_event_on_wire
 from wire.ids import room_workflow_id, table_workflow_id
 
 router = APIRouter(tags=["player streams"])
@@ -192,7 +193,10 @@ async def player_messages(
                     for message in [*await still_valid(), *game_state_messages(body)]:
                         yield message
             cursor.log = row.id
-            yield cursor.id, row.type, row.payload
+            if target.tournament_id is None:  # a room's events number seats from 1
+                yield cursor.id, row.type, room_event_on_wire(row.type, row.payload)
+            else:
+                yield cursor.id, row.type, row.payload
             if is_final(row.type, row.payload):
                 return
         body = await state()

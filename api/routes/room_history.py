@@ -1,27 +1,51 @@
-"""A cash room's past and present for anyone: its finished hands and its event stream."""
+"""A cash room's past and present for anyone: its finished hands and its event stream.
+
+The stream (``/rooms/{id}/stream``) answers Server-Sent Events and, on the same path, a
+WebSocket (seed 004: ``ws://…/rooms/{id}/stream``). Both serve the room's log with every seat
+numbered from 1 (``wire.events.room_event_on_wire``), need no credential (the log is public:
+no hole cards but those shown down), count as an observer, take a stream slot
+(``api/streams.py``), and end after the room's ``room_status`` ``closed``.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import re
 from typing import Any
 
-from fastapi import APIRouter, Request, Response
+from fastapi import APIRouter, Request, Response, WebSocket, WebSocketDisconnect
 from sqlmodel import select
 
 from api.auth import MaybePlayer
-from api.deps import DbDep, HandNumber, HandPageDep, PageLimit
+from api.deps import ID_PATTERN, DbDep, HandNumber, HandPageDep, PageLimit
 from api.errors import ApiError
 from api.hand_records import served_record
 from api.presence import anonymous, touch
-from api.routes.events import AfterQuery, EventPage, page, resume_point, sse
+from api.routes.events import (
+    PAGE,
+    POLL_SECONDS,
+    AfterQuery,
+    EventPage,
+    _ended_by,
+    _page,
+    is_final,
+    page,
+    resume_point,
+    sse,
+)
 from api.routes.hands import NEXT_PAGE, finished_hands, link_next
-from api.routes.rooms import RoomId, room_row
-from db.models import Hand
+from api.routes.rooms import RoomId, room_row, wire_seat
+from api.streams import Outbox, Stalled, StreamSlots
+from db.models import Hand, Room
 from domain.errors import ErrorCode
+from wire.events import room_event_on_wire
 from wire.game_state import HandRecord
 from wire.ids import room_workflow_id
 from wire.messages import WireModel
 
 router = APIRouter(prefix="/rooms", tags=["rooms"])
+VALID_ID = re.compile(ID_PATTERN)
 
 
 class RoomHandSummary(WireModel):
@@ -54,9 +78,12 @@ async def list_room_hands(
             RoomHandSummary(
                 hand_number=h.hand_no,
                 board=list(h.record.get("board", [])),
-                winners=sorted({int(w) for p in h.record["pots"] for w in p["winners"]}),
+                winners=sorted({wire_seat(int(w)) for p in h.record["pots"] for w in p["winners"]}),
                 gross_pot=settlement.get("grossPot", 0),
-                net_to_winner=settlement.get("netToWinner", {}),
+                net_to_winner={
+                    str(wire_seat(int(seat))): chips
+                    for seat, chips in settlement.get("netToWinner", {}).items()
+                },
             )
         )
     return out
@@ -104,8 +131,9 @@ async def room_stream(
     after: AfterQuery = None,
 ) -> Any:
     """Server-Sent Events: hand_start, action, community_cards, pot_update, showdown,
-    hand_result, player_join, player_leave and room_status. Public (no hole cards); resume
-    with ``Last-Event-ID`` or ``?after=``. An open stream counts as an observer."""
+    hand_result, player_join, player_leave and room_status, seats numbered from 1. Public (no
+    hole cards); resume with ``Last-Event-ID`` or ``?after=``. An open stream counts as an
+    observer. The same path answers a WebSocket with the same events."""
     await room_row(db, room_id)
     viewer = anonymous(request)  # the same client's streams count once
 
@@ -114,7 +142,7 @@ async def room_stream(
 
     await watching()
     cursor = resume_point(after, request.headers.get("last-event-id"))
-    return await sse(db, room_id, request, cursor, on_idle=watching)
+    return await sse(db, room_id, request, cursor, on_idle=watching, shape=room_event_on_wire)
 
 
 @router.get("/{room_id}/events.json", response_model=EventPage, response_model_by_alias=True)
@@ -126,4 +154,96 @@ async def room_events(
 ) -> EventPage:
     """One page of the room stream after an id, for clients that cannot read SSE."""
     await room_row(db, room_id)
-    return await page(db, room_id, after or 0, limit)
+    return await page(db, room_id, after or 0, limit, shape=room_event_on_wire)
+
+
+@router.websocket("/{room_id}/stream")
+async def room_stream_socket(websocket: WebSocket, room_id: str, after: str | None = None) -> None:
+    """The room stream over a WebSocket: each event is ``{"id", "event", "data"}`` (the SSE
+    event's id, name and data), and ``{"event": "end"}`` follows the room's closing before the
+    socket closes. Resume with ``?after=<id>``. The socket takes no requests: a message sent
+    on it is answered with an ``error`` (``validation_error``). A refused handshake closes
+    with 4404 (no such room) or 4429 (too many streams); a client that reads nothing is
+    closed with 1008 (``api/streams.py``)."""
+    # Accepted first, so a refusal reaches the client as its close code.
+    await websocket.accept()
+    db = websocket.app.state.db
+    async with db.session() as session:
+        known = VALID_ID.fullmatch(room_id) and await session.get(Room, room_id) is not None
+    if not known:
+        await websocket.close(code=4404, reason="not_found: no such room")
+        return
+    cursor = resume_point(None, after)
+    if cursor > 0 and await _ended_by(db, room_id, cursor):
+        await websocket.send_json({"event": "end"})  # resumed after the room closed
+        await websocket.close()
+        return
+    slots: StreamSlots = websocket.app.state.stream_slots
+    try:
+        release = slots.acquire(websocket)
+    except ApiError as err:
+        await websocket.close(code=4429, reason=err.code.value)
+        return
+    viewer = anonymous(websocket)  # the same client's streams count once
+    outbox = Outbox()
+
+    async def pump() -> None:
+        nonlocal cursor
+        while True:
+            rows = await _page(db, room_id, cursor, PAGE)
+            for row in rows:
+                assert row.id is not None
+                cursor = row.id
+                data = room_event_on_wire(row.type, row.payload)
+                await outbox.put({"id": str(row.id), "event": row.type, "data": data})
+                if is_final(row.type, row.payload):
+                    await outbox.put({"event": "end"})
+                    return
+            if len(rows) < PAGE:
+                await touch(db, room_id, viewer, seated=False)
+                await asyncio.sleep(POLL_SECONDS)
+
+    async def send() -> None:
+        while True:
+            message = await outbox.get()
+            await websocket.send_json(message)
+            if message["event"] == "end":
+                await websocket.close()
+                return
+
+    async def receive() -> None:
+        while True:
+            await websocket.receive_text()
+            await outbox.put(
+                {
+                    "event": "error",
+                    "data": {
+                        "code": ErrorCode.VALIDATION_ERROR.value,
+                        "message": "the room stream takes no requests (play on /rooms/{id}/me/ws)",
+                    },
+                }
+            )
+
+    await touch(db, room_id, viewer, seated=False)
+    sender = asyncio.create_task(send())
+    others = [asyncio.create_task(pump()), asyncio.create_task(receive())]
+    stalled = False
+    try:
+        done, _ = await asyncio.wait([sender, *others], return_when=asyncio.FIRST_COMPLETED)
+        if others[0] in done and not others[0].cancelled() and others[0].exception() is None:
+            # The stream ended: let the sender deliver what is queued, the end included.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(sender), 10)
+        stalled = any(
+            t in done and not t.cancelled() and isinstance(t.exception(), Stalled) for t in others
+        )
+    finally:
+        for task in (sender, *others):
+            task.cancel()
+        for task in (sender, *others):
+            with contextlib.suppress(asyncio.CancelledError, WebSocketDisconnect, Exception):
+                await task
+        release()
+    if stalled:  # the client read nothing while its outbox stayed full: free what it holds
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(websocket.close(code=1008, reason="too_slow"), 5)

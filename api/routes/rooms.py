@@ -38,10 +38,12 @@ from api.routes.play import ActBody, IdempotencyKey, SeedBody, act_at_table, see
 from api.stream_auth import StreamCredential
 from api.updates import execute_update
 from core.settings import Settings
+from db.agents import card_keys
 from db.engine import Database
 from db.models import Room
 from domain.errors import ErrorCode
 from domain.rooms import CURRENCY, MAX_ENTRY, MAX_NAME, MAX_SEATS, MIN_SEATS, validate_room
+from domain.settings import TableKind
 from wire.game_state import GameState
 from wire.ids import room_workflow_id
 from wire.messages import WireModel
@@ -87,11 +89,19 @@ class CreateRoomBody(WireModel):
     speed: Literal["turbo", "normal", "slow"] = "normal"
     hand_pause_ms: int = Field(default=2000, ge=0, le=60_000)
     """The pause between hands so players can read the result."""
+    kind: TableKind = TableKind.OPEN
+    """Who may sit: ``open`` (anyone), ``human_only``, ``agent`` (agents only) or ``copilot``
+    (humans); the tournaments' audiences and their refusals."""
 
 
 class RoomPlayer(WireModel):
     seat: int
+    """1 .. the room's ``seats``."""
     handle: str
+    """``@`` and the player's id (a user id, or an agent id)."""
+    crypto_id: str | None
+    """The public key on the player's Agent Card (what its hole cards are sealed to); null for
+    a human, or an agent with no key on its card."""
     stack: int
     status: str
 
@@ -115,22 +125,56 @@ class RoomRecord(WireModel):
     timeouts: Timeouts
     hand_number: int
     status: str
+    kind: TableKind
+    """Who may sit (``CreateRoomBody.kind``)."""
     created_at: datetime
 
 
-def _record(row: Room, observers: int) -> RoomRecord:
+def wire_seat(seat: int) -> int:
+    """A table's seat index (0-based, as the workflow and the game state keep it) as the room
+    record and the room stream number it: from 1 (seed 004)."""
+    return seat + 1
+
+
+def room_players(stored: list[dict[str, Any]], cards: dict[str, str]) -> list[RoomPlayer]:
+    """The record's ``players`` from the read model's (seat index, handle = player id): the
+    seat from 1, the handle with its ``@``, the Agent Card's key as ``cryptoId``."""
+    out = []
+    for p in stored:
+        player_id = str(p["handle"])  # the workflow writes the bare id
+        out.append(
+            RoomPlayer(
+                seat=wire_seat(int(p["seat"])),
+                handle=f"@{player_id}",
+                crypto_id=cards.get(player_id),
+                stack=p["stack"],
+                status=p["status"],
+            )
+        )
+    return out
+
+
+async def records(db: Database, rows: list[Room]) -> list[RoomRecord]:
+    """Rooms as the API serves them: one read for the observers, one for the Agent Cards."""
+    counts = await observers(db, [r.id for r in rows])
+    cards = await card_keys(db, [str(p["handle"]) for r in rows for p in r.players])
+    return [_record(r, counts.get(r.id, 0), cards) for r in rows]
+
+
+def _record(row: Room, observers: int, cards: dict[str, str]) -> RoomRecord:
     return RoomRecord(
         room_id=row.id,
         name=row.name,
         entry=Entry(amount=row.entry),
         stakes=Stakes(small_blind=row.small_blind, big_blind=row.big_blind),
         seats=row.seats,
-        players=[RoomPlayer(**p) for p in row.players],
+        players=room_players(row.players, cards),
         observer_count=observers,
         speed=row.speed,
         timeouts=Timeouts(decision=row.decision_timeout, disconnect_grace=row.disconnect_grace),
         hand_number=row.hand_number,
         status=row.status,
+        kind=TableKind(row.kind),
         created_at=row.created_at,
     )
 
@@ -155,7 +199,7 @@ async def create_room(
     body: CreateRoomBody, temporal: TemporalDep, db: DbDep, settings: SettingsDep
 ) -> RoomRecord:
     """Open a room (operators: ``X-Service-Key``). It waits for two players, then deals."""
-    return _record(await start_room(temporal, db, settings, body), 0)
+    return _record(await start_room(temporal, db, settings, body), 0, {})
 
 
 async def start_room(
@@ -179,6 +223,7 @@ async def start_room(
         decision_timeout=rules.decision_timeout,
         disconnect_grace=rules.disconnect_grace,
         status="waiting",
+        kind=rules.kind.value,
         hand_number=0,
         players=[],
         workflow_id=workflow_id,
@@ -213,6 +258,7 @@ async def start_room(
                 disconnect_grace=rules.disconnect_grace,
                 created_ms=now_ms,
                 idle_since_ms=now_ms,
+                kind=rules.kind.value,
             ),
         ),
         id=workflow_id,
@@ -239,14 +285,12 @@ async def list_rooms(
     query = query.where(Room.status == status_) if status_ else query.where(Room.status != "closed")
     async with db.session() as session:
         rows = list(await session.exec(query))
-    counts = await observers(db, [r.id for r in rows])
-    return [_record(r, counts.get(r.id, 0)) for r in rows]
+    return await records(db, rows)
 
 
 @router.get("/{room_id}", response_model=RoomRecord, response_model_by_alias=True)
 async def get_room(room_id: RoomId, db: DbDep) -> RoomRecord:
-    row = await room_row(db, room_id)
-    return _record(row, (await observers(db, [room_id])).get(room_id, 0))
+    return (await records(db, [await room_row(db, room_id)]))[0]
 
 
 @router.post(
@@ -275,8 +319,8 @@ def _handle(temporal: Client, room_id: str) -> WorkflowHandle[Any, Any]:
 
 # -- seats -----------------------------------------------------------------------------------
 class JoinBody(WireModel):
-    seat: int | None = Field(default=None, ge=0, le=MAX_SEATS - 1)
-    """A particular free seat (0-based); the lowest free one when absent."""
+    seat: int | None = Field(default=None, ge=1, le=MAX_SEATS)
+    """A particular free seat, 1 .. the room's ``seats``; the lowest free one when absent."""
 
 
 @router.post("/{room_id}/join", response_model=JoinResult, response_model_by_alias=True)
@@ -297,7 +341,8 @@ async def join_room(
             JoinInput(
                 player_id=caller.user_id,
                 owner_user_id=caller.owner,
-                seat=body.seat if body else None,
+                seat=body.seat - 1 if body and body.seat is not None else None,
+                is_agent=caller.is_agent,
             ),
             closed_code=ErrorCode.ROOM_CLOSED,
             noun="room",
@@ -308,7 +353,7 @@ async def join_room(
             raise
         result = JoinResult(seat=held["seat"], stack=held["stack"], already_seated=True)
     await touch(db, room_id, caller.user_id, seated=True)
-    return result
+    return result.model_copy(update={"seat": wire_seat(result.seat)})
 
 
 def _refusal(err: WorkflowUpdateFailedError, code: ErrorCode) -> dict[str, Any] | None:

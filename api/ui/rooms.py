@@ -17,7 +17,7 @@ from temporalio.client import WorkflowUpdateFailedError
 
 from api.deps import DbDep, SettingsDep, TemporalDep
 from api.errors import ApiError
-from api.routes.rooms import close_room, get_room, list_rooms, start_room
+from api.routes.rooms import close_room, get_room, list_rooms, start_room, wire_seat
 from api.ui import forms
 from api.ui.auth import COOKIE_PATH, Operator, check_csrf, read_form
 from api.ui.routes import LIST_LIMIT, _missing, _refusal, _render, _see_other
@@ -145,8 +145,11 @@ async def _room_hands(db: DbDep, room_id: str) -> list[dict[str, Any]]:
                 "hand_number": h.hand_no,
                 "board": list(h.record.get("board", [])),
                 "gross_pot": settlement.get("grossPot", 0),
-                # (seat, handle, chips): who took how much from the pots.
-                "net_to_winner": [(seat, players.get(str(seat)), chips) for seat, chips in net],
+                # (seat, handle, chips): who took how much from the pots; seats from 1, as
+                # the room record numbers them.
+                "net_to_winner": [
+                    (wire_seat(seat), players.get(str(seat)), chips) for seat, chips in net
+                ],
             }
         )
     return out

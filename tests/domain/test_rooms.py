@@ -39,6 +39,8 @@ ROOM: dict[str, Any] = {
         ({"seats": 10}, "seats"),
         ({"speed": "ludicrous"}, "speed"),
         ({"entry": {"amount": 9}}, "entry.amount"),
+        ({"kind": "agent_only"}, "kind"),
+        ({"kind": None}, "kind"),
     ],
 )
 def test_bad_rooms_are_refused_naming_the_field(change: dict[str, Any], field: str) -> None:
@@ -53,6 +55,12 @@ def test_bad_rooms_are_refused_naming_the_field(change: dict[str, Any], field: s
 def test_speeds_are_the_seeds_timeouts(speed: str, timeouts: tuple[int, int]) -> None:
     rules = validate_room({**ROOM, "speed": speed})
     assert (rules.decision_timeout, rules.disconnect_grace) == timeouts
+
+
+@pytest.mark.parametrize("kind", ["open", "human_only", "agent", "copilot"])
+def test_a_rooms_audience_is_one_of_the_tournaments_four(kind: str) -> None:
+    assert validate_room({**ROOM, "kind": kind}).kind.value == kind
+    assert validate_room(ROOM).kind.value == "open"
 
 
 def play_random_hand(rng: random.Random, stacks: dict[int, int]) -> Any:

@@ -77,19 +77,19 @@ async def test_a_room_waits_plays_pauses_resumes_and_closes_with_every_chip_home
         r = await http.post(f"/rooms/{room_id}/join", json={}, headers=player(settings, a))
         assert r.status_code == 200, r.text
         assert r.json() == {
-            "seat": 0,
+            "seat": 1,
             "stack": 1000,
             "currency": "virtual_chips",
             "alreadySeated": False,
         }
         again = await http.post(f"/rooms/{room_id}/join", json={}, headers=player(settings, a))
-        assert again.json()["alreadySeated"] is True and again.json()["seat"] == 0
+        assert again.json()["alreadySeated"] is True and again.json()["seat"] == 1
         assert await balance(http, settings, a) == 4000
         assert (await record(http, room_id))["status"] == "waiting"
 
-        # A second player: hands deal.
-        r = await http.post(f"/rooms/{room_id}/join", json={"seat": 2}, headers=player(settings, b))
-        assert r.status_code == 200 and r.json()["seat"] == 2, r.text
+        # A second player: hands deal. Seats are numbered from 1 (seed 004).
+        r = await http.post(f"/rooms/{room_id}/join", json={"seat": 3}, headers=player(settings, b))
+        assert r.status_code == 200 and r.json()["seat"] == 3, r.text
         await eventually(lambda: status_is(http, room_id, "playing"))
         view = await play(client, workflow_id(room_id), [a, b], until=lambda v: v.hand_no >= 3)
         assert view.room is not None
@@ -110,7 +110,9 @@ async def test_a_room_waits_plays_pauses_resumes_and_closes_with_every_chip_home
         if r.status_code == 202:
             assert r.json()["pending"] is True and r.json()["returned"] is None
             leaving = {p["handle"]: p["status"] for p in (await record(http, room_id))["players"]}
-            assert leaving.get(b, "leaving") == "leaving"  # gone already if the hand just ended
+            assert (
+                leaving.get(f"@{b}", "leaving") == "leaving"
+            )  # gone already if the hand just ended
             await play(
                 client,
                 workflow_id(room_id),
@@ -118,7 +120,7 @@ async def test_a_room_waits_plays_pauses_resumes_and_closes_with_every_chip_home
                 until=lambda v: all(s.player_id != b for s in v.seats),
             )
         paused = await eventually(lambda: status_is(http, room_id, "paused"))
-        assert [p["handle"] for p in paused["players"]] == [a]
+        assert [p["handle"] for p in paused["players"]] == [f"@{a}"]
         stack_a = paused["players"][0]["stack"]
         # Every chip is a user's or a seat's: b's stack came home, a's is in a's seat account.
         assert await balance(http, settings, b) + stack_a == 2 * 5000 - 4000  # a's balance: 4000
@@ -221,11 +223,11 @@ async def test_refusals_are_coded_and_move_nothing(
         for u in (rich, third, fourth):
             await credit(http, settings, u, 5000)
         r = await http.post(
-            f"/rooms/{room_id}/join", json={"seat": 1}, headers=player(settings, rich)
+            f"/rooms/{room_id}/join", json={"seat": 2}, headers=player(settings, rich)
         )
         assert r.status_code == 200, r.text
         r = await http.post(
-            f"/rooms/{room_id}/join", json={"seat": 1}, headers=player(settings, third)
+            f"/rooms/{room_id}/join", json={"seat": 2}, headers=player(settings, third)
         )
         assert r.status_code == 409 and r.json()["code"] == "seat_taken", r.text
         r = await http.post(
@@ -233,7 +235,7 @@ async def test_refusals_are_coded_and_move_nothing(
         )
         assert r.status_code == 422, r.text
         r = await http.post(f"/rooms/{room_id}/join", json={}, headers=player(settings, third))
-        assert r.status_code == 200 and r.json()["seat"] == 0, r.text
+        assert r.status_code == 200 and r.json()["seat"] == 1, r.text
         r = await http.post(f"/rooms/{room_id}/join", json={}, headers=player(settings, fourth))
         assert r.status_code == 409 and r.json()["code"] == "room_full", r.text
         assert await balance(http, settings, fourth) == 5000
@@ -250,7 +252,8 @@ async def test_refusals_are_coded_and_move_nothing(
         r = await http.post(f"/rooms/{room_id}/leave", headers=player(settings, fourth))
         assert r.status_code == 409 and r.json()["code"] == "unknown_seat", r.text
 
-        # A seated player sees its own cards only; the stream never carries hole cards.
+        # A seated player sees its own cards only; the stream never carries hole cards. (The
+        # game state keeps the table's seat indices: rich's seat 2 is its seat 1.)
         mine = await _hand_state(http, room_id, settings, rich)
         assert mine is not None
         cards = {p["seat"]: p["holeCards"] for p in mine["hand"]["players"]}
@@ -265,7 +268,7 @@ async def test_refusals_are_coded_and_move_nothing(
                 "pending": True,
             }, r.text
             seats = {p["handle"]: p["status"] for p in (await record(http, room_id))["players"]}
-            assert seats.get(idle, "leaving") == "leaving"
+            assert seats.get(f"@{idle}", "leaving") == "leaving"
         await http.post(f"/rooms/{room_id}/close", headers=admin(settings))
         await play(client, workflow_id(room_id), [rich, third], until=lambda v: v.finished)
         await eventually(lambda: status_is(http, room_id, "closed"))
@@ -307,7 +310,7 @@ async def test_requests_that_race_are_served_one_at_a_time(
         assert codes == [200, 200, 409, 409, 409], [r.text for r in answers]
         assert {r.json()["code"] for r in answers if r.status_code == 409} == {"room_full"}
         seated = {r.json()["seat"] for r in answers if r.status_code == 200}
-        assert seated == {0, 1}
+        assert seated == {1, 2}
         winners = [u for u, r in zip(racers, answers, strict=True) if r.status_code == 200]
         for u, r in zip(racers, answers, strict=True):
             if r.status_code != 200:
@@ -355,12 +358,15 @@ async def test_mid_hand_joins_wait_for_the_next_hand_and_broke_players_leave(
         state = await eventually(lambda: _hand_state(http, room_id, settings, a))
         r = await http.post(f"/rooms/{room_id}/join", json={}, headers=player(settings, late))
         assert r.status_code == 200, r.text
-        seated = {p["handle"]: p for p in (await record(http, room_id))["players"]}
+        seated = {
+            p["handle"].removeprefix("@"): p for p in (await record(http, room_id))["players"]
+        }
+        late_index = seated[late]["seat"] - 1  # the game state's and hand record's seat
         running = await _hand_state(http, room_id, settings, late)
         if running is not None and running["handNumber"] == state["handNumber"]:
             # Still the same hand: the newcomer waits, with no cards, and is dealt next hand.
             assert seated[late]["status"] == "waiting"
-            assert all(p["seat"] != seated[late]["seat"] for p in running["hand"]["players"])
+            assert all(p["seat"] != late_index for p in running["hand"]["players"])
         view = await play(
             client,
             workflow_id(room_id),
@@ -368,7 +374,7 @@ async def test_mid_hand_joins_wait_for_the_next_hand_and_broke_players_leave(
             until=lambda v: v.hand_no > state["handNumber"] + 1,
         )
         dealt = await http.get(f"/rooms/{room_id}/hands/{state['handNumber'] + 1}")
-        assert str(seated[late]["seat"]) in dealt.json()["players"], dealt.text
+        assert str(late_index) in dealt.json()["players"], dealt.text
 
         # All in every hand until someone is broke: a broke player is unseated with 0 back.
         from tests.integration.bots import shove

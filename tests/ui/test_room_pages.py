@@ -237,7 +237,10 @@ async def test_a_played_room_shows_players_and_hands_then_closes_after_its_hand(
         await expect(rows.first.locator("td").nth(2)).to_have_text(f"{newest['grossPot']:,}")
         seated = (await http.get(f"/rooms/{room_id}/hands/{newest_no}")).json()["players"]
         for seat, chips in newest["netToWinner"].items():
-            await expect(net).to_contain_text(f"seat {seat} {seated[seat]}: {chips:,}")
+            # Seats from 1 as the room record numbers them; the hand record keeps the
+            # table's indices.
+            handle = seated[str(int(seat) - 1)]
+            await expect(net).to_contain_text(f"seat {seat} {handle}: {chips:,}")
         assert int(await page.locator("#hand-number").inner_text()) >= newest_no
         await page.screenshot(path=screenshots / "room-played.png", full_page=True)
 
