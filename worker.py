@@ -87,6 +87,7 @@ def activities_for(
         rooms.settle_room_hand,
         rooms.publish_events,
         rooms.seconds_since_seen,
+        rooms.stream_status,
         reads.publish_table,
     ]
 
