@@ -156,7 +156,7 @@ class RoomActivities:
     async def stream_status(self, query: StreamQuery) -> StreamStatus:
         """How long ago the player's stream at the table dropped (None: open, or never
         opened) and, at a room, how long ago they last polled or acted there: the evidence
-        the disconnect grace reads (``grace-v1``, docs/rooms.md). Ages by the database's
+        the disconnect grace reads (``stream-grace-v1``, docs/rooms.md). Ages by the database's
         clock, which also stamped them."""
         async with self.db.engine.connect() as conn:
             dropped = await conn.scalar(

@@ -408,7 +408,8 @@ class SeenQuery(WireModel):
 
 
 class StreamQuery(WireModel):
-    """Is this seated player's stream (WebSocket or SSE) at this table open? (``grace-v1``)"""
+    """Is this seated player's stream (WebSocket or SSE) at this table open?
+    (``stream-grace-v1``)"""
 
     table_id: str
     player_id: str
