@@ -110,6 +110,7 @@ def activities_for(
         rooms.settle_room_hand,
         rooms.publish_events,
         rooms.seconds_since_seen,
+        rooms.stream_status,
         reads.publish_table,
         ReconcilerActivities(db).due_payouts,
     ]

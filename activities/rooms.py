@@ -26,7 +26,14 @@ from domain.errors import DomainError
 from wire.keys import room_hand_key
 from wire.messages import EventInput, MoneyReceipt
 from wire.refusals import refusal
-from wire.table_messages import RoomHandInput, RoomMove, RoomRow, SeenQuery
+from wire.table_messages import (
+    RoomHandInput,
+    RoomMove,
+    RoomRow,
+    SeenQuery,
+    StreamQuery,
+    StreamStatus,
+)
 
 
 class RoomActivities:
@@ -145,3 +152,31 @@ class RoomActivities:
                 {"room": query.room_id, "player": query.player_id},
             )
         return float(value) if value is not None else None
+
+    @activity.defn
+    async def stream_status(self, query: StreamQuery) -> StreamStatus:
+        """How long ago the player's stream at the table dropped (None: open, or never
+        opened) and, at a room, how long ago they last polled or acted there: the evidence
+        the disconnect grace reads (``stream-grace-v1``, docs/rooms.md). Ages by the database's
+        clock, which also stamped them."""
+        async with self.db.engine.connect() as conn:
+            dropped = await conn.scalar(
+                text(
+                    "SELECT extract(epoch FROM now() - dropped_at) FROM stream_presence"
+                    " WHERE table_id = :table AND player_id = :player"
+                ),
+                {"table": query.table_id, "player": query.player_id},
+            )
+            seen = None
+            if query.room_id is not None:
+                seen = await conn.scalar(
+                    text(
+                        "SELECT extract(epoch FROM now() - last_seen) FROM room_presence"
+                        " WHERE room_id = :room AND viewer = :player"
+                    ),
+                    {"room": query.room_id, "player": query.player_id},
+                )
+        return StreamStatus(
+            dropped_ago=max(0.0, float(dropped)) if dropped is not None else None,
+            seen_ago=float(seen) if seen is not None else None,
+        )

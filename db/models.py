@@ -222,6 +222,20 @@ class RoomPresence(SQLModel, table=True):
     last_seen: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))
 
 
+class StreamPresence(SQLModel, table=True):
+    """A seated player's stream (WebSocket or SSE) at a table: ``dropped_at`` is when the API
+    saw it close (null while one is open). The disconnect grace is measured from it
+    (docs/rooms.md); only the API writes it and only the table's activity reads it."""
+
+    __tablename__ = "stream_presence"
+
+    table_id: str = Field(primary_key=True, max_length=100)
+    """The table's workflow id (``room-…`` or ``table-…``)."""
+    player_id: str = Field(primary_key=True, max_length=120)
+    dropped_at: datetime | None = _ts()
+    updated_at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))
+
+
 class WalletChallenge(SQLModel, table=True):
     """A sign-in-with-Ethereum message issued to one caller for one wallet: used once, and
     only before it expires. The exact text is kept, so verifying parses nothing."""

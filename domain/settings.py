@@ -39,6 +39,11 @@ MAX_BLIND_BIG = 2 * MAX_BLIND_SMALL
 # fits a PostgreSQL BIGINT column.
 MAX_CHIPS = 10**15
 
+DEFAULT_DISCONNECT_GRACE = 60
+"""The seed's ``disconnectGrace`` at its default (normal) speed; turbo's is 30, slow's 300."""
+MAX_DISCONNECT_GRACE = 300
+"""The seed's longest ``disconnectGrace`` (slow)."""
+
 MIN_SEATS = 2
 MAX_SEATS = 10
 
@@ -130,6 +135,11 @@ class TournamentSettings(StrictWireModel):
     payout_structure: PayoutStructure | None = None
     prize_structure: Annotated[list[PrizePlace], Field(min_length=1)] | None = None
     action_timeout_seconds: Annotated[Chips, Field(ge=3, le=300)]
+    disconnect_grace: Annotated[Chips, Field(ge=0, le=MAX_DISCONNECT_GRACE)] = (
+        DEFAULT_DISCONNECT_GRACE
+    )
+    """Seconds a player whose stream dropped has to reconnect before the timeout rules apply,
+    measured from the drop (seed 004's ``disconnectGrace``; 0: none)."""
     late_registration_seconds: Annotated[Chips, Field(ge=0, le=0)] = 0
     rebuy_config: None = None
     kind: TableKind = TableKind.OPEN

@@ -93,13 +93,20 @@ async def db(migrated_url: str) -> AsyncIterator[Database]:
 
 @pytest.fixture
 def table_activities(db: Database) -> list[Any]:
-    """What a table workflow needs on its own: its deck seeds and the read store it
-    publishes to (docs/read-model.md)."""
+    """What a table workflow needs on its own: its deck seeds, the read store it publishes
+    to (docs/read-model.md) and its players' streams."""
     from activities.readmodel import ReadModelActivities
+    from activities.rooms import RoomActivities
     from activities.table import new_deck_seed
     from core.codec import codec_for
 
-    return [new_deck_seed, ReadModelActivities(db, codec_for(Settings())).publish_table]
+    codec = codec_for(Settings())
+    return [
+        new_deck_seed,
+        ReadModelActivities(db, codec).publish_table,
+        # A timed-out seat's stream (the disconnect grace, docs/rooms.md).
+        RoomActivities(db, codec).stream_status,
+    ]
 
 
 @pytest.fixture(scope="session")

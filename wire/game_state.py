@@ -163,6 +163,12 @@ class TableSeatView(Served):
     pending: bool
     leaving: bool
     sat_out_hands: int
+    disconnected_at: int | None = None
+    """While the seat's decision is held for the disconnect grace: when its stream dropped
+    (epoch ms; null when a room player's polling lapsed instead)."""
+    grace_until: int | None = None
+    """While the seat's decision is held for the disconnect grace: when the timeout rules
+    apply (epoch ms; ``deadline`` says the same for the seat to act)."""
 
 
 class You(Served):

@@ -31,6 +31,12 @@ class TableSeat(WireModel):
     """Asked to leave during a hand: checks or folds, and goes at the hand's end."""
     sat_out_hands: int = 0
     """Consecutive hands dealt without this sitting-out player (3 remove them)."""
+    disconnected_at: int | None = None
+    """While the table holds this seat's decision for the disconnect grace: when its stream
+    dropped (epoch ms; null when the grace is for polling that lapsed)."""
+    grace_until: int | None = None
+    """While the table holds this seat's decision for the disconnect grace: when the grace
+    ends and the timeout rules apply (epoch ms)."""
 
 
 class RoomDeparture(WireModel):
@@ -406,3 +412,23 @@ class RoomHandInput(WireModel):
 class SeenQuery(WireModel):
     room_id: str
     player_id: str
+
+
+class StreamQuery(WireModel):
+    """Is this seated player's stream (WebSocket or SSE) at this table open?
+    (``stream-grace-v1``)"""
+
+    table_id: str
+    player_id: str
+    room_id: str | None = None
+    """A room's id: its polling presence is read too."""
+
+
+class StreamStatus(WireModel):
+    """What the API recorded of a seated player's connection, as ages (seconds before the
+    activity read it, by the database's clock)."""
+
+    dropped_ago: float | None = None
+    """Since the stream dropped; None while one is open, or if none was ever opened."""
+    seen_ago: float | None = None
+    """Since a room player last polled or acted there (rooms only; None: never)."""

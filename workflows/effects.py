@@ -46,6 +46,8 @@ with workflow.unsafe.imports_passed_through():
         RoomMove,
         RoomRow,
         SeenQuery,
+        StreamQuery,
+        StreamStatus,
         TablePublication,
     )
 
@@ -390,6 +392,16 @@ async def publish_table(publication: TablePublication) -> None:
         start_to_close_timeout=DB_TIMEOUT,
         retry_policy=FOREVER,
         summary="publish table state",
+    )
+
+
+async def stream_status(query: StreamQuery) -> StreamStatus:
+    return await workflow.execute_local_activity_method(
+        RoomActivities.stream_status,
+        query,
+        start_to_close_timeout=DB_TIMEOUT,
+        retry_policy=FOREVER,
+        summary=f"is {query.player_id}'s stream open?",
     )
 
 

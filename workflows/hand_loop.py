@@ -103,6 +103,14 @@ check is legal (seed 004, "Decision timeouts"); before it, such a timeout checke
 once at each run's start (``HandLoop.fold_second_timeout``)."""
 
 
+GRACE_PATCH = "stream-grace-v1"
+"""The disconnect grace is measured from the player's stream drop, which the API records
+(seed 004; docs/rooms.md): a seat whose decision timer runs out while its stream has been
+down for less than ``disconnectGrace`` is held until drop + grace, at a room and at a
+tournament's table alike. Before it a room gave the grace only to lapsed polling, and a
+tournament's table none. Decided once at each run's start (``HandLoop.stream_grace``)."""
+
+
 def _sealed_for(draw: DeckDraw, table_hand: str) -> DeckDraw:
     """The draw, once it is known to come from a worker holding the deck key (``DECK_KEY_PATCH``):
     sealed, for this table and hand. Anything else fails the workflow task (retried, visible in
@@ -156,7 +164,7 @@ class Venue(Protocol):
 
     async def hand_finished(self, hand: Hand, record: dict[str, Any]) -> None: ...
 
-    async def grace(self, seat: TableSeat) -> int:
+    async def grace(self, seat: TableSeat) -> float:
         """Extra seconds a seat whose timer fired still gets (0: apply the timeout rules)."""
         ...
 
@@ -193,6 +201,8 @@ class HandLoop:
         self.stopped = False
         # ``TIMEOUT_FOLD_PATCH``: set by the table's or room's run at its start, for the run.
         self.fold_second_timeout = False
+        # ``GRACE_PATCH``: likewise, set by the table's or room's run at its start.
+        self.stream_grace = False
         # Actions waiting for the hand loop (the act handler only records them), and the
         # answers the loop gave, by intent number.
         self.intents: list[tuple[int, ActInput]] = []
@@ -381,13 +391,18 @@ class HandLoop:
                 if self.st.stop_requested and not self.stop_at_waits:
                     return False
                 if alarm.fired:
-                    extra = 0 if graced else await self.venue.grace(table_seat)
-                    if extra:
+                    # Whole milliseconds (a room's grace for lapsed polling is whole seconds,
+                    # so its timer is the one it always was).
+                    extra_ms = 0 if graced else int(await self.venue.grace(table_seat) * 1000)
+                    if extra_ms > 0:
                         graced = True
                         alarm = await Alarm.start(
-                            timedelta(seconds=extra), f"disconnect grace seat {table_seat.seat}"
+                            timedelta(milliseconds=extra_ms),
+                            f"disconnect grace seat {table_seat.seat}",
                         )
-                        self.deadline_ms = self.now_ms() + extra * 1000
+                        self.deadline_ms = self.now_ms() + extra_ms
+                        if self.stream_grace:  # shown in the seat (``graceUntil``)
+                            table_seat.grace_until = self.deadline_ms
                         self.bump()  # the new deadline reaches the read store
                         await self.flush()
                         continue
@@ -408,6 +423,8 @@ class HandLoop:
         finally:
             alarm.cancel()
             self.deadline_ms = None
+            # The decision is over (acted, timed out, or abandoned): no grace is held.
+            table_seat.disconnected_at = table_seat.grace_until = None
 
     async def pause_between_hands(self) -> None:
         """A short pause so players can read the result. Only its timer ends it; requests

@@ -15,7 +15,8 @@ hand moves and published with the table's state before each decision is awaited)
 The hands themselves are the shared hand loop's (workflows/hand_loop.py); this class is its
 venue. Timeouts escalate as in the seed: a first timeout checks or folds, a second in a row
 also sits the player out, and sitting out three hands in a row removes them with their stack.
-A player whose polling lapsed gets ``disconnectGrace`` instead of ``decision`` before that.
+A player whose stream (WebSocket or SSE) dropped gets until the drop plus ``disconnectGrace``
+before that, and one whose polling lapsed ``disconnectGrace`` instead of ``decision``.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ with workflow.unsafe.imports_passed_through():
     from domain.blinds import Blinds
     from domain.errors import DomainError, ErrorCode
     from domain.holdem import Hand, public_view
+    from domain.holdem.timeouts import disconnect_grace_left
     from domain.registration import verify_seat_allowed
     from domain.rooms import (
         CURRENCY,
@@ -70,6 +72,7 @@ with workflow.unsafe.imports_passed_through():
         RoomRow,
         RoomSpec,
         SeenQuery,
+        StreamQuery,
         TableResult,
         TableSeat,
         TableState,
@@ -79,6 +82,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.budget import BUDGET_RETRY_SECONDS
     from workflows.errors import checked
     from workflows.hand_loop import (
+        GRACE_PATCH,
         HANDS_PER_RUN,
         TIMEOUT_FOLD_PATCH,
         HandLoop,
@@ -117,6 +121,8 @@ class RoomWorkflow(PlayerHandlers):
         played_this_run = 0
         # The timeout rules of seed 004 (docs/rooms.md): decided once, for the whole run.
         self.table.fold_second_timeout = workflow.patched(TIMEOUT_FOLD_PATCH)
+        # The disconnect grace from the stream's drop (docs/rooms.md): likewise.
+        self.table.stream_grace = workflow.patched(GRACE_PATCH)
         await self._save_room()
         while not room.close_requested:
             if played_this_run >= HANDS_PER_RUN or self.table.run_budget_spent(
@@ -576,10 +582,30 @@ class RoomWorkflow(PlayerHandlers):
         await self.table.flush()
         await self._save_room()
 
-    async def grace(self, seat: TableSeat) -> int:
-        """At a room, a player whose polling lapsed gets ``disconnectGrace`` in all before the
-        timeout rules apply (once per run of timeouts): the extra seconds to wait, else 0."""
+    async def grace(self, seat: TableSeat) -> float:
+        """The extra seconds a seat whose decision timer ran out still gets, else 0.
+
+        From ``GRACE_PATCH`` on: a player whose stream dropped gets until the drop plus
+        ``disconnectGrace`` (``disconnect_grace_left``); a player with no stream record keeps
+        the polling rule below. Before it only the polling rule: a player whose polling lapsed
+        gets ``disconnectGrace`` in all (once per run of timeouts)."""
         room = self._room()
+        if self.table.stream_grace:
+            status = await effects.stream_status(
+                StreamQuery(
+                    table_id=self.st.table_id, room_id=room.room_id, player_id=seat.player_id
+                )
+            )
+            if status.dropped_ago is not None:
+                left = disconnect_grace_left(room.disconnect_grace, status.dropped_ago)
+                if left > 0:
+                    seat.disconnected_at = self.table.now_ms() - int(status.dropped_ago * 1000)
+                return left
+            if seat.timeouts > 0 or (
+                status.seen_ago is not None and status.seen_ago < room.decision_timeout
+            ):
+                return 0
+            return max(0, room.disconnect_grace - room.decision_timeout)
         if seat.timeouts > 0:
             return 0
         seen = await effects.seconds_since_seen(

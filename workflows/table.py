@@ -19,16 +19,20 @@ with workflow.unsafe.imports_passed_through():
     from domain.blinds import Blinds, resolve_blinds
     from domain.clock import level_at
     from domain.holdem import Hand
+    from domain.holdem.timeouts import disconnect_grace_left
     from domain.settings import TournamentSettings, validate_settings
     from wire.table_messages import (
         HandReport,
         StopOrder,
+        StreamQuery,
         TableResult,
         TableSeat,
         TableState,
         report_mac,
     )
+    from workflows import effects
     from workflows.hand_loop import (
+        GRACE_PATCH,
         HANDS_PER_RUN,
         STOP_PATCH,
         TIMEOUT_FOLD_PATCH,
@@ -59,6 +63,8 @@ class TableWorkflow(PlayerHandlers):
         at_waits = table.stop_at_waits = workflow.patched(STOP_PATCH)
         # The timeout rules of seed 004 (docs/rooms.md): decided once, for the whole run.
         table.fold_second_timeout = workflow.patched(TIMEOUT_FOLD_PATCH)
+        # The disconnect grace from the stream's drop (docs/rooms.md): likewise.
+        table.stream_grace = workflow.patched(GRACE_PATCH)
         while (at_waits or not st.stop_requested) and len(table.live_seats()) >= 2:
             aborted = await table.play_hand()
             played_this_run += 1
@@ -164,8 +170,18 @@ class TableWorkflow(PlayerHandlers):
             "hand_completed", report
         )
 
-    async def grace(self, seat: TableSeat) -> int:
-        return 0
+    async def grace(self, seat: TableSeat) -> float:
+        """From ``GRACE_PATCH`` on, a player whose stream dropped gets until the drop plus the
+        settings' ``disconnectGrace``; before it a tournament's table gave no grace."""
+        if not self.table.stream_grace:
+            return 0
+        status = await effects.stream_status(
+            StreamQuery(table_id=self.table.st.table_id, player_id=seat.player_id)
+        )
+        left = disconnect_grace_left(self.settings.disconnect_grace, status.dropped_ago)
+        if left > 0 and status.dropped_ago is not None:
+            seat.disconnected_at = self.table.now_ms() - int(status.dropped_ago * 1000)
+        return left
 
     answers_wait_for_handlers = False  # as before the rule (docs/durability.md)
 

@@ -33,11 +33,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Annotated, Any
 
+import anyio
 from fastapi import APIRouter, Header, Query, Request, Response, WebSocket, WebSocketDisconnect
 from pydantic import ValidationError
 from sse_starlette import EventSourceResponse, ServerSentEvent
@@ -47,7 +49,7 @@ from api.auth import Caller, CurrentPlayer, current_player
 from api.deps import ID_PATTERN, TournamentId
 from api.errors import ApiError, refusal_of
 from api.gamestate import GameStateCache, NoPublishedState
-from api.presence import touch
+from api.presence import stream_dropped, stream_open, touch
 from api.routes.events import PAGE, PING_SECONDS, POLL_SECONDS, _ended_by, _page, is_final
 from api.routes.play import (
     PRE_PLAY,
@@ -66,6 +68,7 @@ from wire.events import room_event_on_wire
 from wire.ids import room_workflow_id, table_workflow_id
 
 router = APIRouter(tags=["player streams"])
+log = logging.getLogger(__name__)
 
 MAX_ID = 2**63 - 1
 VALID_ID = re.compile(ID_PATTERN)
@@ -103,6 +106,9 @@ class Target:
     table_id: str
     tournament_id: str | None
     viewer: str
+    seated: bool = False
+    """The stream was a seated player's: its end is recorded as a drop (the disconnect
+    grace, docs/rooms.md)."""
 
 
 Message = tuple[str, str, dict[str, Any]]
@@ -209,17 +215,35 @@ async def player_messages(
         if len(rows) < PAGE:
             if await disconnected():
                 return
+            seated = body is not None and (body.get("you") or {}).get("seat") is not None
             if target.tournament_id is None:
                 # A room player with an open stream is connected: the disconnect grace
                 # (docs/rooms.md) reads this, as it reads polls and actions.
-                seated = body is not None and (body.get("you") or {}).get("seat") is not None
                 await touch(db, target.stream_id, target.viewer, seated=seated)
+            if seated:
+                # A seated player's stream is open (a reconnect ends a drop's grace); its
+                # end is recorded by the stream's owner (``stream_ended``).
+                target.seated = True
+                await stream_open(db, target.table_id, target.viewer)
             watch = cache.snapshot(target.table_id)
             if watch is None:
                 await asyncio.sleep(POLL_SECONDS)
             else:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(watch.changed.wait(), POLL_SECONDS)
+
+
+async def stream_ended(app: Any, target: Target) -> None:
+    """A seated player's stream closed: the table's disconnect grace runs from now
+    (``stream_presence``, read by the table when the player's decision timer runs out). A
+    failure to record it is logged, never the client's error."""
+    if not target.seated:
+        return
+    try:
+        with anyio.fail_after(5):
+            await stream_dropped(app.state.db, target.table_id, target.viewer)
+    except Exception:
+        log.warning("could not record the end of %s's stream", target.viewer, exc_info=True)
 
 
 async def _sse(request: Request, target: Target, cursor: Cursor) -> Response:
@@ -245,6 +269,9 @@ async def _sse(request: Request, target: Target, cursor: Cursor) -> Response:
             yield ServerSentEvent(data=json.dumps(error, separators=(",", ":")), event="error")
         finally:
             release()
+            # Shielded: the client's going away cancels this stream (docs/rooms.md).
+            with anyio.CancelScope(shield=True):
+                await stream_ended(request.app, target)
 
     return EventSourceResponse(stream(), ping=PING_SECONDS, background=BackgroundTask(release))
 
@@ -407,6 +434,7 @@ async def _serve_ws(
             with contextlib.suppress(asyncio.CancelledError, WebSocketDisconnect, Exception):
                 await task
         release()
+        await stream_ended(websocket.app, target)
     if stalled:  # the client read nothing while its outbox stayed full: free what it holds
         with contextlib.suppress(Exception):
             await asyncio.wait_for(websocket.close(code=1008, reason="too_slow"), 5)

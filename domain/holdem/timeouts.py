@@ -52,3 +52,17 @@ def sitting_out_action(*, can_check: bool) -> ActionKind:
     ('check', 'fold')
     """
     return ActionKind.CHECK if can_check else ActionKind.FOLD
+
+
+def disconnect_grace_left(grace: float, dropped_ago: float | None) -> float:
+    """Seconds the table still waits, when a player's decision timer ran out, because their
+    stream dropped ``dropped_ago`` seconds before (seed 004: "If a player's WebSocket drops,
+    they get disconnectGrace seconds to reconnect before the timeout rules apply"). The grace
+    is measured from the drop: 0 when the stream is open (``None``) or the grace is over.
+
+    >>> [disconnect_grace_left(30, ago) for ago in (None, 8.5, 31)]
+    [0.0, 21.5, 0.0]
+    """
+    if dropped_ago is None:
+        return 0.0
+    return max(0.0, float(grace) - max(0.0, dropped_ago))

@@ -41,6 +41,13 @@ def test_defaults() -> None:
     assert s.late_registration_seconds == 0
     assert s.rebuy_config is None
     assert s.payout_structure is None and s.prize_structure is None
+    assert s.disconnect_grace == 60  # seed 004's disconnectGrace at normal speed
+
+
+@pytest.mark.parametrize("grace", [0, 30, 60, 300])
+def test_the_disconnect_grace_takes_the_seeds_speeds_and_none(grace: int) -> None:
+    """Seed 004's speeds: turbo 30 s, normal 60 s, slow 300 s; 0 gives no grace."""
+    assert validate_settings(valid_settings_dict(disconnectGrace=grace)).disconnect_grace == grace
 
 
 def test_snake_case_names_are_accepted_in_python() -> None:
@@ -71,6 +78,10 @@ def test_snake_case_names_are_accepted_in_python() -> None:
         ({"startingStack": 0}, "startingStack"),
         ({"actionTimeoutSeconds": 2}, "actionTimeoutSeconds"),
         ({"actionTimeoutSeconds": 301}, "actionTimeoutSeconds"),
+        ({"disconnectGrace": -1}, "disconnectGrace"),
+        ({"disconnectGrace": 301}, "disconnectGrace"),
+        ({"disconnectGrace": "60"}, "disconnectGrace"),
+        ({"disconnectGrace": 30.5}, "disconnectGrace"),
         ({"lateRegistrationSeconds": 30}, "lateRegistrationSeconds"),
         ({"rebuyConfig": {"maxRebuys": 1}}, "rebuyConfig"),
         ({"kind": "cash"}, "kind"),

@@ -140,3 +140,23 @@ class CountQueries(Interceptor):
         self, input: WorkflowInterceptorClassInput
     ) -> type[WorkflowInboundInterceptor] | None:
         return _CountingInbound
+
+
+async def set_stream(db: Database, table_id: str, player: str, dropped_ago: float | None) -> None:
+    """Record what the API records of a seated player's stream at a table (api/presence.py):
+    open (``dropped_ago`` None) or dropped that many seconds ago, by the database's clock.
+    The time-skipping server's clock runs ahead of the database's, so the clock tests say
+    when the drop was instead of waiting for it."""
+    from sqlalchemy import text
+
+    async with db.engine.begin() as conn:
+        await conn.execute(
+            text(
+                "INSERT INTO stream_presence (table_id, player_id, dropped_at, updated_at)"
+                " VALUES (:t, :p, CASE WHEN CAST(:ago AS float) IS NULL THEN NULL"
+                " ELSE now() - make_interval(secs => CAST(:ago AS float)) END, now())"
+                " ON CONFLICT (table_id, player_id) DO UPDATE"
+                " SET dropped_at = excluded.dropped_at, updated_at = excluded.updated_at"
+            ),
+            {"t": table_id, "p": player, "ago": dropped_ago},
+        )

@@ -9,6 +9,7 @@ import uuid
 from typing import Any
 
 import httpx
+from sqlalchemy import text
 from temporalio.client import Client
 from temporalio.worker import Worker
 from websockets.asyncio.client import connect
@@ -16,6 +17,7 @@ from websockets.asyncio.client import connect
 from core.settings import Settings
 from db.engine import Database
 from tests.integration.helpers import eventually, player, start_paid_tournament
+from wire.ids import table_workflow_id
 
 SETTINGS = {
     "seats": 2,
@@ -308,3 +310,130 @@ async def test_socket_messages_count_against_the_rate_limits(
                     codes.append(message["data"]["code"])
     assert "rate_limited" in codes and "validation_error" in codes, codes
     assert codes.count("validation_error") <= 4, codes  # the handshake took one of the four
+
+
+async def _stream_record(db: Database, table_id: str, user: str) -> tuple[bool, bool]:
+    """(a record exists, it says dropped) for the player's stream at the table."""
+    async with db.engine.connect() as conn:
+        row = (
+            await conn.execute(
+                text(
+                    "SELECT dropped_at IS NOT NULL FROM stream_presence"
+                    " WHERE table_id = :t AND player_id = :p"
+                ),
+                {"t": table_id, "p": user},
+            )
+        ).first()
+    return (row is not None, bool(row[0])) if row is not None else (False, False)
+
+
+async def _until(ws: Any, event: str) -> dict[str, Any]:
+    async for raw in ws:
+        message: dict[str, Any] = json.loads(raw)
+        if message["event"] == event:
+            return message
+    raise AssertionError(f"the socket closed before {event}")
+
+
+async def test_a_dropped_socket_gets_the_disconnect_grace_and_acts_after_reconnecting(
+    client: Client,
+    db: Database,
+    task_queue: str,
+    settings: Settings,
+    api_url: str,
+    worker: Worker,
+) -> None:
+    """Seed 004's disconnect grace end to end (issue 28): the player to act drops its
+    WebSocket; the API records the drop, the table holds the decision past the decision time
+    (10 s) for the grace (30 s from the drop), the reconnected player is told it is still its
+    turn, with the grace in its seat, and its action counts."""
+    tid = f"grace-{uuid.uuid4().hex[:8]}"
+    cfg = {**SETTINGS, "actionTimeoutSeconds": 10, "disconnectGrace": 30}
+    await start_paid_tournament(client, db, task_queue, tid, cfg, hand_pause_ms=0)
+    table_id = table_workflow_id(tid)
+    users = [f"{tid}-0", f"{tid}-1"]
+    ws_url = api_url.replace("http://", "ws://") + f"/tournaments/{tid}/me/ws"
+    async with httpx.AsyncClient(base_url=api_url, timeout=30) as http:
+
+        async def someone_to_act() -> tuple[str, int, int] | None:
+            for user in users:
+                r = await http.get(f"/tournaments/{tid}/game-state", headers=player(settings, user))
+                body = r.json() if r.status_code == 200 else {}
+                if (body.get("you") or {}).get("toAct"):
+                    return user, body["handNumber"], body["turn"]
+            return None
+
+        actor, hand_no, turn = await eventually(someone_to_act, limit=60)
+
+    async with connect(ws_url, additional_headers=player(settings, actor)) as ws:
+        asked = (await asyncio.wait_for(_until(ws, "action_required"), 30))["data"]
+        assert (asked["handNumber"], asked["turn"]) == (hand_no, turn)
+
+        async def seen_open() -> bool:
+            return await _stream_record(db, table_id, actor) == (True, False)
+
+        await eventually(seen_open)
+
+    async def seen_dropped() -> bool:
+        return await _stream_record(db, table_id, actor) == (True, True)
+
+    await eventually(seen_dropped)
+    await asyncio.sleep(11)  # the decision time is over; the grace is not
+
+    async with connect(ws_url, additional_headers=player(settings, actor)) as ws:
+        while True:  # the state that shows the held decision (the timer fired by now)
+            state = (await asyncio.wait_for(_until(ws, "game_state"), 30))["data"]
+            assert (state["handNumber"], state["turn"]) == (hand_no, turn)
+            mine = next(s for s in state["seats"] if s["playerId"] == actor)
+            assert mine["timeouts"] == 0
+            if mine["graceUntil"] is not None:
+                break
+        assert mine["graceUntil"] == state["deadline"] and mine["disconnectedAt"] is not None
+        assert 29_000 <= mine["graceUntil"] - mine["disconnectedAt"] <= 30_000
+        assert state["you"]["toAct"]  # still the player's turn (``action_required`` said so)
+        action = "call" if "call" in state["legalActions"]["actions"] else "check"
+        await ws.send(
+            json.dumps({"type": "act", "handNumber": hand_no, "turn": turn, "action": action})
+        )
+        # Accepted (a refused one is an ``error``): the hand moved on from the player's turn.
+        result = (await asyncio.wait_for(_until(ws, "act_result"), 30))["data"]
+        assert result["ok"] and (result["handNumber"], result["turn"]) == (hand_no, turn + 1)
+
+        async def reconnected() -> bool:
+            return await _stream_record(db, table_id, actor) == (True, False)
+
+        await eventually(reconnected)
+
+
+async def test_a_room_players_sse_stream_records_its_drop_and_its_return(
+    settings: Settings, api_url: str, worker: Worker, db: Database
+) -> None:
+    """The SSE stream tells the table the same way (issue 28): its end is a drop, its return
+    ends the drop; a spectator's stream records nothing."""
+    from tests.integration.helpers import credit
+    from tests.integration.test_rooms import open_room, workflow_id
+
+    async with httpx.AsyncClient(base_url=api_url, timeout=30) as http:
+        room_id = await open_room(http, settings, seats=2)
+        user, watcher = (f"sse-{n}-{uuid.uuid4().hex[:6]}" for n in "ab")
+        await credit(http, settings, user, 5000)
+        r = await http.post(f"/rooms/{room_id}/join", json={}, headers=player(settings, user))
+        assert r.status_code == 200, r.text
+        path = f"/rooms/{room_id}/me/stream"
+        got = await _sse(http, path, player(settings, user), 100, until="game_state")
+        assert got[-1][1] == "game_state"
+
+        async def dropped() -> bool:
+            return await _stream_record(db, workflow_id(room_id), user) == (True, True)
+
+        await eventually(dropped)
+
+        async def back() -> bool:
+            return await _stream_record(db, workflow_id(room_id), user) == (True, False)
+
+        async with http.stream("GET", path, headers=player(settings, user)) as r:
+            assert r.status_code == 200
+            await eventually(back)
+        await eventually(dropped)
+        await _sse(http, path, player(settings, watcher), 100, until="game_state")
+        assert await _stream_record(db, workflow_id(room_id), watcher) == (False, False)

@@ -23,7 +23,7 @@ from db import ledger
 from db.engine import Database
 from domain.rooms import IDLE_CLOSE_SECONDS
 from tests.integration.bots import passive
-from tests.integration.helpers import eventually
+from tests.integration.helpers import eventually, set_stream
 from tests.replay import StartedWorkflows, histories_from
 from wire.table_messages import (
     ActInput,
@@ -397,3 +397,113 @@ async def test_room_histories_replay_with_overlapping_tasks_merged(
     merges, failures = await replay_every_merge(ts_client, found)
     assert merges >= 3, f"only {merges} overlapping pairs: the scenario no longer overlaps"
     assert failures == []
+
+
+async def _turn_of(handle: WorkflowHandle[Any, Any], user: str) -> tuple[int, int]:
+    mine = await handle.query(RoomWorkflow.view, user)
+    assert mine.hand is not None and not mine.hand["over"]
+    return mine.hand_no, mine.hand["turn"]
+
+
+async def _turn_now(handle: WorkflowHandle[Any, Any]) -> tuple[int, int | None]:
+    view = await handle.query(RoomWorkflow.view, None)
+    return view.hand_no, (view.hand["turn"] if view.hand and not view.hand["over"] else None)
+
+
+async def test_a_stream_drop_holds_the_decision_for_the_grace_and_a_late_act_counts(
+    ts_client: Client, room_clock_env: WorkflowEnvironment, db: Database
+) -> None:
+    """Seed 004: "If a player's WebSocket drops, they get disconnectGrace seconds to reconnect
+    before the timeout rules apply" (issue 28). c was connected (its stream touched its
+    presence) and drops in the middle of its decision: the 10 s decision time runs out, the
+    table holds the decision until the drop plus the 30 s grace, shows so in c's seat, and c,
+    back within the grace, acts: the action counts and no timeout is recorded."""
+    env = room_clock_env
+    handle = await open_room(ts_client)
+    room_id = "room_" + handle.id.removeprefix("room-")
+    a, b, c = (f"gr-{n}-{uuid.uuid4().hex[:4]}" for n in "abc")
+    for user in (a, b, c):
+        await seat(db, handle, user)
+    await set_presence(db, room_id, c, present=True)
+    await set_stream(db, handle.id, c, None)
+    await drive(handle, [a, b], lambda v: actor_of(v) == c, on_other=env.sleep)
+    turn = await _turn_of(handle, c)
+    await set_stream(db, handle.id, c, 0)  # the stream drops now
+
+    await env.sleep(timedelta(seconds=25))  # past the decision time, within the grace
+    held = await handle.query(RoomWorkflow.view, None)
+    assert await _turn_now(handle) == turn
+    seat_c = next(s for s in held.seats if s.player_id == c)
+    assert seat_c.timeouts == 0
+    assert seat_c.grace_until is not None and seat_c.disconnected_at is not None
+    assert seat_c.grace_until == held.deadline_ms
+    assert 29_990 <= seat_c.grace_until - seat_c.disconnected_at <= 30_000  # 30 s from the drop
+
+    await set_stream(db, handle.id, c, None)  # back
+    mine = await handle.query(RoomWorkflow.view, c)
+    assert mine.hand is not None and mine.hand.get("legal")
+    action, amount = passive(mine.hand["legal"])
+    result = await handle.execute_update(
+        RoomWorkflow.act,
+        ActInput(player_id=c, hand_no=turn[0], turn=turn[1], action=action, amount=amount),
+    )
+    assert result.ok
+    after = await handle.query(RoomWorkflow.view, None)
+    seat_c = next(s for s in after.seats if s.player_id == c)
+    assert seat_c.timeouts == 0 and not seat_c.sitting_out
+    assert seat_c.grace_until is None and seat_c.disconnected_at is None
+    assert after.hand is not None
+    mine_acts = [x for x in after.hand["actions"] if x.get("seat") == seat_c.seat]
+    assert mine_acts and not mine_acts[-1].get("auto")
+    await handle.execute_update(RoomWorkflow.close, CloseRoomInput(reason="test"))
+    await handle.result()
+
+
+async def test_past_the_grace_from_the_drop_the_timeout_rules_apply(
+    ts_client: Client, room_clock_env: WorkflowEnvironment, db: Database
+) -> None:
+    """The grace is measured from the drop: when c's 10 s decision timer runs out, its
+    stream has been down for 20 s, so the table holds the decision 10 s more (the drop plus
+    30 s), not 0 s (the decision time alone) nor until 30 s from the decision's start (the
+    rule for lapsed polling); then the timeout applies. Its next timeout, long past the
+    grace, applies at the decision time and sits c out (the second in a row). (The database's
+    clock, which dates the drop, does not skip with the test server's: the drop's age is
+    the one the table reads when the timer fires.)"""
+    env = room_clock_env
+    handle = await open_room(ts_client)
+    room_id = "room_" + handle.id.removeprefix("room-")
+    a, b, c = (f"gp-{n}-{uuid.uuid4().hex[:4]}" for n in "abc")
+    for user in (a, b, c):
+        await seat(db, handle, user)
+    await set_presence(db, room_id, c, present=True)  # its stream kept it present until now
+    await drive(handle, [a, b], lambda v: actor_of(v) == c, on_other=env.sleep)
+    turn = await _turn_of(handle, c)
+    await set_stream(db, handle.id, c, 20)
+
+    await env.sleep(timedelta(seconds=11))
+    assert await _turn_now(handle) == turn  # held past the decision time
+    await env.sleep(timedelta(seconds=7))  # 18 s
+    assert await _turn_now(handle) == turn
+    await env.sleep(timedelta(seconds=4))  # 22 s: the drop plus 30 s was ~20 s
+    assert await _turn_now(handle) != turn  # not held for 30 s from the decision's start
+    view = await handle.query(RoomWorkflow.view, None)
+    seat_c = next(s for s in view.seats if s.player_id == c)
+    assert seat_c.timeouts == 1 and seat_c.grace_until is None
+    assert view.hand is not None
+    last_c = [x for x in view.hand["actions"] if x.get("seat") == seat_c.seat][-1]
+    assert last_c["auto"] == "timeout"
+
+    # Long past the grace (by the database's clock too): the decision time alone.
+    await set_stream(db, handle.id, c, 120)
+    again = await drive(
+        handle,
+        [a, b],
+        lambda v: actor_of(v) == c or any(s.player_id == c and s.sitting_out for s in v.seats),
+        on_other=env.sleep,
+    )
+    if actor_of(again) == c:
+        await env.sleep(timedelta(seconds=11))
+    out = await handle.query(RoomWorkflow.view, None)
+    assert any(s.player_id == c and s.sitting_out for s in out.seats)
+    await handle.execute_update(RoomWorkflow.close, CloseRoomInput(reason="test"))
+    await handle.result()

@@ -14,8 +14,10 @@ from temporalio.runtime import MetricBuffer, Runtime, TelemetryConfig
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
+from db.engine import Database
 from domain.fairness import opens
 from tests.integration.bots import passive, play, shove
+from tests.integration.helpers import set_stream
 from wire.table_messages import ActInput, TableResult, TableSeat, TableState
 from workflows.table import HANDS_PER_RUN, TableWorkflow
 
@@ -250,3 +252,105 @@ async def test_a_second_timeout_in_a_row_folds_even_where_checking_is_legal(
     await handle.signal(TableWorkflow.stop)
     result = await handle.result()
     assert result.auto_folds == 1 and sum(result.stacks.values()) == 2000
+
+
+async def _big_blind_to_act(
+    client: Client, task_queue: str, **settings: Any
+) -> tuple[WorkflowHandle[Any, TableResult], TableSeat, tuple[int, int]]:
+    """A heads-up table whose button has called: the big blind's option is the decision."""
+    handle = await start(client, task_queue, table_state(["a", "b"], pause_ms=60_000, **settings))
+    view = await handle.query(TableWorkflow.view, None)
+    while view.hand is None:
+        view = await handle.query(TableWorkflow.view, None)
+    button = next(s for s in view.seats if s.seat == view.hand["actor"])
+    sleeper = next(s for s in view.seats if s.seat != button.seat)
+    await handle.execute_update(
+        TableWorkflow.act,
+        ActInput(player_id=button.player_id, action="call", hand_no=1, turn=view.hand["turn"]),
+    )
+    view = await handle.query(TableWorkflow.view, None)
+    assert view.hand is not None and view.hand["actor"] == sleeper.seat
+    return handle, sleeper, (view.hand_no, view.hand["turn"])
+
+
+async def _turn(handle: WorkflowHandle[Any, TableResult]) -> tuple[int, int | None]:
+    view = await handle.query(TableWorkflow.view, None)
+    return view.hand_no, (view.hand["turn"] if view.hand and not view.hand["over"] else None)
+
+
+async def test_a_stream_drop_holds_a_tournament_decision_for_the_settings_grace(
+    skipping: tuple[Client, str], time_skipping_env: WorkflowEnvironment, db: Database
+) -> None:
+    """Seed 004's disconnect grace at a tournament's table (issue 28): the big blind's stream
+    drops as its 5 s decision begins; the table holds the decision until the drop plus the
+    settings' ``disconnectGrace`` (30 s), shows it in the seat, and the player, back within
+    the grace, checks: the action counts, no timeout."""
+    client, task_queue = skipping
+    handle, sleeper, turn = await _big_blind_to_act(
+        client, task_queue, actionTimeoutSeconds=5, disconnectGrace=30
+    )
+    await set_stream(db, handle.id, sleeper.player_id, 0)
+    await time_skipping_env.sleep(timedelta(seconds=20))
+    assert await _turn(handle) == turn
+    view = await handle.query(TableWorkflow.view, None)
+    seat_now = next(s for s in view.seats if s.seat == sleeper.seat)
+    assert seat_now.grace_until is not None and seat_now.disconnected_at is not None
+    assert seat_now.grace_until == view.deadline_ms
+    assert 29_990 <= seat_now.grace_until - seat_now.disconnected_at <= 30_000
+
+    await set_stream(db, handle.id, sleeper.player_id, None)
+    result = await handle.execute_update(
+        TableWorkflow.act,
+        ActInput(player_id=sleeper.player_id, action="check", hand_no=turn[0], turn=turn[1]),
+    )
+    assert result.ok
+    view = await handle.query(TableWorkflow.view, None)
+    assert view.hand is not None and view.hand["street"] == "flop"
+    check = [x for x in view.hand["actions"] if x.get("seat") == sleeper.seat][-1]
+    assert check["action"] == "check" and not check.get("auto")
+    seat_now = next(s for s in view.seats if s.seat == sleeper.seat)
+    assert seat_now.timeouts == 0 and seat_now.grace_until is None
+    await handle.signal(TableWorkflow.stop)
+    await handle.result()
+
+
+async def test_past_the_grace_from_the_drop_a_tournament_timeout_applies(
+    skipping: tuple[Client, str], time_skipping_env: WorkflowEnvironment, db: Database
+) -> None:
+    """The grace is measured from the drop: a stream down for 20 s when the 5 s decision
+    timer runs out holds the decision 10 s more (the drop plus 30 s, ~15 s into the
+    decision), not 30 s more; then the timeout rules apply (a free check). (The database's
+    clock, which dates the drop, does not skip with the test server's.)"""
+    client, task_queue = skipping
+    handle, sleeper, turn = await _big_blind_to_act(
+        client, task_queue, actionTimeoutSeconds=5, disconnectGrace=30
+    )
+    await set_stream(db, handle.id, sleeper.player_id, 20)
+    await time_skipping_env.sleep(timedelta(seconds=6))
+    assert await _turn(handle) == turn  # held past the decision time
+    await time_skipping_env.sleep(timedelta(seconds=7))  # 13 s
+    assert await _turn(handle) == turn
+    await time_skipping_env.sleep(timedelta(seconds=4))  # 17 s: the grace is over
+    view = await handle.query(TableWorkflow.view, None)
+    assert view.hand is not None and view.hand["street"] == "flop"
+    timed_out = [x for x in view.hand["actions"] if x.get("seat") == sleeper.seat][-1]
+    assert (timed_out["action"], timed_out["auto"]) == ("check", "timeout")
+    seat_now = next(s for s in view.seats if s.seat == sleeper.seat)
+    assert seat_now.timeouts == 1 and seat_now.grace_until is None
+    await handle.signal(TableWorkflow.stop)
+    await handle.result()
+
+
+async def test_a_tournament_player_whose_stream_is_open_gets_no_grace(
+    skipping: tuple[Client, str], time_skipping_env: WorkflowEnvironment, db: Database
+) -> None:
+    """Connected (an open stream), just slow: the timeout rules apply at the decision time."""
+    client, task_queue = skipping
+    handle, sleeper, turn = await _big_blind_to_act(
+        client, task_queue, actionTimeoutSeconds=5, disconnectGrace=30
+    )
+    await set_stream(db, handle.id, sleeper.player_id, None)
+    await time_skipping_env.sleep(timedelta(seconds=6))
+    assert await _turn(handle) != turn
+    await handle.signal(TableWorkflow.stop)
+    await handle.result()
