@@ -45,6 +45,8 @@ class ActRequest(ActBody):
     """Act on your turn (``POST …/act``'s body and rules): answered by ``act_result`` or an
     ``error``."""
 
+    model_config = ConfigDict(use_attribute_docstrings=True)
+
     type: Literal["act"]
     request_id: JsonValue = None
     """Any JSON value: the answer echoes it."""
@@ -55,6 +57,8 @@ class ActRequest(ActBody):
 class SeedRequest(SeedBody):
     """Your seed for the next hand's deal (``POST …/seed``, docs/fairness.md): answered by
     ``seed_result`` or an ``error``."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True)
 
     type: Literal["seed"]
     request_id: JsonValue = None

@@ -12,13 +12,18 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from pydantic import Field, JsonValue
+from pydantic import ConfigDict, Field, JsonValue
 
 from wire.game_state import HAND_NUMBER, LegalActions, Served
+
+DOCUMENTED = ConfigDict(use_attribute_docstrings=True)
+"""Each field's docstring is its description in the schema (``GET /asyncapi.json``)."""
 
 
 class ActionRequired(Served):
     """Your turn: sent once per turn, right after the ``game_state`` that shows it."""
+
+    model_config = DOCUMENTED
 
     hand_number: int = HAND_NUMBER
     turn: int
@@ -33,6 +38,8 @@ class ActionRequired(Served):
 class AgentCardChanged(Served):
     """An agent's stream: its Agent Card's key was put on, replaced or taken off."""
 
+    model_config = DOCUMENTED
+
     agent_id: str
     public_key: str | None
     """The card's key now (``null``: taken off)."""
@@ -41,6 +48,8 @@ class AgentCardChanged(Served):
 
 class Dropped(Served):
     """Which message of the client's a ``rate_limited`` refusal dropped."""
+
+    model_config = DOCUMENTED
 
     index: int = Field(ge=1)
     """Its place among the messages the client sent on this socket (the first is 1): names it
@@ -57,6 +66,8 @@ class StreamError(Served):
     """A refusal on the WebSocket: the HTTP refusals' ``{code, message, field?}`` (the same
     codes, docs/api.md), answering the message that caused it (the frame echoes its
     ``requestId``). Nothing changed."""
+
+    model_config = DOCUMENTED
 
     code: str
     """A refusal code of docs/api.md's catalogue (``stale_turn``, ``validation_error``, …)."""
