@@ -21,7 +21,9 @@ Over the WebSocket the player can also act: ``{"type": "act", "handNumber", "tur
 "action", "amount"?, "idempotencyKey"?}`` answers ``act_result`` (the HTTP act's body), and
 seed the next hand: ``{"type": "seed", "handNumber", "commitment", "seed"}`` answers
 ``seed_result`` (docs/fairness.md); a refusal is ``error`` (``{code, message, field?}``, the
-HTTP refusals' codes), each echoing the message's ``requestId`` when it had one.
+HTTP refusals' codes), each echoing the message's ``requestId`` when it had one. The socket's
+messages either way are an AsyncAPI document, ``GET /asyncapi.json`` (api/ws_protocol.py,
+generated from the models these messages are made and parsed with).
 
 A stream ends with its credential (security review N6, ``api/stream_auth.py``): it is checked
 again before each private message and on every idle tick; once it is expired or revoked a
