@@ -23,6 +23,7 @@ address is the caller's, not the proxy's.
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import json
 import math
@@ -36,6 +37,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from api.errors import ApiError
 from domain.errors import ErrorCode
+from wire.stream_messages import Dropped, StreamError
 
 UNLIMITED_PATHS = ("/healthz",)
 LIMITER = "sng.rate_limit"
@@ -103,17 +105,22 @@ class RateLimit:
         """A WebSocket counts like requests: its handshake, and then each message the client
         sends (an ``act`` is an Update on the table, as ``POST …/act`` is), against its
         address and, once the route verified its credential, that identity. A message over
-        the limit is answered with an ``error`` frame (``rate_limited``) and never reaches
-        the route; a handshake over it is closed (4429)."""
+        the limit is answered with an ``error`` frame (``rate_limited``) that names it
+        (``dropped``: its place on the socket, its ``type``, its ``requestId``, which the
+        frame echoes as every answer does) and never reaches the route; a handshake over it
+        is closed (4429)."""
         if await self._refused(self._address(scope)) is not None:
             await send({"type": "websocket.close", "code": 4429, "reason": "rate_limited"})
             return
+        index = 0
 
         async def limited() -> Message:
+            nonlocal index
             while True:
                 message = await receive()
                 if message["type"] != "websocket.receive":
                     return message
+                index += 1
                 checks = self._address(scope)
                 identity = scope.get(IDENTITY)
                 if identity is not None and self.per_identity is not None:
@@ -122,22 +129,47 @@ class RateLimit:
                 if refused is None:
                     return message
                 wait, item = refused
-                await send(
-                    {
-                        "type": "websocket.send",
-                        "text": json.dumps(
-                            {
-                                "event": "error",
-                                "data": {
-                                    "code": ErrorCode.RATE_LIMITED.value,
-                                    "message": f"more than {item}: retry in {wait} s",
-                                },
-                            }
-                        ),
-                    }
+                dropped = dropped_message(index, message.get("text"))
+                error = StreamError(
+                    code=ErrorCode.RATE_LIMITED.value,
+                    message=f"more than {item}: retry in {wait} s; message {index} was dropped",
+                    retry_after_seconds=wait,
+                    dropped=dropped,
                 )
+                frame: dict[str, Any] = {"event": "error", "data": error.to_wire()}
+                if dropped.request_id is not None:
+                    frame["requestId"] = dropped.request_id
+                await send({"type": "websocket.send", "text": json.dumps(frame)})
 
         await self.app(scope, limited, send)
+
+
+NAMED_CHARS = 65_536
+"""A dropped message longer than this is named by its place only: the limit's refusal stays
+cheap, whatever a client floods it with (an ``act`` or a ``seed`` is well under 1 KiB)."""
+
+
+def dropped_message(index: int, text: str | None) -> Dropped:
+    """What names a dropped message: its place on the socket, and its ``type`` and
+    ``requestId`` when it is a JSON object (of at most ``NAMED_CHARS``) that has them.
+
+    >>> dropped_message(2, '{"type": "act", "requestId": "r7", "turn": 3}').to_wire()
+    {'index': 2, 'type': 'act', 'requestId': 'r7'}
+    >>> dropped_message(3, "not json").to_wire()
+    {'index': 3, 'type': None}
+    """
+    parsed: Any = None
+    if text is not None and len(text) <= NAMED_CHARS:
+        with contextlib.suppress(ValueError, RecursionError):
+            parsed = json.loads(text)
+    if not isinstance(parsed, dict):
+        return Dropped(index=index, type=None)
+    kind = parsed.get("type")
+    return Dropped(
+        index=index,
+        type=kind if isinstance(kind, str) and len(kind) <= 64 else None,
+        request_id=parsed.get("requestId"),
+    )
 
 
 async def count_identity(scope: Scope, identity: str) -> None:

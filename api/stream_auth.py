@@ -23,21 +23,17 @@ from datetime import datetime
 from typing import Any
 
 import jwt
-from pydantic import TypeAdapter
 from starlette.requests import HTTPConnection
 
 from api.auth import verify_player_token
 from api.errors import ApiError
 from db import agents
 from domain.errors import ErrorCode
+from wire.stream_messages import AgentCardChanged
 
 RECHECK_SECONDS = 1.0
 """How long a stream trusts its last check of an agent key or a JWT's signature (a JWT's
 ``exp`` is compared on every check)."""
-
-
-_WHEN = TypeAdapter(datetime | None)
-"""A time as the wire writes it (the Agent Card's ``cardKeyChangedAt``)."""
 
 
 class StreamCredential:
@@ -100,8 +96,6 @@ class StreamCredential:
         if first:
             return None
         public_key, changed_at = self._card
-        return {
-            "agentId": self.viewer,
-            "publicKey": public_key,
-            "cardKeyChangedAt": _WHEN.dump_python(changed_at, mode="json"),
-        }
+        return AgentCardChanged(
+            agent_id=self.viewer, public_key=public_key, card_key_changed_at=changed_at
+        ).to_wire()

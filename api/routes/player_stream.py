@@ -21,7 +21,9 @@ Over the WebSocket the player can also act: ``{"type": "act", "handNumber", "tur
 "action", "amount"?, "idempotencyKey"?}`` answers ``act_result`` (the HTTP act's body), and
 seed the next hand: ``{"type": "seed", "handNumber", "commitment", "seed"}`` answers
 ``seed_result`` (docs/fairness.md); a refusal is ``error`` (``{code, message, field?}``, the
-HTTP refusals' codes), each echoing the message's ``requestId`` when it had one.
+HTTP refusals' codes), each echoing the message's ``requestId`` when it had one. The socket's
+messages either way are an AsyncAPI document, ``GET /asyncapi.json`` (api/ws_protocol.py,
+generated from the models these messages are made and parsed with).
 
 A stream ends with its credential (security review N6, ``api/stream_auth.py``): it is checked
 again before each private message and on every idle tick; once it is expired or revoked a
@@ -32,6 +34,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import logging
 import re
@@ -41,6 +44,7 @@ from typing import Annotated, Any
 
 import anyio
 from fastapi import APIRouter, Header, Query, Request, Response, WebSocket, WebSocketDisconnect
+from fastapi.responses import JSONResponse
 from pydantic import ValidationError
 from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.background import BackgroundTask
@@ -53,8 +57,6 @@ from api.presence import stream_dropped, stream_open, touch
 from api.routes.events import PAGE, PING_SECONDS, POLL_SECONDS, _ended_by, _page, is_final
 from api.routes.play import (
     PRE_PLAY,
-    ActBody,
-    SeedBody,
     act_at_table,
     seed_at_table,
     tournament_game_state,
@@ -62,10 +64,12 @@ from api.routes.play import (
 from api.routes.rooms import RoomId, room_state_for
 from api.stream_auth import StreamCredential
 from api.streams import Outbox, Stalled, StreamSlots
+from api.ws_protocol import CLIENT_MESSAGES, ActRequest, SeedRequest, asyncapi_document
 from db.models import Room, Tournament
 from domain.errors import DomainError, ErrorCode
 from wire.events import room_event_on_wire
 from wire.ids import room_workflow_id, table_workflow_id
+from wire.stream_messages import ActionRequired, StreamError
 
 router = APIRouter(tags=["player streams"])
 log = logging.getLogger(__name__)
@@ -169,19 +173,16 @@ async def player_messages(
         turn = (int(body["handNumber"]), int(body["turn"] or 0))
         if you.get("toAct") and turn != sent_turn:
             sent_turn = turn
-            out.append(
-                (
-                    cursor.id,
-                    "action_required",
-                    {
-                        "handNumber": body["handNumber"],
-                        "turn": body["turn"],
-                        "legalActions": body["legalActions"],
-                        "deadline": body.get("deadline"),
-                        "stack": you.get("stack"),
-                    },
-                )
+            required = ActionRequired.model_validate(
+                {
+                    "hand_number": body["handNumber"],
+                    "turn": body["turn"],
+                    "legal_actions": body["legalActions"],
+                    "deadline": body.get("deadline"),
+                    "stack": you.get("stack"),
+                }
             )
+            out.append((cursor.id, "action_required", required.to_wire()))
         return out
 
     while True:
@@ -338,6 +339,27 @@ async def room_player_stream(
 
 
 # -- WebSocket ---------------------------------------------------------------------------------
+@router.get(
+    "/asyncapi.json",
+    response_model=dict[str, Any],
+    summary="The WebSocket protocol's AsyncAPI document",
+    response_description="An AsyncAPI 3.0 document: both sockets' messages, either way",
+)
+async def asyncapi(request: Request) -> JSONResponse:
+    """Every message of the per-player WebSockets (``/tournaments/{id}/me/ws``,
+    ``/rooms/{id}/me/ws``), as JSON Schemas generated from the models the server sends and
+    parses (api/ws_protocol.py). Public and the same for every caller until the service is
+    upgraded: cacheable."""
+    return JSONResponse(
+        _asyncapi(request.app.version), headers={"Cache-Control": "public, max-age=3600"}
+    )
+
+
+@functools.cache
+def _asyncapi(version: str) -> dict[str, Any]:
+    return asyncapi_document(version)
+
+
 async def _ws_caller(websocket: WebSocket) -> Caller:
     # The same credentials as HTTP, from the handshake's headers.
     return await current_player(
@@ -455,13 +477,18 @@ async def _ws_request(websocket: WebSocket, target: Target, raw: str) -> dict[st
         message = json.loads(raw)
         if not isinstance(message, dict):
             raise ApiError(ErrorCode.VALIDATION_ERROR, "a message is a JSON object")
-        request_id = message.pop("requestId", None)
-        kind = message.pop("type", None)
-        if kind not in ("act", "seed"):
+        request_id = message.get("requestId")
+        kind = message.get("type")
+        model = CLIENT_MESSAGES.get(kind) if isinstance(kind, str) else None
+        if model is None:
             raise ApiError(
                 ErrorCode.VALIDATION_ERROR, "a request is type 'act' or 'seed'", field="type"
             )
-        reply = await (_ws_seed if kind == "seed" else _ws_act)(websocket, target, message)
+        request = model.model_validate(message)  # the schema's own model (api/ws_protocol.py)
+        if isinstance(request, SeedRequest):
+            reply = await _ws_seed(websocket, target, request)
+        else:
+            reply = await _ws_act(websocket, target, request)
     except json.JSONDecodeError:
         reply = _error(ErrorCode.VALIDATION_ERROR.value, "not JSON")
     except ValidationError as err:
@@ -485,8 +512,7 @@ async def _ws_caller_again(websocket: WebSocket, target: Target) -> Caller:
     return caller
 
 
-async def _ws_seed(websocket: WebSocket, target: Target, message: dict[str, Any]) -> dict[str, Any]:
-    body = SeedBody.model_validate(message)
+async def _ws_seed(websocket: WebSocket, target: Target, body: SeedRequest) -> dict[str, Any]:
     caller = await _ws_caller_again(websocket, target)
     taken = await seed_at_table(
         websocket.app, target.table_id, caller.user_id, body, room=target.tournament_id is None
@@ -494,22 +520,14 @@ async def _ws_seed(websocket: WebSocket, target: Target, message: dict[str, Any]
     return {"event": "seed_result", "data": taken.model_dump(by_alias=True)}
 
 
-async def _ws_act(websocket: WebSocket, target: Target, message: dict[str, Any]) -> dict[str, Any]:
-    key = message.pop("idempotencyKey", None)
-    if key is not None and not (isinstance(key, str) and 1 <= len(key) <= 64):
-        raise ApiError(
-            ErrorCode.VALIDATION_ERROR,
-            "idempotencyKey: 1-64 characters",
-            field="idempotencyKey",
-        )
-    body = ActBody.model_validate(message)
+async def _ws_act(websocket: WebSocket, target: Target, body: ActRequest) -> dict[str, Any]:
     caller = await _ws_caller_again(websocket, target)
     result = await act_at_table(
         websocket.app,
         target.table_id,
         caller.user_id,
         body,
-        key,
+        body.idempotency_key,
         tournament_id=target.tournament_id,
         room_id=None if target.tournament_id else target.stream_id,
     )
@@ -517,10 +535,10 @@ async def _ws_act(websocket: WebSocket, target: Target, message: dict[str, Any])
 
 
 def _error(code: str, message: str, field: str | None = None) -> dict[str, Any]:
-    data: dict[str, Any] = {"code": code, "message": message}
-    if field:
-        data["field"] = field
-    return {"event": "error", "data": data}
+    return {
+        "event": "error",
+        "data": StreamError(code=code, message=message, field=field).to_wire(),
+    }
 
 
 @router.websocket("/tournaments/{tournament_id}/me/ws")

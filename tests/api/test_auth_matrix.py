@@ -129,6 +129,7 @@ SERVICE = 401, 401, 401, 401
 ROWS = [
     Row("GET", "/tournaments", ANYONE),
     Row("GET", "/tournaments/settings-schema", ANYONE),
+    Row("GET", "/asyncapi.json", ANYONE),
     Row("GET", "/tournaments/{tid}", ANYONE, setup=fresh),
     Row("GET", "/tournaments/{tid}/events.json", ANYONE, setup=fresh),
     Row("GET", "/tournaments/{tid}/events", ANYONE, setup=fresh),

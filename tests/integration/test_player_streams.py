@@ -437,3 +437,46 @@ async def test_a_room_players_sse_stream_records_its_drop_and_its_return(
         await eventually(dropped)
         await _sse(http, path, player(settings, watcher), 100, until="game_state")
         assert await _stream_record(db, workflow_id(room_id), watcher) == (False, False)
+
+async def test_a_rate_limited_message_is_named_in_its_refusal(
+    client: Client, db: Database, task_queue: str, settings: Settings, worker: Worker
+) -> None:
+    """A message dropped by the rate limit is answered with a ``rate_limited`` error that
+    says which message it was: its ``requestId`` (echoed as every answer echoes it) and, in
+    ``dropped``, its ``type``, its ``requestId`` and its ordinal on the socket, so a client
+    that sent several (with or without ids) knows which to send again."""
+    from tests.conftest import serve_api
+
+    tid = f"rl-{uuid.uuid4().hex[:8]}"
+    await start_paid_tournament(client, db, task_queue, tid, SETTINGS, hand_pause_ms=0)
+    limited = settings.model_copy(update={"rate_limit_credential": "4/second"})
+    sent = [{"type": "seed", "requestId": f"r{n}"} for n in range(12)]
+    async with serve_api(limited) as url:
+        ws_url = url.replace("http://", "ws://") + f"/tournaments/{tid}/me/ws"
+        async with connect(ws_url, additional_headers=player(settings, f"{tid}-0")) as ws:
+            for message in sent:
+                await ws.send(json.dumps(message))
+            await ws.send("not json")  # the 13th: dropped too, with no type or id to name
+            answers: list[dict[str, Any]] = []
+            while len(answers) < 13:
+                message = json.loads(await asyncio.wait_for(ws.recv(), 10))
+                if message["event"] == "error":
+                    answers.append(message)
+    limited_answers = [a for a in answers if a["data"]["code"] == "rate_limited"]
+    assert limited_answers, answers
+    for answer in limited_answers:
+        dropped = answer["data"]["dropped"]
+        if dropped["index"] == 13:
+            assert dropped == {"index": 13, "type": None} and "requestId" not in answer
+            continue
+        assert dropped == {
+            "index": dropped["index"],
+            "type": "seed",
+            "requestId": answer["requestId"],
+        }
+        assert answer["requestId"] == f"r{dropped['index'] - 1}", answer
+        assert answer["data"]["retryAfterSeconds"] >= 1, answer
+    # Every message got exactly one answer: the route's (a seed without its fields is a
+    # validation_error) or the limit's, which names it.
+    named = sorted(a["requestId"] for a in answers if "requestId" in a)
+    assert named == sorted(m["requestId"] for m in sent), answers

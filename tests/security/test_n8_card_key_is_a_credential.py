@@ -28,11 +28,13 @@ import httpx
 from nacl.public import PrivateKey
 from temporalio.worker import Worker
 
+from api.ws_protocol import asyncapi_document
 from core.card_seal import open_cards
 from core.settings import Settings
 from tests.api.support import agent_headers, new_agent
 from tests.conftest import serve_api
 from tests.integration.helpers import admin, credit, eventually
+from tests.integration.test_ws_schema import Protocol
 
 
 def _public(key: PrivateKey) -> str:
@@ -193,6 +195,10 @@ async def test_a_card_key_put_on_one_replica_is_never_ignored_by_another_and_loc
                 "publicKey": _public(key),
                 "cardKeyChangedAt": changed_at,
             }
+            # The same body a socket sends, as the WebSocket's schema describes it (issue 28).
+            Protocol(asyncapi_document("test")).check_sent(
+                "tournamentPlayer", {"id": "1-1", "event": "agent_card_changed", "data": event}
+            )
         finally:
             reader.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):

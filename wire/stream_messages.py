@@ -1,0 +1,88 @@
+"""The bodies of the per-player streams' own messages (docs/events.md), beside the log events
+(``wire/events.py``), the game state (``wire/game_state.py``) and the act and seed answers
+(``wire/table_messages.py``): what the API sends and what the WebSocket's AsyncAPI document
+(``GET /asyncapi.json``, ``api/ws_protocol.py``) describes, one model each.
+
+>>> StreamError(code="rate_limited", message="m", dropped=Dropped(index=3, type="act")).to_wire()
+{'code': 'rate_limited', 'message': 'm', 'dropped': {'index': 3, 'type': 'act'}}
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from pydantic import ConfigDict, Field, JsonValue
+
+from wire.game_state import HAND_NUMBER, LegalActions, Served
+
+DOCUMENTED = ConfigDict(use_attribute_docstrings=True)
+"""Each field's docstring is its description in the schema (``GET /asyncapi.json``)."""
+
+
+class ActionRequired(Served):
+    """Your turn: sent once per turn, right after the ``game_state`` that shows it."""
+
+    model_config = DOCUMENTED
+
+    hand_number: int = HAND_NUMBER
+    turn: int
+    """Send it back in your ``act``."""
+    legal_actions: LegalActions | None
+    deadline: int | None
+    """When your decision time runs out (epoch ms)."""
+    stack: int | None
+    """Your chips behind."""
+
+
+class AgentCardChanged(Served):
+    """An agent's stream: its Agent Card's key was put on, replaced or taken off."""
+
+    model_config = DOCUMENTED
+
+    agent_id: str
+    public_key: str | None
+    """The card's key now (``null``: taken off)."""
+    card_key_changed_at: datetime | None
+
+
+class Dropped(Served):
+    """Which message of the client's a ``rate_limited`` refusal dropped."""
+
+    model_config = DOCUMENTED
+
+    index: int = Field(ge=1)
+    """Its place among the messages the client sent on this socket (the first is 1): names it
+    even when it had no ``requestId``, or was not JSON."""
+    type: str | None
+    """Its ``type``, when it was a JSON object with a string ``type`` (``null`` otherwise)."""
+    request_id: JsonValue = None
+    """Its ``requestId``, when it had one."""
+
+    ABSENT_WHEN_NULL = frozenset({"request_id"})
+
+
+class StreamError(Served):
+    """A refusal on the WebSocket: the HTTP refusals' ``{code, message, field?}`` (the same
+    codes, docs/api.md), answering the message that caused it (the frame echoes its
+    ``requestId``). Nothing changed."""
+
+    model_config = DOCUMENTED
+
+    code: str
+    """A refusal code of docs/api.md's catalogue (``stale_turn``, ``validation_error``, …)."""
+    message: str
+    field: str | None = None
+    """The message's key at fault, when one is."""
+    retry_after_seconds: int | None = None
+    """``rate_limited``: when the limit lets another message through."""
+    dropped: Dropped | None = None
+    """``rate_limited``: the message the limit dropped (it never reached the table)."""
+
+    ABSENT_WHEN_NULL = frozenset({"field", "retry_after_seconds", "dropped"})
+
+    def to_wire(self) -> dict[str, Any]:
+        wire = super().to_wire()
+        if self.dropped is not None:
+            wire["dropped"] = self.dropped.to_wire()
+        return wire
