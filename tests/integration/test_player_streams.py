@@ -438,6 +438,7 @@ async def test_a_room_players_sse_stream_records_its_drop_and_its_return(
         await _sse(http, path, player(settings, watcher), 100, until="game_state")
         assert await _stream_record(db, workflow_id(room_id), watcher) == (False, False)
 
+
 async def test_a_rate_limited_message_is_named_in_its_refusal(
     client: Client, db: Database, task_queue: str, settings: Settings, worker: Worker
 ) -> None:
