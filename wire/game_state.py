@@ -38,8 +38,9 @@ __all__ = [
     "You",
 ]
 
-HAND_NUMBER = Field(validation_alias=AliasChoices("hand_no", "hand_number", "handNumber"))
-"""The engine calls it ``hand_no``; the wire calls every hand number ``handNumber``."""
+HAND_NUMBER = Field(validation_alias=AliasChoices("handNumber", "hand_number", "hand_no"))
+"""The engine calls it ``hand_no``; the wire calls every hand number ``handNumber`` (first, so
+a schema of what is read names it so too)."""
 
 
 class Served(BaseModel):

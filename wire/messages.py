@@ -17,9 +17,10 @@ class WireModel(BaseModel):
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, frozen=False)
 
 
-HAND_NUMBER = AliasChoices("hand_number", "handNumber", "hand_no", "handNo")
+HAND_NUMBER = AliasChoices("handNumber", "hand_number", "handNo", "hand_no")
 """Every hand number is ``handNumber`` on the wire. Payloads written before that rule spelt it
-``handNo``: they still read (a running workflow's carried state, a recorded history)."""
+``handNo``: they still read (a running workflow's carried state, a recorded history). The wire
+name comes first: a schema of what is read names the first choice."""
 
 
 class TournamentPhase(StrEnum):
