@@ -1,7 +1,7 @@
 """Inputs, outputs and views of the workflows' handlers: one model each, shared with the API.
 
 Inside Python the fields are snake_case; on the wire (the API's JSON) they are the seed
-system's camelCase, via the alias generator.
+system's camelCase, via the alias generator (``wire.base.WireModel``).
 """
 
 from __future__ import annotations
@@ -9,18 +9,11 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any, Literal
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
-from pydantic.alias_generators import to_camel
+from pydantic import Field, field_validator
 
+from wire.base import HAND_NUMBER, WireModel
 
-class WireModel(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, frozen=False)
-
-
-HAND_NUMBER = AliasChoices("handNumber", "hand_number", "handNo", "hand_no")
-"""Every hand number is ``handNumber`` on the wire. Payloads written before that rule spelt it
-``handNo``: they still read (a running workflow's carried state, a recorded history). The wire
-name comes first: a schema of what is read names the first choice."""
+__all__ = ["HAND_NUMBER", "WireModel"]  # the base and the alias, still importable from here
 
 
 class TournamentPhase(StrEnum):

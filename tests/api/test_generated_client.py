@@ -78,6 +78,27 @@ async def _generate(api_url: str, where: Path) -> str:
     return text
 
 
+def _unnamed(value: Any, at: str = "") -> list[str]:
+    """Keys the server sent that the schema does not name, at any depth: the generated models
+    keep them aside in ``additional_properties`` (a ``hole_cards`` beside ``holeCards`` would
+    land there)."""
+    if isinstance(value, list):
+        return [k for i, v in enumerate(value) for k in _unnamed(v, f"{at}[{i}]")]
+    if not hasattr(type(value), "__attrs_attrs__"):
+        return []
+    # A schema with additionalProperties false (the served models refuse unknown keys on
+    # the server's side too) has no such field.
+    declared = [a.name for a in type(value).__attrs_attrs__ if a.name != "additional_properties"]
+    extra = getattr(value, "additional_properties", {})
+    if not declared:  # a map (``winners`` by seat): its keys are data
+        return [k for key, v in extra.items() for k in _unnamed(v, f"{at}[{key}]")]
+    found = [f"{at}.{k}" for k in extra]
+    for name in type(value).__attrs_attrs__:
+        if name.name != "additional_properties":
+            found += _unnamed(getattr(value, name.name), f"{at}.{name.name}")
+    return found
+
+
 def _api(name: str) -> ModuleType:
     return importlib.import_module(f"{PACKAGE}.api.{name}")
 
@@ -131,6 +152,7 @@ async def test_a_generated_client_builds_without_warnings_and_plays_a_hand(
     )
     assert created.status_code == 201, created.content
     assert isinstance(created.parsed, models.RoomRecord), created.content
+    assert _unnamed(created.parsed) == [], created.content
     room_id = created.parsed.room_id
 
     join = endpoint(rooms, "join_room_rooms_room_id_join_post")
@@ -149,6 +171,7 @@ async def test_a_generated_client_builds_without_warnings_and_plays_a_hand(
                 assert r.status_code == 200, r.content
                 state = r.parsed
                 assert isinstance(state, models.GameState), r.content
+                assert _unnamed(state) == [], r.content
                 if isinstance(state.last_hand, models.LastHand):
                     finished = state.last_hand.hand_number
                     break
@@ -172,6 +195,7 @@ async def test_a_generated_client_builds_without_warnings_and_plays_a_hand(
     )
     assert hand.status_code == 200, hand.content
     assert isinstance(hand.parsed, models.HandRecord), hand.content
+    assert _unnamed(hand.parsed) == [], hand.content
     assert hand.parsed.hand_number == 1
 
     # An agent's key goes through the same client, as the document's X-Agent-Key scheme.
