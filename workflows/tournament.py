@@ -45,6 +45,7 @@ with workflow.unsafe.imports_passed_through():
         TournamentState,
         TournamentView,
     )
+    from wire.signals import HAND_COMPLETED, STOP, TABLE_FINISHED
     from wire.table_messages import (
         HandReport,
         StopOrder,
@@ -208,7 +209,7 @@ class TournamentWorkflow(RegistrationMixin, SettlementMixin):
                 )
                 if self.s.reports_v2:
                     order = StopOrder(table_id=self.s.table_workflow_id)
-                    order.mac = report_mac(self.s.table_secret, "stop", order.table_id, 0, order)
+                    order.mac = report_mac(self.s.table_secret, STOP, order.table_id, 0, order)
                     await table.signal(TableWorkflow.stop, order)
                 else:
                     await table.signal(TableWorkflow.stop)
@@ -381,9 +382,9 @@ class TournamentWorkflow(RegistrationMixin, SettlementMixin):
         return self.s.seen_updates
 
     # -- table signals -------------------------------------------------------------------
-    @workflow.signal
+    @workflow.signal(name=HAND_COMPLETED)
     def hand_completed(self, report: HandReport) -> None:
-        if not self._from_our_table(report, report.hand_no, "hand_completed"):
+        if not self._from_our_table(report, report.hand_no, HAND_COMPLETED):
             return
         if self.s.reports_v2 and report.hand_no != self._next_hand_no():
             # A report copied out of this workflow's own history and sent again (security
@@ -397,9 +398,9 @@ class TournamentWorkflow(RegistrationMixin, SettlementMixin):
             return
         self.s.pending_hands.append(report.model_dump())
 
-    @workflow.signal
+    @workflow.signal(name=TABLE_FINISHED)
     def table_finished(self, result: TableResult) -> None:
-        if not self._from_our_table(result, result.hands_played, "table_finished"):
+        if not self._from_our_table(result, result.hands_played, TABLE_FINISHED):
             return
         if self.s.reports_v2 and self.s.table_done is not None:
             workflow.logger.warning("ignored a second table_finished")
