@@ -5,9 +5,10 @@ both names read (``populate_by_name``), so a payload written either way still va
 
 - :class:`WireModel`: the workflows' and activities' messages, and the API's request bodies.
   Mutable; a key it does not know is ignored (a history written by a newer version still
-  reads). Its Temporal payloads keep the Python names (``model_dump()``, the data converter):
-  that is what running workflows carry and recorded histories hold, so it does not change; the
-  API serves a message by alias (``response_model_by_alias``).
+  reads). The data converter writes its Temporal payloads by alias (``pydantic_core.to_json``)
+  and reads either name; ``model_dump()`` in code keeps the Python names (the read store's
+  rows, the engine's dicts), so this config never changes: it is what running workflows carry
+  and recorded histories hold. The API serves a message by alias (``response_model_by_alias``).
 - :class:`Served`: what the API only serves (the game state, the hand record, the events'
   bodies). A key it does not know is refused, so the schema cannot fall behind what is served,
   and it serialises by alias: the wire form is the only form it has.
