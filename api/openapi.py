@@ -102,7 +102,11 @@ def _shape(schema: Any) -> Any:
     """A schema without what only annotates it (titles, defaults: FastAPI leaves the defaults
     out of what it serves, pydantic writes them)."""
     if isinstance(schema, dict):
-        return {k: _shape(v) for k, v in schema.items() if k not in ("title", "default")}
+        return {
+            k: {n: _shape(p) for n, p in v.items()} if k == "properties" else _shape(v)
+            for k, v in schema.items()
+            if k not in ("title", "default")
+        }
     if isinstance(schema, list):
         return [_shape(v) for v in schema]
     return schema
