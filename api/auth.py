@@ -27,7 +27,10 @@ from functools import lru_cache
 from typing import Annotated, Any
 
 import jwt
-from fastapi import Depends, Header, Request
+from fastapi import Depends, Request
+from fastapi.openapi.models import HTTPBearer as HTTPBearerModel
+from fastapi.security import APIKeyHeader
+from fastapi.security.base import SecurityBase
 
 from api.errors import ApiError
 from api.ratelimit import count_identity
@@ -184,10 +187,50 @@ def _settings(request: Request) -> Settings:
     return settings
 
 
+# -- the credentials, as the OpenAPI document's security schemes --------------------------------
+# Each reads its header as sent and checks nothing itself: the checks below answer every
+# refusal with its code. As schemes (not header parameters) a generated client sends them from
+# its authenticated client, and the document says which routes take which (issue 28).
+class BearerHeader(SecurityBase):
+    """``Authorization: Bearer <jwt>`` (a player), or ``Bearer sk_...`` (an agent's key)."""
+
+    def __init__(self) -> None:
+        self.model = HTTPBearerModel(
+            bearerFormat="JWT",
+            description="A player's JWT (`sng token` mints one in dev); an agent's key is"
+            " accepted here too.",
+        )
+        self.scheme_name = "playerToken"
+
+    async def __call__(self, request: Request) -> str | None:
+        return request.headers.get("authorization")
+
+
+player_token = BearerHeader()
+agent_key = APIKeyHeader(
+    name="X-Agent-Key",
+    scheme_name="agentKey",
+    description="An agent's key (`sk_...`), from `POST /admin/agents`.",
+    auto_error=False,
+)
+admin_service_key = APIKeyHeader(
+    name="X-Service-Key",
+    scheme_name="adminKey",
+    description="The operators' key (`SNG_ADMIN_KEY`).",
+    auto_error=False,
+)
+internal_service_key = APIKeyHeader(
+    name="X-Service-Key",
+    scheme_name="internalKey",
+    description="The internal services' key (`SNG_INTERNAL_KEY`), not the admin one.",
+    auto_error=False,
+)
+Authorization = Annotated[str | None, Depends(player_token)]
+AgentKey = Annotated[str | None, Depends(agent_key)]
+
+
 async def current_player(
-    request: Request,
-    authorization: Annotated[str | None, Header()] = None,
-    x_agent_key: Annotated[str | None, Header()] = None,
+    request: Request, authorization: Authorization, x_agent_key: AgentKey
 ) -> Caller:
     """A player (bearer JWT) or an agent (API key): whoever plays at a table."""
     caller = await _verified_player(request, authorization, x_agent_key)
@@ -227,7 +270,7 @@ def key_matches(presented: str | None, expected: str) -> bool:
 
 
 async def admin_key(
-    request: Request, x_service_key: Annotated[str | None, Header()] = None
+    request: Request, x_service_key: Annotated[str | None, Depends(admin_service_key)]
 ) -> None:
     """Operators: ``X-Service-Key`` must be the admin key (security review M6)."""
     if not key_matches(x_service_key, _settings(request).key("admin")):
@@ -236,7 +279,7 @@ async def admin_key(
 
 
 async def internal_key(
-    request: Request, x_service_key: Annotated[str | None, Header()] = None
+    request: Request, x_service_key: Annotated[str | None, Depends(internal_service_key)]
 ) -> None:
     """Internal services (the agent-hosting platform): the internal key, not the admin one."""
     if not key_matches(x_service_key, _settings(request).key("internal")):
@@ -247,9 +290,7 @@ async def internal_key(
 
 
 async def optional_player(
-    request: Request,
-    authorization: Annotated[str | None, Header()] = None,
-    x_agent_key: Annotated[str | None, Header()] = None,
+    request: Request, authorization: Authorization, x_agent_key: AgentKey
 ) -> Caller | None:
     """The caller when a credential is sent (it must then be valid); None for an anonymous
     observer."""

@@ -109,22 +109,13 @@ def error_response(code: str, message: str, field: str | None = None) -> JSONRes
     return JSONResponse(body.model_dump(exclude_none=True), status_code=status_for(code))
 
 
-class ApiError(Exception):
-    def __init__(
-        self,
-        code: ErrorCode,
-        message: str,
-        *,
-        field: str | None = None,
-        retry_after_seconds: int | None = None,
-    ) -> None:
-        super().__init__(message)
-        self.code, self.message, self.field = code, message, field
-        self.retry_after_seconds = retry_after_seconds
+ApiError = DomainError
+"""A refusal the API raises is the domain's coded error (architecture review, change 5): one
+type, one handler below; the name is kept for the API's own refusals."""
 
 
 def _first_detail(err: ApplicationError) -> dict[str, Any]:
-    """A coded refusal's details (``field``, ``retryAfterSeconds``), as workflows/errors.py
+    """A coded refusal's details (``field``, ``retryAfterSeconds``), as wire/refusals.py
     writes them."""
     details: list[Any] = list(err.details or [])
     return details[0] if details and isinstance(details[0], dict) else {}
@@ -146,7 +137,7 @@ def _from_application_error(err: ApplicationError) -> JSONResponse | None:
 def refusal_of(err: Exception) -> tuple[str, str, str | None]:
     """(code, message, field) for an error a request raised, as the HTTP handlers below would
     answer it: for channels without HTTP statuses (the WebSocket)."""
-    if isinstance(err, ApiError | DomainError):
+    if isinstance(err, DomainError):
         return err.code.value, err.message, err.field
     if isinstance(err, WorkflowUpdateFailedError) and isinstance(err.cause, ApplicationError):
         cause = err.cause
@@ -170,13 +161,7 @@ def _unavailable(message: str) -> JSONResponse:
 def install(app: FastAPI) -> None:
     @app.exception_handler(DomainError)
     async def _domain(_: Request, err: DomainError) -> JSONResponse:
-        response = error_response(err.code.value, err.message, err.field)
-        if err.retry_after_seconds is not None:
-            response.headers["Retry-After"] = str(max(1, err.retry_after_seconds))
-        return response
-
-    @app.exception_handler(ApiError)
-    async def _api(_: Request, err: ApiError) -> JSONResponse:
+        # The domain's refusals and the API's own (ApiError is DomainError).
         response = error_response(err.code.value, err.message, err.field)
         if err.retry_after_seconds is not None:
             response.headers["Retry-After"] = str(max(1, err.retry_after_seconds))

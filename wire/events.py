@@ -28,19 +28,13 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
-from pydantic.alias_generators import to_camel
+from pydantic import Field
 
-from wire.messages import HAND_NUMBER, Placing
-
-
-class Body(BaseModel):
-    """camelCase on the wire, nothing unknown accepted."""
-
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+from wire.base import HAND_NUMBER, Served
+from wire.messages import Placing
 
 
-class Event(Body):
+class Event(Served):
     """An event's body. ``TYPE`` is its log type (the SSE ``event:`` name)."""
 
     TYPE: ClassVar[str]
@@ -50,14 +44,14 @@ class Event(Body):
         return self.model_dump(by_alias=True, include=set(self.model_fields_set), mode="json")
 
 
-class ShownHand(Body):
+class ShownHand(Served):
     """A hand shown at showdown: its two cards and what they made."""
 
     cards: list[str]
     hand: str
 
 
-class Pot(Body):
+class Pot(Served):
     """A pot as the hand record keeps it: its chips, the seats that could win it, and what
     each winning seat took."""
 
@@ -66,7 +60,7 @@ class Pot(Body):
     winners: dict[str, int]
 
 
-class CardOpening(Body):
+class CardOpening(Served):
     """One revealed card: dealt ``index``-th (docs/fairness.md), from committed ``position``,
     with its salt and Merkle audit path to the deck's root."""
 
@@ -77,7 +71,7 @@ class CardOpening(Body):
     proof: list[str]
 
 
-class DeckReveal(Body):
+class DeckReveal(Served):
     """A finished hand's deck evidence: the root published before the players' seeds, the
     seeds by seat, and the openings of the board and the cards shown down (nothing else)."""
 
@@ -143,7 +137,7 @@ class TournamentHandResult(Event):
     """Chips per player id after the hand."""
 
 
-class Prize(Body):
+class Prize(Served):
     """One prize of a finished tournament."""
 
     position: int
@@ -167,7 +161,7 @@ class TournamentPayoutSettled(Event):
 
 
 # -- a cash room's log --------------------------------------------------------------------
-class SeatStack(Body):
+class SeatStack(Served):
     seat: int
     player: str
     stack: int

@@ -10,14 +10,15 @@ and ``/openapi.json`` a schema for every field.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal
+from typing import Any, Literal
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field
-from pydantic.alias_generators import to_camel
+from pydantic import ConfigDict, Field
 
 from domain.payouts import ResolvedPrizePlace
 from domain.schedule import ScheduledLevel
 from domain.views import TournamentMyView
+from wire.base import HAND_NUMBER as ALIASES_OF_HAND_NUMBER
+from wire.base import Served
 from wire.events import CardOpening, DeckReveal, Pot, ShownHand
 
 __all__ = [
@@ -38,22 +39,8 @@ __all__ = [
     "You",
 ]
 
-HAND_NUMBER = Field(validation_alias=AliasChoices("hand_no", "hand_number", "handNumber"))
+HAND_NUMBER = Field(validation_alias=ALIASES_OF_HAND_NUMBER)
 """The engine calls it ``hand_no``; the wire calls every hand number ``handNumber``."""
-
-
-class Served(BaseModel):
-    """Read by field name from the engine's dicts, written camelCase; a key the model does
-    not know is refused, so the schema cannot fall behind what is served."""
-
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
-
-    ABSENT_WHEN_NULL: ClassVar[frozenset[str]] = frozenset()
-    """Optional fields left out of the wire form while unset (not written as null)."""
-
-    def to_wire(self) -> dict[str, Any]:
-        unset = {k for k in self.ABSENT_WHEN_NULL if getattr(self, k) is None}
-        return self.model_dump(mode="json", by_alias=True, exclude=unset)
 
 
 # -- a running hand -----------------------------------------------------------------------

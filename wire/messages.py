@@ -1,7 +1,7 @@
 """Inputs, outputs and views of the workflows' handlers: one model each, shared with the API.
 
 Inside Python the fields are snake_case; on the wire (the API's JSON) they are the seed
-system's camelCase, via the alias generator.
+system's camelCase, via the alias generator (``wire.base.WireModel``).
 """
 
 from __future__ import annotations
@@ -9,17 +9,14 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any, Literal
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
-from pydantic.alias_generators import to_camel
+from pydantic import Field, field_validator
 
+from wire.base import HAND_NUMBER, WireModel
+from wire.log import EventInput
+from wire.table_messages import HandReport, TableResult
 
-class WireModel(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, frozen=False)
-
-
-HAND_NUMBER = AliasChoices("hand_number", "handNumber", "hand_no", "handNo")
-"""Every hand number is ``handNumber`` on the wire. Payloads written before that rule spelt it
-``handNo``: they still read (a running workflow's carried state, a recorded history)."""
+# Still importable from here: the base, the alias and the log's input.
+__all__ = ["HAND_NUMBER", "EventInput", "WireModel"]
 
 
 class TournamentPhase(StrEnum):
@@ -175,9 +172,11 @@ class TournamentState(WireModel):
     finishes: list[Placing] = []
     hands_played: int = 0
     auto_folds: int = 0
-    pending_hands: list[dict[str, Any]] = []
-    """Hand reports signalled by the table and not yet processed (HandReport as data)."""
-    table_done: dict[str, Any] | None = None
+    pending_hands: list[HandReport] = []
+    """Hand reports signalled by the table and not yet processed. Carried as the plain dicts
+    of ``HandReport.model_dump()`` before they were typed: the same payload, so those read."""
+    table_done: TableResult | None = None
+    """The table's result once it stopped (a force-end); typed like ``pending_hands``."""
     force_end_requested: bool = False
     stop_sent: bool = False
     """The play loop has told the table to stop (force-end); handlers only set the request."""
@@ -417,15 +416,6 @@ class MoneyReceipt(WireModel):
     reference: str
     amount: int | None = None
     """What the move moved (None in receipts written before receipts were checked)."""
-
-
-class EventInput(WireModel):
-    """One event for the durable log behind the stream; the dedupe key makes retries harmless."""
-
-    tournament_id: str
-    type: str
-    dedupe_key: str
-    payload: dict[str, Any]
 
 
 CreateTournamentInput.model_rebuild()

@@ -10,7 +10,8 @@ from typing import Any
 from pydantic import Field
 
 from domain.holdem import viewer_view
-from wire.messages import HAND_NUMBER, EventInput, WireModel
+from wire.base import HAND_NUMBER, WireModel
+from wire.log import EventInput
 
 
 class TableSeat(WireModel):

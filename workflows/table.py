@@ -21,6 +21,7 @@ with workflow.unsafe.imports_passed_through():
     from domain.holdem import Hand
     from domain.holdem.timeouts import disconnect_grace_left
     from domain.settings import TournamentSettings, validate_settings
+    from wire.signals import HAND_COMPLETED, STOP, TABLE_FINISHED
     from wire.table_messages import (
         HandReport,
         StopOrder,
@@ -94,17 +95,17 @@ class TableWorkflow(PlayerHandlers):
         )
         if st.report_mac:
             result.mac = report_mac(
-                st.report_secret, "table_finished", st.table_id, result.hands_played, result
+                st.report_secret, TABLE_FINISHED, st.table_id, result.hands_played, result
             )
         if st.parent_workflow_id:
             # By workflow id, not run: the tournament may have continued-as-new meanwhile.
             await workflow.get_external_workflow_handle(st.parent_workflow_id).signal(
-                "table_finished", result
+                TABLE_FINISHED, result
             )
         await table.serve_until_handlers_finished()
         return result
 
-    @workflow.signal
+    @workflow.signal(name=STOP)
     def stop(self, order: StopOrder | None = None) -> None:
         """The tournament ended play (force-end): abandon the running hand and return stacks.
 
@@ -114,7 +115,7 @@ class TableWorkflow(PlayerHandlers):
         st = self.table.st
         if st.report_mac:
             expected = report_mac(
-                st.report_secret, "stop", st.table_id, 0, order or StopOrder(table_id="")
+                st.report_secret, STOP, st.table_id, 0, order or StopOrder(table_id="")
             )
             if (
                 order is None
@@ -164,10 +165,10 @@ class TableWorkflow(PlayerHandlers):
         )
         if st.report_mac:
             report.mac = report_mac(
-                st.report_secret, "hand_completed", st.table_id, st.hand_no, report
+                st.report_secret, HAND_COMPLETED, st.table_id, st.hand_no, report
             )
         await workflow.get_external_workflow_handle(st.parent_workflow_id).signal(
-            "hand_completed", report
+            HAND_COMPLETED, report
         )
 
     async def grace(self, seat: TableSeat) -> float:

@@ -45,6 +45,7 @@ with workflow.unsafe.imports_passed_through():
         TournamentState,
         TournamentView,
     )
+    from wire.signals import HAND_COMPLETED, STOP, TABLE_FINISHED
     from wire.table_messages import (
         HandReport,
         StopOrder,
@@ -196,7 +197,7 @@ class TournamentWorkflow(RegistrationMixin, SettlementMixin):
                 await self._next_level()
                 alarm = await self._level_alarm()
             elif self.s.pending_hands:
-                await self._hand_boundary(HandReport.model_validate(self.s.pending_hands.pop(0)))
+                await self._hand_boundary(self.s.pending_hands.pop(0))
                 hands_this_run += 1
             elif self.s.force_end_requested and not self.s.stop_sent:
                 self.s.stop_sent = True
@@ -208,7 +209,7 @@ class TournamentWorkflow(RegistrationMixin, SettlementMixin):
                 )
                 if self.s.reports_v2:
                     order = StopOrder(table_id=self.s.table_workflow_id)
-                    order.mac = report_mac(self.s.table_secret, "stop", order.table_id, 0, order)
+                    order.mac = report_mac(self.s.table_secret, STOP, order.table_id, 0, order)
                     await table.signal(TableWorkflow.stop, order)
                 else:
                     await table.signal(TableWorkflow.stop)
@@ -245,7 +246,7 @@ class TournamentWorkflow(RegistrationMixin, SettlementMixin):
             return True
         assert self.s.play_start_ms is not None
         deadline = level_deadline_ms(self.settings, self.s.play_start_ms, self.s.level)
-        return int(self.s.pending_hands[0].get("ended_at_ms", 0)) >= deadline
+        return self.s.pending_hands[0].ended_at_ms >= deadline
 
     async def _next_level(self) -> None:
         """A level's timer fired: the next level (a missed one's timer fires at once after)."""
@@ -337,8 +338,8 @@ class TournamentWorkflow(RegistrationMixin, SettlementMixin):
 
     async def _end_by_ranking(self) -> None:
         """Force-end: the table stopped; live players take the top places by stack."""
-        assert self.s.table_done is not None
-        result = TableResult.model_validate(self.s.table_done)
+        result = self.s.table_done
+        assert result is not None
         players = {e.seat: e.player_id for e in self.s.entrants.values() if e.seat is not None}
         stacks = {players[seat]: chips for seat, chips in result.stacks.items()}
         self.s.stacks = stacks
@@ -381,9 +382,9 @@ class TournamentWorkflow(RegistrationMixin, SettlementMixin):
         return self.s.seen_updates
 
     # -- table signals -------------------------------------------------------------------
-    @workflow.signal
+    @workflow.signal(name=HAND_COMPLETED)
     def hand_completed(self, report: HandReport) -> None:
-        if not self._from_our_table(report, report.hand_no, "hand_completed"):
+        if not self._from_our_table(report, report.hand_no, HAND_COMPLETED):
             return
         if self.s.reports_v2 and report.hand_no != self._next_hand_no():
             # A report copied out of this workflow's own history and sent again (security
@@ -395,21 +396,21 @@ class TournamentWorkflow(RegistrationMixin, SettlementMixin):
                 self._next_hand_no(),
             )
             return
-        self.s.pending_hands.append(report.model_dump())
+        self.s.pending_hands.append(report)
 
-    @workflow.signal
+    @workflow.signal(name=TABLE_FINISHED)
     def table_finished(self, result: TableResult) -> None:
-        if not self._from_our_table(result, result.hands_played, "table_finished"):
+        if not self._from_our_table(result, result.hands_played, TABLE_FINISHED):
             return
         if self.s.reports_v2 and self.s.table_done is not None:
             workflow.logger.warning("ignored a second table_finished")
             return
-        self.s.table_done = result.model_dump()
+        self.s.table_done = result
 
     def _next_hand_no(self) -> int:
         """The hand the next report must be for: after the last one taken (queued or done)."""
         if self.s.pending_hands:
-            return int(self.s.pending_hands[-1]["hand_no"]) + 1
+            return self.s.pending_hands[-1].hand_no + 1
         return self.s.hands_played + 1
 
     def _from_our_table(self, report: HandReport | TableResult, number: int, what: str) -> bool:

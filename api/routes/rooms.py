@@ -76,7 +76,10 @@ class Entry(WireModel):
     currency: Literal["virtual_chips"] = "virtual_chips"
 
 
-class Stakes(WireModel):
+class RoomStakes(WireModel):
+    """A room's fixed blinds. Its own name: ``wire.game_state.Stakes`` (with ``ante``) is the
+    game state's, and two schemas of one name make generated clients drop both."""
+
     small_blind: int = Field(ge=1, le=MAX_ENTRY)
     big_blind: int = Field(ge=1, le=MAX_ENTRY)
 
@@ -84,7 +87,7 @@ class Stakes(WireModel):
 class CreateRoomBody(WireModel):
     name: str = Field(min_length=1, max_length=MAX_NAME, pattern=NAME_PATTERN)
     entry: Entry
-    stakes: Stakes
+    stakes: RoomStakes
     seats: int = Field(ge=MIN_SEATS, le=MAX_SEATS)
     speed: Literal["turbo", "normal", "slow"] = "normal"
     hand_pause_ms: int = Field(default=2000, ge=0, le=60_000)
@@ -117,7 +120,7 @@ class RoomRecord(WireModel):
     variant: str = "no-limit"
     name: str
     entry: Entry
-    stakes: Stakes
+    stakes: RoomStakes
     seats: int
     players: list[RoomPlayer]
     observer_count: int
@@ -166,7 +169,7 @@ def _record(row: Room, observers: int, cards: dict[str, str]) -> RoomRecord:
         room_id=row.id,
         name=row.name,
         entry=Entry(amount=row.entry),
-        stakes=Stakes(small_blind=row.small_blind, big_blind=row.big_blind),
+        stakes=RoomStakes(small_blind=row.small_blind, big_blind=row.big_blind),
         seats=row.seats,
         players=room_players(row.players, cards),
         observer_count=observers,
