@@ -14,7 +14,8 @@ from typing import Any
 
 from pydantic import ConfigDict, Field, JsonValue
 
-from wire.game_state import HAND_NUMBER, LegalActions, Served
+from wire.base import Served
+from wire.game_state import HAND_NUMBER, LegalActions
 
 DOCUMENTED = ConfigDict(use_attribute_docstrings=True)
 """Each field's docstring is its description in the schema (``GET /asyncapi.json``)."""
