@@ -14,7 +14,7 @@ import logging
 import signal
 from collections.abc import Sequence
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from temporalio.client import (
     Client,
@@ -40,7 +40,6 @@ from temporalio.worker import Replayer, Worker
 # each history that used it, so a replay follows it whatever the replayer's default.
 from temporalio.worker._workflow_instance import _WorkflowLogicFlag
 
-from activities.chain import ChainMoneyActivities
 from activities.events import EventActivities
 from activities.money import VirtualMoneyActivities
 from activities.persistence import PersistenceActivities
@@ -60,6 +59,10 @@ from workflows.reconciler import ReconcilerWorkflow
 from workflows.room import RoomWorkflow
 from workflows.table import TableWorkflow
 from workflows.tournament import TournamentWorkflow
+
+if TYPE_CHECKING:
+    # Imported where the chain backend is chosen: web3 and eth_account cost seconds at start.
+    from activities.chain import ChainMoneyActivities
 
 WORKFLOWS: Sequence[type] = (TournamentWorkflow, TableWorkflow, RoomWorkflow, ReconcilerWorkflow)
 
@@ -230,9 +233,11 @@ async def run_worker(settings: Settings) -> None:
     deck_vault.ensure_installed(settings)  # refuses a prod worker without SNG_DECK_KEY
     client = await _connect_patiently(settings)
     db = Database(settings.database_url)
-    chain = (
-        ChainMoneyActivities.from_settings(settings) if settings.money_backend == "chain" else None
-    )
+    chain = None
+    if settings.money_backend == "chain":
+        from activities.chain import ChainMoneyActivities
+
+        chain = ChainMoneyActivities.from_settings(settings)
     worker = build_worker(client, db, settings.temporal_task_queue, chain=chain)
     if settings.reconciler_schedule:
         try:

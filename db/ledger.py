@@ -125,11 +125,17 @@ async def _verify_same_posting(
 
 
 async def balance(db: Database, account: str) -> int:
+    """The account's balance (0 for an account no posting touched yet)."""
+    return await account_balance(db, account) or 0
+
+
+async def account_balance(db: Database, account: str) -> int | None:
+    """The account's balance, or None when no posting ever touched it (no such account)."""
     async with db.engine.connect() as conn:
         value = await conn.scalar(
             text("SELECT balance FROM ledger_accounts WHERE id = :id"), {"id": account}
         )
-    return int(value or 0)
+    return None if value is None else int(value)
 
 
 async def total(db: Database) -> int:

@@ -22,9 +22,6 @@ import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from eth_account import Account
-from eth_account.messages import encode_defunct
-from eth_utils.address import to_checksum_address
 from sqlalchemy import delete, func, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlmodel import col, select
@@ -116,7 +113,18 @@ async def issue_challenge(
     return Challenge(message=message, nonce=nonce, expires_at=expires)
 
 
+def to_checksum_address(address: str) -> str:
+    # eth_utils and eth_account are imported on first use: importing them costs seconds
+    # (eth_account's BLS tables), which every API process paid at start (`sng dev`, issue 28).
+    from eth_utils.address import to_checksum_address as checksum
+
+    return str(checksum(address))
+
+
 def _signer(message: str, signature: str) -> str | None:
+    from eth_account import Account
+    from eth_account.messages import encode_defunct
+
     try:
         return str(Account.recover_message(encode_defunct(text=message), signature=signature))
     except Exception:  # a malformed signature (bad v, not on the curve): no signer

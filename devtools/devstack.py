@@ -1,12 +1,15 @@
 """``sng dev``: start, supervise and stop the whole embedded stack as one process tree.
 
-Order: PostgreSQL (migrated) → Temporal dev server (SQLite file, search attributes) → worker
-→ API. Every part keeps its data under the data directory, so running ``sng dev`` again
-resumes the same tournaments. Ctrl-C (or SIGTERM) stops the children in reverse order.
+The Temporal dev server (SQLite file, search attributes), the worker and the API start at once,
+beside PostgreSQL and its migrations; the worker and the API (``--gated``) import first and
+connect once told the services are up. Every part keeps its data under the data directory, so
+running ``sng dev`` again resumes the same tournaments. Ctrl-C (or SIGTERM) stops the children
+in reverse order.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import signal
@@ -140,6 +143,11 @@ class DevStack:
     children: list[tuple[str, subprocess.Popen[bytes]]] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)
     """What the children run with (set by ``start``)."""
+    timings: list[tuple[str, float]] = field(default_factory=list)
+    """Milestones of the last ``start``: (what, seconds since it began)."""
+    show_timings: bool = False
+    """``sng dev --timings``: print them under the banner."""
+    _started: float = 0.0
 
     @property
     def data_dir(self) -> Path:
@@ -185,48 +193,67 @@ class DevStack:
         )
         return env
 
+    def _mark(self, what: str) -> None:
+        self.timings.append((what, time.monotonic() - self._started))
+
     def start(self) -> None:
-        started = time.monotonic()
+        """Everything that can start at once does: the Temporal dev server and the worker and
+        API processes (which spend their first seconds importing, then wait for a go on
+        stdin: ``--gated``) start while PostgreSQL starts and is migrated. Ready means the API
+        answers ``/healthz`` and a worker polls the task queue."""
+        started = self._started = time.monotonic()
+        self.timings.clear()
         self.check_ports()
         logs = self.data_dir / "logs"
         logs.mkdir(parents=True, exist_ok=True)
         s = self.settings
 
+        temporal = start_temporal(
+            self.data_dir / "temporal",
+            port=s.temporal_port,
+            ui_port=s.temporal_ui_port,
+            namespace=s.temporal_namespace,
+            log=logs / "temporal.log",
+            # The UI decrypts payloads through the API's codec endpoint (api/routes/codec.py).
+            ui_codec=f"http://127.0.0.1:{s.api_port}/codec",
+        )
+        self.children.append(("temporal", temporal))
+
         if "DATABASE_URL" in os.environ:
             database_url = s.database_url
         else:
+            self.pg = EmbeddedPostgres(self.data_dir / "postgres", s.postgres_port)
+            database_url = self.pg.url("sng")  # known before it runs: the port is fixed
+        self.env = self.child_env(database_url)
+        # The chain's addresses are in the children's environment: with a chain they start
+        # once it is deployed, without one right away.
+        if self.chain_mode != "anvil":
+            self._spawn_children(logs, gated=True)
+
+        if self.pg is not None:
             with console.status("starting PostgreSQL"):
-                self.pg = EmbeddedPostgres(self.data_dir / "postgres", s.postgres_port)
                 self.pg.start()
                 self.pg.create_database("sng")
-            database_url = self.pg.url("sng")
+            self._mark("PostgreSQL accepts connections")
         with console.status("applying migrations"):
             from db.migrate import upgrade
 
             upgrade(database_url)
+        self._mark("migrations applied")
 
         with console.status("starting the Temporal dev server"):
-            temporal = start_temporal(
-                self.data_dir / "temporal",
-                port=s.temporal_port,
-                ui_port=s.temporal_ui_port,
-                namespace=s.temporal_namespace,
-                log=logs / "temporal.log",
-                # The UI decrypts payloads through the API's codec endpoint (api/routes/codec.py).
-                ui_codec=f"http://127.0.0.1:{s.api_port}/codec",
-            )
-            self.children.append(("temporal", temporal))
             wait_for_tcp(s.temporal_port, timeout=60, proc=temporal)
+            self._mark("Temporal server listening")
             wait_for_tcp(s.temporal_ui_port, timeout=60, proc=temporal)
+            self._mark("Temporal UI listening")
 
-        env = self.child_env(database_url)
         if self.chain_mode == "anvil":
             from devtools.chain import start_dev_chain
 
             with console.status("starting anvil and deploying the contracts"):
                 self.chain = start_dev_chain(self.data_dir / "chain", s.chain_port)
             info = self.chain.info
-            env.update(
+            self.env.update(
                 {
                     "SNG_MONEY_BACKEND": "chain",
                     "SNG_CHAIN_RPC_URL": info.rpc_url,
@@ -236,19 +263,16 @@ class DevStack:
                     "SNG_CHAIN_START_BLOCK": str(info.deploy_block),
                 }
             )
-        self.env = env
-        for name in ("worker", "api"):
-            out = open(logs / f"{name}.log", "ab")
-            proc = subprocess.Popen(
-                [sys.executable, "-m", "sng.cli", name],
-                env=env,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-            self.children.append((name, proc))
+            self._mark("chain deployed")
+            self._spawn_children(logs, gated=False)
+        else:
+            self._release_children()
         with console.status("waiting for the API"):
             self._wait_for_api(timeout=60)
+        self._mark("API answers /healthz")
+        with console.status("waiting for the worker to poll"):
+            self._wait_for_worker(timeout=60)
+        self._mark("a worker polls the task queue")
 
         elapsed = time.monotonic() - started
         console.print(f"[bold green]SnG stack ready[/] in {elapsed:.1f}s")
@@ -272,7 +296,50 @@ class DevStack:
             for wallet in info.wallets:
                 console.print(f"  demo wallet  {wallet.address}  key {wallet.key}")
         console.print(f"  data         {self.data_dir}  (logs in {logs})")
+        if self.show_timings:
+            for what, at in self.timings:
+                console.print(f"  timing  {at:6.1f} s  {what}")
         console.print("Ctrl-C stops everything; run `sng dev` again to resume the same data.")
+
+    def _spawn_children(self, logs: Path, *, gated: bool) -> None:
+        for name in ("worker", "api"):
+            out = open(logs / f"{name}.log", "ab")
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "sng.cli", name, *(["--gated"] if gated else [])],
+                env=self.env,
+                stdin=subprocess.PIPE if gated else subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+            self.children.append((name, proc))
+
+    def _release_children(self) -> None:
+        """Tell the gated children the services are up (they have imported by now, or do so
+        and go straight on)."""
+        for _name, proc in self.children:
+            if proc.stdin is not None:
+                try:
+                    proc.stdin.write(b"go\n")
+                    proc.stdin.close()
+                except BrokenPipeError:
+                    pass  # it died: _check_children reports it with its log
+                proc.stdin = None
+
+    def _wait_for_worker(self, *, timeout: float) -> None:
+        """Until a worker polls the task queue (Temporal lists it among the queue's pollers)."""
+        s = self.settings
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            self._check_children()
+            if asyncio.run(
+                worker_polls(
+                    f"127.0.0.1:{s.temporal_port}", s.temporal_namespace, s.temporal_task_queue
+                )
+            ):
+                return
+            time.sleep(0.1)
+        raise TimeoutError(f"no worker polled {s.temporal_task_queue} within {timeout}s")
 
     def add_api_replica(self) -> str:
         """One more API process on the same services (a free port); its URL once it answers.
@@ -334,8 +401,31 @@ class DevStack:
             self.pg.stop()
 
 
-def run_dev(settings: Settings, *, chain: str = "none") -> int:
-    stack = DevStack(settings, chain_mode=chain)
+async def worker_polls(address: str, namespace: str, task_queue: str) -> bool:
+    """Whether a worker polls ``task_queue`` for workflow tasks now (False while Temporal does
+    not answer)."""
+    from temporalio.api.enums.v1 import TaskQueueType
+    from temporalio.api.taskqueue.v1 import TaskQueue
+    from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
+    from temporalio.client import Client
+    from temporalio.service import RPCError
+
+    try:
+        client = await Client.connect(address, namespace=namespace)
+        answer = await client.workflow_service.describe_task_queue(
+            DescribeTaskQueueRequest(
+                namespace=namespace,
+                task_queue=TaskQueue(name=task_queue),
+                task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+            )
+        )
+    except (RuntimeError, RPCError):
+        return False  # not listening yet
+    return len(answer.pollers) > 0
+
+
+def run_dev(settings: Settings, *, chain: str = "none", timings: bool = False) -> int:
+    stack = DevStack(settings, chain_mode=chain, show_timings=timings)
 
     def _terminate(_signum: int, _frame: object) -> None:
         raise KeyboardInterrupt

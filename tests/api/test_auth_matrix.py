@@ -196,6 +196,7 @@ ROWS = [
         (*SERVICE, 200),
         {"userId": "mx-x", "amount": 1, "idempotencyKey": "mx"},
     ),
+    Row("GET", "/admin/accounts/{account}/balance", (*SERVICE, 200)),
     Row("POST", "/admin/force-end-tournament", (*SERVICE, 409), {"tableId": "{tid}"}, fresh),
     Row("POST", "/admin/agents", (*SERVICE, 201), {"ownerUserId": "mx-x", "name": "mx"}),
     Row("GET", "/admin/agents", (*SERVICE, 200)),
@@ -316,7 +317,12 @@ async def test_every_route_against_every_caller(api_url: str, settings: Settings
         undocumented = []
         for row in ROWS:
             for caller, expected in zip(CALLERS, row.expected, strict=True):
-                names = {"address": "0x" + "ab" * 20, "hand": "1", **await row.setup(ctx)}
+                names = {
+                    "address": "0x" + "ab" * 20,
+                    "hand": "1",
+                    "account": f"user:{PLAYER}",
+                    **await row.setup(ctx),
+                }
                 path, body = row.path.format(**names), fill(row.body, names)
                 r = await call(http, row, path, body, credentials[caller])
                 seen.setdefault((row.method, row.path), {})[caller] = r.status_code

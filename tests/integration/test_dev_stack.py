@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import socket
@@ -13,7 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from devtools.devstack import free_port, port_is_free
+from devtools.devstack import free_port, port_is_free, worker_polls
 
 pytestmark = pytest.mark.slow
 
@@ -38,9 +39,9 @@ def _env(data_dir: Path, ports: dict[str, int]) -> dict[str, str]:
     return env
 
 
-def _start(env: dict[str, str]) -> subprocess.Popen[str]:
+def _start(env: dict[str, str], *options: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", "sng.cli", "dev"],
+        [sys.executable, "-m", "sng.cli", "dev", *options],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -63,8 +64,8 @@ def _wait_ready(proc: subprocess.Popen[str], timeout: float = 60) -> str:
     raise AssertionError("sng dev never became ready:\n" + "".join(seen))
 
 
-def _stop(proc: subprocess.Popen[str]) -> int:
-    proc.send_signal(signal.SIGINT)
+def _stop(proc: subprocess.Popen[str], sig: int = signal.SIGINT) -> int:
+    proc.send_signal(sig)
     return proc.wait(timeout=40)
 
 
@@ -103,9 +104,14 @@ def test_dev_runs_resumes_and_stops_cleanly(tmp_path: Path) -> None:
     for port in ports.values():
         assert port_is_free(port), f"port {port} still held after Ctrl-C"
 
-    proc = _start(env)
+    proc = _start(env, "--timings")
     try:
-        _wait_ready(proc)
+        banner = _wait_ready(proc)
+        # Ready means the API answers and a worker polls (issue 28); --timings says when.
+        assert "timing" in banner and "a worker polls the task queue" in banner, banner
+        assert asyncio.run(
+            worker_polls(f"127.0.0.1:{ports['temporal']}", "default", "sng-tournaments")
+        )
         r = httpx.get(f"{api}/tournaments/{tid}", timeout=10)
         assert r.status_code == 200 and r.json()["state"] == "registering"
         # The row is written by the workflow's activity: it may land a moment after ready.
@@ -117,7 +123,8 @@ def test_dev_runs_resumes_and_stops_cleanly(tmp_path: Path) -> None:
             time.sleep(0.3)
         assert _keeps_an_idle_connection(ports["api"], idle=6.0)
     finally:
-        assert _stop(proc) == 0
+        # SIGTERM too (a background job of a non-interactive shell ignores SIGINT).
+        assert _stop(proc, signal.SIGTERM) == 0
 
 
 def _keeps_an_idle_connection(port: int, *, idle: float) -> bool:

@@ -2,11 +2,17 @@
 blinds fixed at the deal, the rank after a bust, and one advisor per CoPilot table.
 
 Each test reads the seed's words (quoted) against the running workflows and the database.
+The first four share **one** tournament, played once for the module in skipped time (CI time:
+each used to play its own): nobody acts, so the action timeouts play every hand; while it
+plays, the driver records what the database and the read model show at each level and at the
+first bust, then it plays to the end.
 """
 
 from __future__ import annotations
 
 import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
@@ -14,12 +20,13 @@ import pytest
 from sqlmodel import col, select
 from temporalio.client import Client, WorkflowUpdateFailedError
 from temporalio.exceptions import ApplicationError
-from temporalio.testing import WorkflowEnvironment
+from temporalio.worker import Worker
 
 from api.routes.play import view_fields
 from db.engine import Database
 from db.models import Event, Hand, LedgerEntry, PayoutIntent, Tournament
 from db.readstore import read_public
+from tests.conftest import time_skipping_server
 from tests.integration.helpers import eventually, start_paid_tournament
 from wire.ids import tournament_workflow_id
 from wire.messages import CancelInput, CreateTournamentInput, RegisterInput, TournamentView
@@ -27,14 +34,39 @@ from workflows.tournament import TournamentWorkflow
 
 pytestmark = pytest.mark.slow
 
-# Nobody ever acts: the action timeouts (in skipped time) play every hand.
+# Nobody ever acts: the action timeouts (in skipped time) play every hand. A hand lasts two
+# 20 s timeouts (the button and the small blind fold to the big blind), so the first level's
+# 30 s deadline passes while hand 1 runs.
 PASSIVE: dict[str, Any] = {
     "seats": 3,
     "entryFee": 100,
     "startingStack": 200,
-    "actionTimeoutSeconds": 3,
-    "blindStructure": {"startingSmallBlind": 10, "increaseFactor": 2.0, "levelDurationSeconds": 60},
+    "actionTimeoutSeconds": 20,
+    "blindStructure": {"startingSmallBlind": 10, "increaseFactor": 2.0, "levelDurationSeconds": 30},
 }
+
+
+@dataclass
+class LevelSeen:
+    """One level as the workflow and, while it played, the tournament's row showed it."""
+
+    level: int
+    row_level: int | None
+    """What the row said (waiting up to 10 s for it to say ``level``)."""
+    row_state: str | None
+    row_level_started_ms: int | None
+    expected_started_ms: int
+
+
+@dataclass
+class Played:
+    tid: str
+    final: TournamentView
+    levels: list[LevelSeen] = field(default_factory=list)
+    bust_snapshot: TournamentView | None = None
+    """The read model's view at the first bust seen while the others still played."""
+    events: list[Event] = field(default_factory=list)
+    hands: dict[int, Hand] = field(default_factory=dict)
 
 
 async def _events(db: Database, tid: str) -> list[Event]:
@@ -48,25 +80,88 @@ async def _events(db: Database, tid: str) -> list[Event]:
         )
 
 
+@pytest.fixture(scope="module")
+async def played(db: Database) -> AsyncIterator[Played]:
+    """One tournament, played once: what it showed while playing, and how it ended."""
+    from worker import build_worker
+
+    async with time_skipping_server() as env:
+        task_queue = f"tq-{uuid.uuid4().hex[:8]}"
+        async with build_worker(env.client, db, task_queue):
+            tid = f"seed-{uuid.uuid4().hex[:6]}"
+            handle = await start_paid_tournament(
+                env.client, db, task_queue, tid, PASSIVE, hand_pause_ms=500
+            )
+            levels: dict[int, LevelSeen] = {}
+            snapshot: TournamentView | None = None
+            for _ in range(60):
+                await env.sleep(timedelta(seconds=10))
+                view = await handle.query(TournamentWorkflow.state)
+                if view.state != "playing":
+                    break
+                if view.current_level > 0 and view.current_level not in levels:
+                    assert view.play_start_ms is not None
+
+                    async def persisted(level: int = view.current_level) -> Tournament | None:
+                        async with db.session() as s:
+                            row = await s.get(Tournament, tid)
+                        return row if row is not None and row.current_level == level else None
+
+                    try:
+                        row: Tournament | None = await eventually(persisted)
+                    except AssertionError:  # the test says so, with what the row showed
+                        async with db.session() as s:
+                            row = await s.get(Tournament, tid)
+                    started = row.level_started_at if row is not None else None
+                    levels[view.current_level] = LevelSeen(
+                        level=view.current_level,
+                        row_level=row.current_level if row is not None else None,
+                        row_state=row.state if row is not None else None,
+                        row_level_started_ms=(
+                            round(started.timestamp() * 1000) if started is not None else None
+                        ),
+                        expected_started_ms=view.play_start_ms + view.current_level * 30_000,
+                    )
+                if snapshot is None:
+                    public = await read_public(db, tournament_workflow_id(tid))
+                    if public is not None:
+                        shown = TournamentView.model_validate(public["view"])
+                        if shown.standings and shown.state == "playing":
+                            snapshot = shown
+                if snapshot is not None and len(levels) >= 2:
+                    break
+            final = await handle.result()
+            played = Played(
+                tid=tid, final=final, levels=list(levels.values()), bust_snapshot=snapshot
+            )
+            played.events = await _events(db, tid)
+            async with db.session() as s:
+                played.hands = {
+                    h.hand_no: h
+                    for h in (await s.exec(select(Hand).where(Hand.tournament_id == tid))).all()
+                }
+            yield played
+
+
+async def test_the_tournament_played_to_its_end(played: Played) -> None:
+    assert played.final.state == "closed"
+    assert sorted(f.place for f in played.final.standings) == [1, 2, 3]
+
+
 async def test_a_settled_payout_carries_its_ledger_reference_as_tx_hash(
-    skipping: tuple[Client, str], db: Database
+    played: Played, db: Database
 ) -> None:
     """Seed: "/internal/payout-confirmed broadcasts tournament_payout_settled { position,
     userId, amount, txHash }". With virtual chips there is no transaction: ``txHash`` holds the
     ledger posting's reference (wire/events.py), the same one the payout intent keeps."""
-    client, task_queue = skipping
-    tid = f"txh-{uuid.uuid4().hex[:6]}"
-    handle = await start_paid_tournament(client, db, task_queue, tid, PASSIVE, hand_pause_ms=500)
-    final = await handle.result()
-    assert final.state == "closed"
-
-    settled = [e.payload for e in await _events(db, tid) if e.type == "tournament_payout_settled"]
-    assert sorted(p["position"] for p in settled) == [p.position for p in final.payouts]
+    settled = [e.payload for e in played.events if e.type == "tournament_payout_settled"]
+    assert settled
+    assert sorted(p["position"] for p in settled) == [p.position for p in played.final.payouts]
     async with db.session() as s:
         intents = {
             i.position: i
             for i in (
-                await s.exec(select(PayoutIntent).where(PayoutIntent.tournament_id == tid))
+                await s.exec(select(PayoutIntent).where(PayoutIntent.tournament_id == played.tid))
             ).all()
         }
     for event in settled:
@@ -85,117 +180,51 @@ async def test_a_settled_payout_carries_its_ledger_reference_as_tx_hash(
         }
 
 
-async def test_the_current_level_is_persisted_as_levels_advance(
-    skipping: tuple[Client, str], db: Database, time_skipping_env: WorkflowEnvironment
-) -> None:
+async def test_the_current_level_is_persisted_as_levels_advance(played: Played) -> None:
     """Seed: on the level timer, "Increment currentLevel, Update levelStartedAt, Persist both
     to tables.current_level + tables.level_started_at" — while the tournament plays, not only
-    when it ends."""
-    client, task_queue = skipping
-    tid = f"lvl-{uuid.uuid4().hex[:6]}"
-    deep = {**PASSIVE, "startingStack": 5000}  # nobody busts in the first levels
-    handle = await start_paid_tournament(client, db, task_queue, tid, deep, hand_pause_ms=500)
-
-    seen: list[int] = []
-    for _ in range(12):
-        await time_skipping_env.sleep(timedelta(seconds=30))
-        view = await handle.query(TournamentWorkflow.state)
-        if view.state != "playing" or view.current_level == 0:
-            continue
-        assert view.play_start_ms is not None
-
-        async def persisted(level: int = view.current_level) -> Tournament | None:
-            async with db.session() as s:
-                row = await s.get(Tournament, tid)
-            return row if row is not None and row.current_level == level else None
-
-        row = await eventually(persisted)
-        assert row.state == "playing"
-        assert row.level_started_at is not None
-        started_ms = round(row.level_started_at.timestamp() * 1000)
-        assert started_ms == view.play_start_ms + view.current_level * 60_000
-        seen.append(view.current_level)
-        if len(set(seen)) >= 2:
-            break
-    assert len(set(seen)) >= 2, f"levels seen while playing: {seen}"
-    await handle.terminate("test done")
+    when it ends. The driver waited, at each new level, for the row to show it."""
+    assert len(played.levels) >= 2, f"levels seen while playing: {played.levels}"
+    for seen in played.levels:
+        assert (seen.row_level, seen.row_state) == (seen.level, "playing"), seen
+        assert seen.row_level_started_ms == seen.expected_started_ms, seen
 
 
-async def test_a_hand_keeps_the_blinds_it_was_dealt_with(
-    skipping: tuple[Client, str], db: Database
-) -> None:
+async def test_a_hand_keeps_the_blinds_it_was_dealt_with(played: Played) -> None:
     """Seed: "forcedBets are synced ... before each deal — there's no race between 'blinds
     changed' and 'next deal'": a hand's blinds are the level at its deck draw's recorded time.
     The first hand here is dealt at play start and lasts two 20 s timeouts, so the 30 s level
     deadline passes mid-hand: it keeps level 0's blinds; the next deal takes level 1's."""
-    client, task_queue = skipping
-    tid = f"deal-{uuid.uuid4().hex[:6]}"
-    slow = {
-        **PASSIVE,
-        "actionTimeoutSeconds": 20,
-        "blindStructure": {
-            "startingSmallBlind": 10,
-            "increaseFactor": 2.0,
-            "levelDurationSeconds": 30,
-        },
-    }
-    handle = await start_paid_tournament(client, db, task_queue, tid, slow, hand_pause_ms=500)
-    final = await handle.result()
-    assert final.state == "closed"
-
-    events = await _events(db, tid)
     order = [
         (e.type, e.payload.get("level"), e.payload.get("handNumber"))
-        for e in events
+        for e in played.events
         if e.type in ("blind_level_changed", "hand_result")
     ]
     # The level changed while hand 1 ran (the tournament orders them by the table's clock)...
     assert order.index(("blind_level_changed", 1, None)) < order.index(("hand_result", 0, 1))
-    async with db.session() as s:
-        hands = {
-            h.hand_no: h
-            for h in (
-                await s.exec(select(Hand).where(col(Hand.hand_no) <= 2, Hand.tournament_id == tid))
-            ).all()
-        }
     # ... yet hand 1 was dealt, posted and recorded at level 0's blinds,
-    first = hands[1]
+    first = played.hands[1]
     assert first.level == 0
     assert (first.record["small_blind"], first.record["big_blind"]) == (10, 20)
     assert sorted(first.record["posted_blinds"].values()) == [10, 20]
     # and the next deal, after the deadline, took level 1's.
-    second = hands[2]
+    second = played.hands[2]
     assert second.level == 1
     assert (second.record["small_blind"], second.record["big_blind"]) == (20, 40)
     assert sorted(second.record["posted_blinds"].values()) == [20, 40]
 
 
-async def test_ranks_are_updated_after_a_bust(
-    skipping: tuple[Client, str], db: Database, time_skipping_env: WorkflowEnvironment
-) -> None:
+async def test_ranks_are_updated_after_a_bust(played: Played) -> None:
     """Seed: after a bust, "player_eliminated (one per bust) → fresh game_state (each remaining
     agent's tournamentMyView ranks update) → hand_result"; "rank: 1-indexed, smaller = better".
     A player's game state composes ``tournamentMyView`` from the tournament's read-model view
     (``view_fields``, api/routes/play.py), which the bust's hand writes with its eliminations."""
-    client, task_queue = skipping
-    tid = f"rank-{uuid.uuid4().hex[:6]}"
-    handle = await start_paid_tournament(client, db, task_queue, tid, PASSIVE, hand_pause_ms=2000)
-
-    # Step the clock until the read model shows a bust.
-    snapshot: TournamentView | None = None
-    for _ in range(40):
-        await time_skipping_env.sleep(timedelta(seconds=15))
-        public = await read_public(db, tournament_workflow_id(tid))
-        if public is not None:
-            view = TournamentView.model_validate(public["view"])
-            if view.standings:
-                snapshot = view
-                break
-    assert snapshot is not None, "no bust seen"
+    snapshot = played.bust_snapshot
+    assert snapshot is not None, "no bust seen while the others played"
     out = {f.player_id for f in snapshot.standings if f.place > 1}
     assert out, snapshot.standings
     live = {p: c for p, c in snapshot.stacks.items() if c > 0}
-    assert len(live) < 3 and set(live) | out == set(snapshot.stacks)
+    assert 1 < len(live) < 3 and set(live) | out == set(snapshot.stacks)
     for player in out:
         assert snapshot.stacks[player] == 0
         assert "tournamentMyView" not in view_fields(snapshot, player)  # no rank once out
@@ -204,28 +233,24 @@ async def test_ranks_are_updated_after_a_bust(
     assert ranks == {p: 1 + sum(1 for c in live.values() if c > live[p]) for p in live}
     assert max(ranks.values()) <= len(live) and min(ranks.values()) == 1
 
-    final = await handle.result()
-    assert final.state == "closed"
-    events = await _events(db, tid)
     # Each bust's event names its standing, which the final standings keep.
-    busts = [e.payload for e in events if e.type == "player_eliminated"]
+    busts = [e.payload for e in played.events if e.type == "player_eliminated"]
     assert len(busts) == 2
-    places = {f.player_id: f.place for f in final.standings}
+    places = {f.player_id: f.place for f in played.final.standings}
     for bust in busts:
         assert bust["rank"] == bust["place"] == places[bust["playerId"]]
     assert sorted(b["place"] for b in busts) == [2, 3]
 
 
 async def test_one_advisor_advises_one_player_per_table(
-    skipping: tuple[Client, str], db: Database
+    client: Client, worker: Worker, task_queue: str
 ) -> None:
     """Seed: a CoPilot registration's advisor must be "owned by the registrant, skill-matched
     to poker:sng, not already advising another player at this table"; "a registration without
     a valid advisor is rejected (advisor_required)". At a table an advisor is bound to one
     player: another registrant cannot bind it (advisor_required, nothing changes), and its
-    owner cannot hold a second entry to bind it twice (one entry per owner). The rule's own
-    check (an advisor already in use) is pinned in tests/domain/test_registration.py."""
-    client, task_queue = skipping
+    owner cannot hold a second entry to bind it twice (one entry per owner), and the
+    workflow's own check (an advisor already bound here) refuses it whatever its owner."""
     tid = f"adv-{uuid.uuid4().hex[:6]}"
     handle = await client.start_workflow(
         TournamentWorkflow.run,
@@ -261,6 +286,12 @@ async def test_one_advisor_advises_one_player_per_table(
     # Bob names Alice's advisor: refused with the seed's code.
     taken = await refused(advised("bob", "bob", "adv-a", "alice"))
     assert (taken.type, cause_field(taken)) == ("advisor_required", "advisorAgentId")
+    # The workflow's own rule, past the ownership check: even with an owner's word for it
+    # (the registry gives an agent one owner, so only this input can say so), an advisor
+    # bound at this table advises no second player.
+    shared = await refused(advised("carol", "carol", "adv-a", "carol"))
+    assert (shared.type, cause_field(shared)) == ("advisor_required", "advisorAgentId")
+    assert "already advises another player" in str(shared), shared
     # Alice cannot take a second seat to bind it to another player either.
     twice = await refused(advised("alice-2", "alice", "adv-a", "alice"))
     assert twice.type == "tournament_already_registered"
