@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import json
+import os
 import re
 import shutil
 import sys
@@ -71,6 +72,8 @@ async def _generate(api_url: str, where: Path) -> str:
         "none",
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT,
+        # It formats what it writes with ruff, found on PATH: the one installed beside it.
+        env={**os.environ, "PATH": f"{Path(generator()).parent}{os.pathsep}{os.environ['PATH']}"},
     )
     out, _ = await asyncio.wait_for(proc.communicate(), 120)
     text = out.decode(errors="replace")
