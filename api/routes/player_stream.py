@@ -7,7 +7,8 @@ WebSocket (``/tournaments/{id}/me/ws``, ``/rooms/{id}/me/ws``) a player gets, in
   ``tournament_state_changed``, ``tournament_payout_settled``; a room's stream events);
 - ``game_state``: the player's own game state (the ``GET …/game-state`` body) whenever its
   version changes, and always right before a ``hand_result``, so a bust reads
-  ``player_eliminated`` → ``game_state`` → ``hand_result`` as the seed orders them;
+  ``player_eliminated`` → ``game_state`` → ``hand_result`` as the seed orders them (a turn in
+  the next hand is asked for after the result);
 - ``action_required`` when it is the player's turn: hand, turn, legal actions with amounts,
   and the deadline.
 
@@ -191,19 +192,26 @@ async def player_messages(
         rows = await _page(db, target.stream_id, cursor.log, PAGE)
         for row in rows:
             assert row.id is not None
+            after: list[Message] = []
             if row.type == "hand_result":
                 # The hand's state was stored before its result was logged: read the store
-                # now, so the state injected here is at least that new.
+                # now, so the state injected here is at least that new. The result follows
+                # the state at once; a turn in the next hand is asked for after the result.
                 await cache.refresh(target.table_id)
                 body = await state()
                 if body is not None:
-                    for message in [*await still_valid(), *game_state_messages(body)]:
-                        yield message
+                    fresh = [*await still_valid(), *game_state_messages(body)]
+                    after = [m for m in fresh if m[1] == "action_required"]
+                    for message in fresh:
+                        if message[1] != "action_required":
+                            yield message
             cursor.log = row.id
             if target.tournament_id is None:  # a room's events number seats from 1
                 yield cursor.id, row.type, room_event_on_wire(row.type, row.payload)
             else:
                 yield cursor.id, row.type, row.payload
+            for _, kind, data in after:
+                yield cursor.id, kind, data
             if is_final(row.type, row.payload):
                 return
         body = await state()

@@ -174,8 +174,9 @@ async def test_a_player_sat_out_by_timeouts_comes_back(
             with contextlib.suppress(asyncio.CancelledError, httpx.HTTPError):
                 await other
 
-        # The table's own actions say why it took them, live and in the hand's record.
-        assert "timeout" in seen, seen
+        # The table's own actions say why it took them, live (``sitting_out`` above: a live
+        # ``timeout`` may be a fold that ends its hand before anyone reads that state, now
+        # that a second timeout folds) and in the hand's record.
 
         async def recorded() -> dict[str, Any] | None:
             r = await http.get(f"/tournaments/{tid}/hands/1")
