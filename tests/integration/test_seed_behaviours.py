@@ -10,6 +10,7 @@ first bust, then it plays to the end.
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -130,7 +131,9 @@ async def played(db: Database) -> AsyncIterator[Played]:
                             snapshot = shown
                 if snapshot is not None and len(levels) >= 2:
                     break
-            final = await handle.result()
+            # Bounded, so a regression that never ends the tournament (blinds that never rise)
+            # fails the module instead of hanging it; skipped time makes this minutes of play.
+            final = await asyncio.wait_for(handle.result(), 600)
             played = Played(
                 tid=tid, final=final, levels=list(levels.values()), bust_snapshot=snapshot
             )
