@@ -194,7 +194,10 @@ async def sse(
 async def page(
     db: Database, stream_id: str, after: int, limit: int, shape: Shape | None = None
 ) -> EventPage:
-    rows = await _page(db, stream_id, after, limit)
+    # One row past the page says whether another page follows (a full last page does not).
+    rows = await _page(db, stream_id, after, limit + 1)
+    more = len(rows) > limit
+    rows = rows[:limit]
     return EventPage(
         events=[
             EventOut(
@@ -206,7 +209,7 @@ async def page(
             for r in rows
         ],
         last_event_id=(rows[-1].id or 0) if rows else after,
-        more=len(rows) == limit,
+        more=more,
     )
 
 

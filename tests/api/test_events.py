@@ -112,6 +112,7 @@ async def test_stream_in_order_live_and_resumable(
         assert one["events"][0]["data"] == {"level": 1, "smallBlind": 15}
         two = await page(http, tid, after=one["lastEventId"], limit=2)
         assert [e["id"] for e in two["events"]] == [int(live["id"]), last]
+        assert two["more"] is False  # a full last page says there is nothing after it
         empty = await page(http, tid, after=last)
         assert (empty["events"], empty["lastEventId"], empty["more"]) == ([], last, False)
 
