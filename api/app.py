@@ -50,6 +50,12 @@ METRICS_TTL = 15.0
 """``/metrics`` reads PostgreSQL at most this often per replica (Prometheus scrapes every 15 s+)."""
 
 
+def server_options(settings: Settings) -> dict[str, Any]:
+    """What the HTTP server itself must enforce for this app (``sng api`` and the tests' servers
+    both pass these to uvicorn): the largest WebSocket message a client may send."""
+    return {"ws_max_size": settings.ws_max_message_bytes}
+
+
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or get_settings()
     require_api_secrets(settings)  # only the API holds them (N10); prod refuses weak ones

@@ -91,6 +91,9 @@ class Settings(BaseSettings):
     """Open streams (SSE and WebSocket) per API replica, all clients together."""
     max_streams_per_client: int = Field(default=4, ge=1)
     """Open streams per client: its verified identity, or its address for anonymous ones."""
+    ws_max_message_bytes: int = Field(default=65536, ge=1024)
+    """The largest WebSocket message a client may send; a bigger one closes the socket with
+    1009 before it is parsed (our messages are small JSON: ``act``, ``seed``)."""
     max_streams_per_address: int = Field(default=100, ge=1)
     """Open streams from one address, whoever they are for (never more than half of
     ``max_streams``)."""

@@ -146,10 +146,11 @@ def api_config(settings: Settings) -> uvicorn.Config:
     address counts."""
     import uvicorn
 
-    from api.app import create_app
+    from api.app import create_app, server_options
 
     return uvicorn.Config(
         create_app(settings),
+        **server_options(settings),
         host=settings.api_host,
         port=settings.api_port,
         log_level="info",

@@ -215,12 +215,13 @@ def settings(temporal_env: WorkflowEnvironment, migrated_url: str, task_queue: s
 @asynccontextmanager
 async def serve_api(settings: Settings) -> AsyncIterator[str]:
     """The real API (create_app) under uvicorn on a free loopback port; yields its URL."""
-    from api.app import create_app
+    from api.app import create_app, server_options
 
     port = free_port()
     server = uvicorn.Server(
         uvicorn.Config(
             create_app(settings),
+            **server_options(settings),
             host="127.0.0.1",
             port=port,
             log_level="warning",
