@@ -8,9 +8,11 @@ from __future__ import annotations
 
 from sqlalchemy import func
 from sqlalchemy.dialects.postgresql import insert
+from sqlmodel import col
 from sqlmodel.ext.asyncio.session import AsyncSession
 from temporalio import activity
 
+from db import leaderboard
 from db.engine import Database
 from db.models import Event
 from wire.messages import EventInput
@@ -28,8 +30,10 @@ class EventActivities:
 
 
 async def append(session: AsyncSession, event: EventInput) -> None:
-    """Append one event to the log; a retry's duplicate (same stream and key) is skipped."""
-    await session.exec(
+    """Append one event to the log; a retry's duplicate (same stream and key) is skipped.
+    The first time only, the leaderboard and the activity feed take what the event changes
+    (db/leaderboard.py), in the same transaction."""
+    inserted = await session.exec(
         insert(Event)
         .values(
             tournament_id=event.tournament_id,
@@ -39,4 +43,9 @@ async def append(session: AsyncSession, event: EventInput) -> None:
             created_at=func.now(),
         )
         .on_conflict_do_nothing(index_elements=["tournament_id", "dedupe_key"])
+        .returning(col(Event.id))
     )
+    if inserted.first() is not None:
+        await leaderboard.event_published(
+            session, event.tournament_id, event.type, event.dedupe_key, event.payload
+        )

@@ -15,6 +15,7 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 from temporalio import activity
 
 from core.codec import EncryptionCodec
+from db import leaderboard
 from db.engine import Database
 from db.models import Entrant, Hand, PayoutIntent, Tournament
 from db.readstore import seal_private, write_state
@@ -139,6 +140,17 @@ class PersistenceActivities:
                     )
                 )
             await publish_view(session, row.view)
+            if first_time:  # the hand's key: a retry counts it once
+                await leaderboard.hand_settled(
+                    session,
+                    row.record,
+                    where={
+                        "tournamentId": row.tournament_id,
+                        "tableId": row.table_id,
+                        "handNumber": row.hand_no,
+                    },
+                    room=False,
+                )
             await session.commit()
         return first_time
 

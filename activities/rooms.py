@@ -13,12 +13,13 @@ from datetime import UTC, datetime
 
 from sqlalchemy import text
 from sqlalchemy.dialects.postgresql import insert
+from sqlmodel import col
 from temporalio import activity
 
 from activities.events import append
 from activities.money import ledger_move
 from core.codec import EncryptionCodec
-from db import ledger
+from db import leaderboard, ledger
 from db.engine import Database
 from db.models import Hand, Room
 from db.readstore import seal_private
@@ -116,7 +117,7 @@ class RoomActivities:
             except DomainError as err:
                 raise refusal(err) from None
         async with self.db.session() as session:
-            await session.exec(
+            inserted = await session.exec(
                 insert(Hand)
                 .values(
                     tournament_id=None,
@@ -127,7 +128,19 @@ class RoomActivities:
                     created_at=datetime.now(UTC),
                 )
                 .on_conflict_do_nothing(index_elements=["table_id", "hand_no"])
+                .returning(col(Hand.id))
             )
+            if inserted.first() is not None:  # the hand's key: a retry counts it once
+                await leaderboard.hand_settled(
+                    session,
+                    hand.record,
+                    where={
+                        "roomId": hand.room_id,
+                        "tableId": hand.table_id,
+                        "handNumber": hand.hand_no,
+                    },
+                    room=True,
+                )
             await session.commit()
 
     @activity.defn

@@ -22,6 +22,7 @@ from api.readcache import SingleFlight
 from api.routes import (
     admin,
     agents,
+    board,
     codec,
     events,
     hands,
@@ -126,6 +127,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(rooms.router)
     app.include_router(room_history.router)
     app.include_router(verify.router)
+    app.include_router(board.router)
     app.include_router(admin_pages.router)
     app.include_router(room_pages.router)
 

@@ -276,3 +276,22 @@ class ReadState(SQLModel, table=True):
     public: dict[str, Any] = Field(sa_column=Column(JSONB, nullable=False))
     private: dict[str, Any] = Field(sa_column=Column(JSONB, nullable=False))
     updated_at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))
+
+
+class LeaderboardRow(SQLModel, table=True):
+    """One player's running totals (docs/api.md, "Leaderboard"): written only by the
+    publications that record a settled hand, a finished tournament and a settled payout, in
+    their own transaction and only the first time that publication lands (db/leaderboard.py),
+    so a retried activity counts nothing twice and a request never scans histories."""
+
+    __tablename__ = "leaderboard"
+
+    player_id: str = Field(primary_key=True, max_length=120)
+    is_agent: bool = False
+    """The id is an agent's (``agents.agent_id``): agents and humans rank apart or together."""
+    tournaments_played: int = 0
+    tournaments_itm: int = 0
+    net_chips: int = _chips()
+    hands_played: int = _chips()
+    biggest_pot: int = _chips()
+    updated_at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))

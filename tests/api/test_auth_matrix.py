@@ -7,7 +7,8 @@ fresh tournament or room where state matters, and no cell is a 500.
 | lobby, settings schema, tournament       | yes       | yes    | yes          | yes   | yes         |
 | state, events, hands,                    |           |        |              |       |             |
 | rooms' list, record, events, hands,      |           |        |              |       |             |
-| room game state (observers), /healthz    |           |        |              |       |             |
+| room game state (observers), /healthz,   |           |        |              |       |             |
+| leaderboard, activity feed and stream    |           |        |              |       |             |
 | register, pay, leave, stand-up, sit-in,  | 401       | yes    | yes (own)    | yes   | 401         |
 | act, game state, /me, streams, room      |           |        |              |       |             |
 | join, leave, sit-in, action              |           |        |              |       |             |
@@ -252,6 +253,9 @@ ROWS = [
     Row("GET", "/rooms/{rid}/me/stream", (401, 200, 200, 200, 401), setup=player_seated),
     Row("GET", "/rooms/{rid}/hands", ANYONE, setup=room),
     Row("GET", "/rooms/{rid}/hands/{hand}", (404, 404, 404, 404, 404), setup=room),
+    Row("GET", "/leaderboard", ANYONE),
+    Row("GET", "/activity", ANYONE),
+    Row("GET", "/activity/stream", ANYONE),
 ]
 NOT_HTTP = {
     # WebSockets are not in the OpenAPI document; their credential rules (4401, 4404, 4429)
