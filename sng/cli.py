@@ -103,6 +103,15 @@ def schedules() -> None:
 
     for line in asyncio.run(ensure()):
         typer.echo(line)
+    # Done: leave without the interpreter's finalisation, during which the Temporal client's
+    # core threads may still call into Python and abort the process after its work is done
+    # (CI saw "PyGILState_Release ... finalizing", exit -6, once).
+    import os
+    import sys
+
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 @app.command()
