@@ -23,8 +23,9 @@ bound for ``STALL_SECONDS`` (its client reads nothing) is closed (1008), and its
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections import Counter, deque
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 from starlette.requests import HTTPConnection
@@ -140,3 +141,31 @@ class Outbox:
             message = self._queue.popleft()
             self._changed.notify_all()
             return message
+
+
+async def run_socket(
+    send: Coroutine[Any, Any, None],
+    pump: Coroutine[Any, Any, None],
+    receive: Coroutine[Any, Any, None],
+) -> bool:
+    """Run a WebSocket's three tasks (deliver the outbox, fill it from the stream, answer the
+    client) until one ends; when the stream ended, let the sender deliver what is queued (the
+    end included) for up to 10 s. Every task is cancelled and awaited before this returns.
+    True when the client stalled (read nothing while its outbox stayed full): the caller then
+    closes the socket with 1008 ``too_slow``."""
+    sender = asyncio.create_task(send)
+    others = [asyncio.create_task(pump), asyncio.create_task(receive)]
+    try:
+        done, _ = await asyncio.wait([sender, *others], return_when=asyncio.FIRST_COMPLETED)
+        if others[0] in done and not others[0].cancelled() and others[0].exception() is None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(sender), 10)
+        return any(
+            t in done and not t.cancelled() and isinstance(t.exception(), Stalled) for t in others
+        )
+    finally:
+        for task in (sender, *others):
+            task.cancel()
+        for task in (sender, *others):
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task

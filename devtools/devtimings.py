@@ -54,7 +54,9 @@ class Start:
         return max(self.healthz_s, self.worker_s)
 
 
-def _env(data_dir: Path, ports: dict[str, int]) -> dict[str, str]:
+def dev_env(data_dir: Path, ports: dict[str, int]) -> dict[str, str]:
+    """This process's environment for a ``sng dev`` of its own: its data directory and ports,
+    and none of the caller's ``SNG_`` settings or ``DATABASE_URL`` (the tests use it too)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("SNG_") and k != "DATABASE_URL"}
     env.update(
         SNG_DATA_DIR=str(data_dir),
@@ -97,7 +99,7 @@ def measure(label: str, data_dir: Path, *, timeout: float = 120) -> Start:
     launched = time.monotonic()
     proc = subprocess.Popen(
         [sys.executable, "-m", "sng.cli", "dev", "--timings"],
-        env={**_env(data_dir, ports), "COLUMNS": "200"},
+        env={**dev_env(data_dir, ports), "COLUMNS": "200"},
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,

@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from typing import Annotated, Any
 
 import anyio
-from fastapi import APIRouter, Header, Query, Request, Response, WebSocket, WebSocketDisconnect
+from fastapi import APIRouter, Header, Query, Request, Response, WebSocket
 from fastapi.responses import JSONResponse
 from pydantic import ValidationError
 from sse_starlette import EventSourceResponse, ServerSentEvent
@@ -64,7 +64,7 @@ from api.routes.play import (
 )
 from api.routes.rooms import RoomId, room_state_for
 from api.stream_auth import StreamCredential
-from api.streams import Outbox, Stalled, StreamSlots
+from api.streams import Outbox, StreamSlots, run_socket
 from api.ws_protocol import CLIENT_MESSAGES, ActRequest, SeedRequest, asyncapi_document
 from db.models import Room, Tournament
 from domain.errors import DomainError, ErrorCode
@@ -444,25 +444,10 @@ async def _serve_ws(
             reply = await _ws_request(websocket, target, raw)
             await outbox.put(reply)
 
-    sender = asyncio.create_task(send())
-    others = [asyncio.create_task(pump()), asyncio.create_task(receive())]
-    stalled = False
     try:
-        done, _ = await asyncio.wait([sender, *others], return_when=asyncio.FIRST_COMPLETED)
-        if others[0] in done and not others[0].cancelled() and others[0].exception() is None:
-            # The stream ended: let the sender deliver what is queued, the end included.
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(asyncio.shield(sender), 10)
-        stalled = any(
-            t in done and not t.cancelled() and isinstance(t.exception(), Stalled) for t in others
-        )
+        stalled = await run_socket(send(), pump(), receive())
     finally:
         closed.set()
-        for task in (sender, *others):
-            task.cancel()
-        for task in (sender, *others):
-            with contextlib.suppress(asyncio.CancelledError, WebSocketDisconnect, Exception):
-                await task
         release()
         await stream_ended(websocket.app, target)
     if stalled:  # the client read nothing while its outbox stayed full: free what it holds

@@ -14,7 +14,7 @@ import contextlib
 import re
 from typing import Any
 
-from fastapi import APIRouter, Request, Response, WebSocket, WebSocketDisconnect
+from fastapi import APIRouter, Request, Response, WebSocket
 from sqlmodel import select
 
 from api.auth import MaybePlayer
@@ -36,7 +36,7 @@ from api.routes.events import (
 )
 from api.routes.hands import NEXT_PAGE, finished_hands, link_next
 from api.routes.rooms import RoomId, room_row, wire_seat
-from api.streams import Outbox, Stalled, StreamSlots
+from api.streams import Outbox, StreamSlots, run_socket
 from db.models import Hand, Room
 from domain.errors import ErrorCode
 from wire.events import room_event_on_wire
@@ -225,24 +225,9 @@ async def room_stream_socket(websocket: WebSocket, room_id: str, after: str | No
             )
 
     await touch(db, room_id, viewer, seated=False)
-    sender = asyncio.create_task(send())
-    others = [asyncio.create_task(pump()), asyncio.create_task(receive())]
-    stalled = False
     try:
-        done, _ = await asyncio.wait([sender, *others], return_when=asyncio.FIRST_COMPLETED)
-        if others[0] in done and not others[0].cancelled() and others[0].exception() is None:
-            # The stream ended: let the sender deliver what is queued, the end included.
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(asyncio.shield(sender), 10)
-        stalled = any(
-            t in done and not t.cancelled() and isinstance(t.exception(), Stalled) for t in others
-        )
+        stalled = await run_socket(send(), pump(), receive())
     finally:
-        for task in (sender, *others):
-            task.cancel()
-        for task in (sender, *others):
-            with contextlib.suppress(asyncio.CancelledError, WebSocketDisconnect, Exception):
-                await task
         release()
     if stalled:  # the client read nothing while its outbox stayed full: free what it holds
         with contextlib.suppress(Exception):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 import socket
 import subprocess
@@ -15,6 +14,7 @@ import httpx
 import pytest
 
 from devtools.devstack import free_port, port_is_free, worker_polls
+from devtools.devtimings import dev_env
 
 pytestmark = pytest.mark.slow
 
@@ -27,16 +27,7 @@ SETTINGS = {
 }
 
 
-def _env(data_dir: Path, ports: dict[str, int]) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SNG_") and k != "DATABASE_URL"}
-    env.update(
-        SNG_DATA_DIR=str(data_dir),
-        SNG_API_PORT=str(ports["api"]),
-        SNG_TEMPORAL_PORT=str(ports["temporal"]),
-        SNG_TEMPORAL_UI_PORT=str(ports["ui"]),
-        SNG_POSTGRES_PORT=str(ports["pg"]),
-    )
-    return env
+_env = dev_env
 
 
 def _start(env: dict[str, str], *options: str) -> subprocess.Popen[str]:
