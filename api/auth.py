@@ -33,6 +33,7 @@ from fastapi.security import APIKeyHeader
 from fastapi.security.base import SecurityBase
 
 from api.errors import ApiError
+from api.play import session as play_session
 from api.ratelimit import count_identity
 from core.settings import Settings
 from db import agents
@@ -253,6 +254,16 @@ async def _verified_player(
     if x_agent_key:
         return await verify_agent_key(db, x_agent_key.strip())
     if not bearer:
+        # The players' pages (api/play): the person's own JWT in the session cookie, taken
+        # only when no header names a caller, and only with the page's CSRF token on a
+        # request that changes something (api.play.session).
+        bearer = play_session.cookie_token(request)
+        if bearer is not None and not play_session.csrf_ok(request, bearer):
+            raise ApiError(
+                ErrorCode.UNAUTHORIZED,
+                "a page's request must carry its X-CSRF-Token: reload the page",
+            )
+    if not bearer:
         raise ApiError(
             ErrorCode.UNAUTHORIZED, "a bearer token or an X-Agent-Key header is required"
         )
@@ -294,7 +305,7 @@ async def optional_player(
 ) -> Caller | None:
     """The caller when a credential is sent (it must then be valid); None for an anonymous
     observer."""
-    if not authorization and not x_agent_key:
+    if not authorization and not x_agent_key and play_session.cookie_token(request) is None:
         return None
     return await current_player(request, authorization, x_agent_key)
 

@@ -27,6 +27,7 @@ from starlette.requests import HTTPConnection
 
 from api.auth import verify_player_token
 from api.errors import ApiError
+from api.play import session as play_session
 from db import agents
 from domain.errors import ErrorCode
 from wire.stream_messages import AgentCardChanged
@@ -50,6 +51,8 @@ class StreamCredential:
         self.agent_key = header_key or (
             bearer if bearer and agents.looks_like_agent_key(bearer) else None
         )
+        if bearer is None and not header_key:
+            bearer = play_session.cookie_token(connection)  # the players' pages (api/play)
         self.token = None if self.agent_key else bearer
         self.expires_at: float | None = None
         if self.token is not None:

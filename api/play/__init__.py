@@ -1,0 +1,1 @@
+"""The players' pages under /play: sign in, the lobby, the table, results (issue 29)."""
