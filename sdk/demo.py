@@ -2,13 +2,16 @@
 
 It creates a tournament, credits and registers N bots, pays their entries, lets them play
 through the HTTP client (a live progress line while they do) and reports the final standings
-and payouts.
+and payouts. With ``humans`` > 0 it leaves that many seats for people: it prints the
+tournament's page at ``/play`` and waits for them to register and pay there (the tournament
+starts when the last seat is paid), with a decision timer long enough for a person.
 """
 
 from __future__ import annotations
 
 import asyncio
 import secrets
+import sys
 from typing import Any
 
 from rich.console import Console
@@ -21,12 +24,17 @@ from sdk.client import SngClient
 DONE = {"closed", "cancelled"}
 
 
-def demo_settings(seats: int, *, entry_fee: int, stack: int, level_seconds: int) -> dict[str, Any]:
+HUMAN_DECISION_SECONDS = 30
+
+
+def demo_settings(
+    seats: int, *, entry_fee: int, stack: int, level_seconds: int, humans: int = 0
+) -> dict[str, Any]:
     return {
         "seats": seats,
         "entryFee": entry_fee,
         "startingStack": stack,
-        "actionTimeoutSeconds": 10,
+        "actionTimeoutSeconds": HUMAN_DECISION_SECONDS if humans else 10,
         "blindStructure": {
             "startingSmallBlind": max(1, stack // 100),
             "increaseFactor": 1.5,
@@ -44,15 +52,25 @@ async def run_demo(
     entry_fee: int = 100,
     stack: int = 1500,
     level_seconds: int = 30,
+    humans: int = 0,
     console: Console | None = None,
 ) -> dict[str, Any]:
+    """``seats`` seats in all; ``humans`` of them are left for people to take at ``/play``."""
+    if not 0 <= humans < seats:
+        raise ValueError("humans must leave at least one seat to a bot")
     run = secrets.token_hex(3)
-    kinds = bots or [list(POLICIES)[i % len(POLICIES)] for i in range(seats)]
+    kinds = bots or [list(POLICIES)[i % len(POLICIES)] for i in range(seats - humans)]
     names = [f"bot-{kind}-{i}-{run}" for i, kind in enumerate(kinds)]
     async with SngClient(api_url, service_key=settings.key("admin")) as operator:
         tid = await operator.create_tournament(
             f"demo {run}",
-            demo_settings(seats, entry_fee=entry_fee, stack=stack, level_seconds=level_seconds),
+            demo_settings(
+                seats,
+                entry_fee=entry_fee,
+                stack=stack,
+                level_seconds=level_seconds,
+                humans=humans,
+            ),
             hand_pause_ms=300,
         )
         for name in names:
@@ -62,6 +80,8 @@ async def run_demo(
         for client in players:
             await client.register(tid)
             await client.pay(tid, entry_fee)
+        if humans:
+            await _wait_for_people(players[0], tid, api_url, humans, console)
         tasks = [
             asyncio.create_task(run_bot(client, tid, POLICIES[kind], seed=i))
             for i, (client, kind) in enumerate(zip(players, kinds, strict=True))
@@ -87,6 +107,29 @@ async def run_demo(
         "entry_fees_total": final["entryFeesTotal"],
         "rake_total": final["rakeTotal"],
     }
+
+
+def play_url(api_url: str, tid: str) -> str:
+    return f"{api_url.rstrip('/')}/play/tournaments/{tid}"
+
+
+async def _wait_for_people(
+    client: SngClient, tid: str, api_url: str, humans: int, console: Console | None
+) -> None:
+    """Until the people have taken their seats (the tournament leaves registering when its
+    last seat is paid)."""
+    who = "a person" if humans == 1 else f"{humans} people"
+    # Said even under --json (on stderr): without it nobody knows where to go.
+    print(
+        f"waiting for {who} at {play_url(api_url, tid)} (sign in, register and pay there)",
+        file=sys.stderr,
+        flush=True,
+    )
+    while True:
+        view = await client.tournament(tid)
+        if view["state"] != "registering":
+            return
+        await asyncio.sleep(1.0)
 
 
 async def _follow(client: SngClient, tid: str, console: Console | None) -> dict[str, Any]:

@@ -182,12 +182,19 @@ def migrate() -> None:
 
 @app.command()
 def demo(
-    seats: int = typer.Option(6, min=2, max=10, help="how many bots (and seats)"),
+    seats: int = typer.Option(
+        6, min=2, max=10, help="how many seats (bots take those people do not)"
+    ),
     json_out: bool = typer.Option(False, "--json", help="print the result as JSON"),
     api_url: str = typer.Option("", "--api", help="the API's URL (default: from settings)"),
     level_seconds: int = typer.Option(30, min=30, help="seconds per blind level"),
+    humans: int = typer.Option(
+        0, min=0, max=9, help="seats left for people, who join at /play (the rest are bots)"
+    ),
 ) -> None:
-    """Play a whole tournament of built-in bots on the running stack and print the standings."""
+    """Play a whole tournament of built-in bots on the running stack and print the standings.
+
+    With --humans N, N of the seats wait for people at /play (the command prints the page)."""
     import asyncio
     import json
 
@@ -196,6 +203,10 @@ def demo(
 
     from sdk.demo import run_demo
 
+    if humans >= seats:
+        raise typer.BadParameter(
+            "--humans must leave at least one seat to a bot", param_hint="--humans"
+        )
     settings = get_settings()
     url = api_url or f"http://{settings.api_host}:{settings.api_port}"
     console = Console(stderr=True)
@@ -205,6 +216,7 @@ def demo(
             settings,
             seats=seats,
             level_seconds=level_seconds,
+            humans=humans,
             console=None if json_out else console,
         )
     )

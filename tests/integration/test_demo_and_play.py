@@ -14,14 +14,46 @@ from sdk.demo import run_demo
 from tests.integration.helpers import player
 
 
-@pytest.mark.parametrize("seats", [3])
-async def test_demo_plays_a_tournament_of_bots_to_closed(
-    api_url: str, settings: Settings, seats: int
+async def test_demo_plays_to_closed_after_waiting_for_its_human_seat(
+    api_url: str, settings: Settings, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    result = await asyncio.wait_for(
-        run_demo(api_url, settings, seats=seats, stack=300, level_seconds=30), 180
+    """`sng demo --humans 1`: the bots take all but one seat, the command says where to go,
+    the tournament starts only once the person has registered and paid there, and it plays
+    to closed with the payouts equal to the pool (the person here is played by a bot through
+    the same HTTP client)."""
+    from core.tokens import mint_player_token
+    from sdk.bots import POLICIES, run_bot
+
+    demo = asyncio.create_task(
+        run_demo(api_url, settings, seats=3, humans=1, stack=300, level_seconds=30)
     )
+    url = ""
+    for _ in range(200):
+        await asyncio.sleep(0.1)
+        url = next((w for w in capsys.readouterr().err.split() if "/play/tournaments/" in w), url)
+        if url:
+            break
+    assert url.startswith(f"{api_url}/play/tournaments/"), url
+    tid = url.rsplit("/", 1)[1]
+    async with SngClient(api_url) as anyone:
+        view = await anyone.tournament(tid)
+        assert view["state"] == "registering" and view["registeredCount"] == 2
+        await asyncio.sleep(1.5)
+        assert (await anyone.tournament(tid))["state"] == "registering"
+        assert not demo.done()
+    async with (
+        SngClient(api_url, service_key=settings.key("admin")) as op,
+        SngClient(api_url, token=mint_player_token(settings, "demo-person")) as person,
+    ):
+        await op.credit("demo-person", 100, "demo-person-entry")
+        await person.register(tid)
+        await person.pay(tid, 100)
+        bot = asyncio.create_task(run_bot(person, tid, POLICIES["tag"], seed=7))
+        result = await asyncio.wait_for(demo, 180)
+        bot.cancel()
+        await asyncio.gather(bot, return_exceptions=True)
     assert result["state"] == "closed"
+    assert "demo-person" in {s["player"] for s in result["standings"]}
     assert sorted(s["elimination_order"] for s in result["standings"]) == [1, 2, 3]
     assert (
         sum(p["amount"] for p in result["payouts"])
