@@ -24,6 +24,7 @@ from api.routes import (
     admin,
     agents,
     board,
+    chain,
     codec,
     events,
     hands,
@@ -129,6 +130,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(room_history.router)
     app.include_router(verify.router)
     app.include_router(board.router)
+    app.include_router(chain.router)
     app.include_router(admin_pages.router)
     app.include_router(room_pages.router)
     app.include_router(play_pages.router)
