@@ -27,6 +27,7 @@ from web3 import Web3
 
 from activities.chain_support import TOKEN_NAME, chain_id_of
 from core.settings import Settings
+from core.tokens import mint_player_token
 from db.engine import Database
 from devtools.chain import ChainInfo, fund
 from tests.chain.conftest import Chips, chain, chain_activities, chips, dev_chain, w3  # noqa: F401
@@ -152,6 +153,15 @@ async def test_the_permit_info_names_the_chain_the_token_and_the_vault(
     on_chain: OnChain,
 ) -> None:
     async with httpx.AsyncClient(base_url=on_chain.url, timeout=30) as http:
+        # The page is a signed-in person's, and its id is a tournament id's shape.
+        r = await http.get("/play/tournaments/t-1/wallet")
+        assert (r.status_code, r.headers["location"]) == (303, "/play/signin")
+        cookie = {"sng_player": mint_player_token(on_chain.settings, "wallet-x")}
+        r = await http.get("/play/tournaments/t-1/wallet", cookies=cookie)
+        assert r.status_code == 200 and 'data-tournament-id="t-1"' in r.text
+        assert r.headers["content-security-policy"].startswith("default-src 'self'")
+        r = await http.get("/play/tournaments/t%20%3Cx%3E/wallet", cookies=cookie)
+        assert r.status_code == 404 and "No such tournament" in r.text and "<x>" not in r.text
         r = await http.get("/chain/permit-info")
     assert r.status_code == 200, r.text
     assert r.json() == {
@@ -223,6 +233,9 @@ async def test_a_person_pays_an_onchain_entry_with_their_wallet_and_leaving_refu
     assert chips.balance(account) == before
     assert chips.vault.functions.entries(entry_id).call()[3] == ENTRY
     await page.screenshot(path=screenshots / "play-wallet-refunded.png", full_page=True)
+    await page.set_viewport_size({"width": 390, "height": 844})  # a phone
+    await page.screenshot(path=screenshots / "play-wallet-phone.png", full_page=True)
+    assert await page.evaluate("document.documentElement.scrollWidth") <= 390  # no sideways
     watch.assert_clean()
 
 
@@ -261,12 +274,17 @@ async def test_a_wrong_chain_or_a_declined_signature_pays_nothing(
     await expect(alert).to_be_hidden()
     await page.get_by_role("button", name="Bind this wallet").click()
     await expect(page.locator("#wallet-bound")).to_have_text("Bound to your account")
-    await page.get_by_role("button", name="Register").click()
+    # From here on by keyboard: each step's button takes the focus when the last one is done.
+    register = page.get_by_role("button", name="Register")
+    await expect(register).to_be_focused()
+    await page.keyboard.press("Enter")
     await expect(page.locator("#entry-status")).to_have_text("Registered: the entry is not paid")
+    pay = page.get_by_role("button", name=f"Pay entry ({ENTRY} CHIP)")
+    await expect(pay).to_be_focused()
 
     # They decline the permit in the wallet: a sentence, and nothing is sent.
     wallet.declines.add("eth_signTypedData_v4")
-    await page.get_by_role("button", name=f"Pay entry ({ENTRY} CHIP)").click()
+    await page.keyboard.press("Enter")
     await expect(alert).to_have_text("You declined the signature in your wallet: nothing was paid.")
     await page.screenshot(path=screenshots / "play-wallet-declined.png", full_page=True)
     assert f"POST /tournaments/{tid}/pay" not in watch.paths
@@ -275,7 +293,8 @@ async def test_a_wrong_chain_or_a_declined_signature_pays_nothing(
 
     # They change their mind: the same button pays.
     wallet.declines.clear()
-    await page.get_by_role("button", name=f"Pay entry ({ENTRY} CHIP)").click()
+    await expect(pay).to_be_focused()
+    await page.keyboard.press("Enter")
     await expect(page.locator("#entry-status")).to_have_text("Paid")
     await expect(alert).to_be_hidden()
     assert chips.balance(account) == before - ENTRY

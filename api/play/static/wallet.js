@@ -105,10 +105,27 @@
     for (var i = 0; i < buttons.length; i++) el(buttons[i]).disabled = state.busy;
   }
 
+  // Where the keyboard goes when the button it was on is gone: the next step.
+  var NEXT_STEP = ["pay", "bind", "register", "leave", "connect"];
+  function keepFocus(before) {
+    if (!before.hidden) {
+      before.focus(); // disabled while busy, it lost the focus
+      return;
+    }
+    for (var i = 0; i < NEXT_STEP.length; i++) {
+      var next = el(NEXT_STEP[i]);
+      if (!next.hidden) {
+        next.focus();
+        return;
+      }
+    }
+  }
+
   // One person's action at a time; each starts with a clean slate of messages.
   function action(run) {
     return async function () {
       if (state.busy) return;
+      var before = document.activeElement;
       state.busy = true;
       refuse("");
       tell("");
@@ -120,6 +137,7 @@
       } finally {
         state.busy = false;
         render();
+        if (before && before.tagName === "BUTTON" && page.contains(before)) keepFocus(before);
       }
     };
   }
