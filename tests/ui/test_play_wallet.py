@@ -32,7 +32,7 @@ from db.engine import Database
 from devtools.chain import ChainInfo, fund
 from tests.chain.conftest import Chips, chain, chain_activities, chips, dev_chain, w3  # noqa: F401
 from tests.conftest import serve_api
-from tests.integration.helpers import admin
+from tests.integration.helpers import admin, player
 from tests.ui.wallet import InjectedWallet
 
 ENTRY = 100
@@ -82,7 +82,13 @@ async def on_chain(
 
 
 class Watch:
-    """Page errors, console errors and requests to any other origin, seen while a test runs."""
+    """Page errors, console errors and requests to any other origin, seen while a test runs.
+
+    Chromium logs every API answer of 400 or more as a console error ("Failed to load
+    resource"): those the test expects (a refusal it provokes) are named to
+    :meth:`assert_clean`, and every other console error fails the test."""
+
+    LOAD_FAILED = "Failed to load resource: the server responded with a status of"
 
     def __init__(self, page: Page, base: str) -> None:
         self.origin = urlsplit(base).netloc
@@ -97,7 +103,8 @@ class Watch:
 
     def _response(self, response: Response) -> None:
         if response.status >= 400:
-            self.refused.append(f"{response.status} {response.request.method} {response.url}")
+            path = urlsplit(response.url).path
+            self.refused.append(f"{response.status} {response.request.method} {path}")
 
     def _console(self, message: ConsoleMessage) -> None:
         if message.type == "error":
@@ -111,8 +118,12 @@ class Watch:
             self.foreign.append(request.url)
         self.paths.append(f"{request.method} {parts.path}")
 
-    def assert_clean(self) -> None:
-        assert self.errors == [], self.refused
+    def assert_clean(self, *refusals: str) -> None:
+        """No page error, no request elsewhere, and exactly these refused API calls."""
+        assert self.refused == list(refusals)
+        unexpected = [e for e in self.errors if not e.startswith(self.LOAD_FAILED)]
+        assert unexpected == []
+        assert len(self.errors) == len(refusals), self.errors
         assert self.foreign == []
 
 
@@ -140,6 +151,26 @@ async def entrant_status(base: str, tid: str, person: str) -> str | None:
         assert r.status_code == 200, r.text
         assert r.json()["moneyBackend"] == "chain"
     return next((e["status"] for e in r.json()["entrants"] if e["playerId"] == person), None)
+
+
+async def bind_by_api(base: str, headers: dict[str, str], rpc_url: str, account: str) -> None:
+    """Bind an anvil account to another person's account, anvil signing the challenge."""
+    async with httpx.AsyncClient(base_url=base, timeout=30) as http:
+        r = await http.post("/me/wallets/challenge", json={"address": account}, headers=headers)
+        assert r.status_code == 200, r.text
+        challenge = r.json()
+        signed = await http.post(
+            rpc_url,
+            json={
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "personal_sign",
+                "params": ["0x" + challenge["message"].encode().hex(), account],
+            },
+        )
+        body = {"nonce": challenge["nonce"], "signature": signed.json()["result"]}
+        r = await http.post("/me/wallets", json=body, headers=headers)
+        assert r.status_code == 201, r.text
 
 
 async def sign_in(page: Page, base: str, name: str) -> None:
@@ -272,8 +303,20 @@ async def test_a_wrong_chain_or_a_declined_signature_pays_nothing(
     wallet.chain_id = None
     await page.evaluate(f"window.__sngWalletEmit('chainChanged', '{hex(chain_info.chain_id)}')")
     await expect(alert).to_be_hidden()
-    await page.get_by_role("button", name="Bind this wallet").click()
+
+    # Someone else's account holds this wallet: the service's refusal, as a sentence.
+    other = player(on_chain.settings, f"other-{uuid.uuid4().hex[:6]}")
+    await bind_by_api(base, other, chain_info.rpc_url, account)
+    bind = page.get_by_role("button", name="Bind this wallet")
+    await bind.click()
+    await expect(alert).to_contain_text("bound to another account")
+    await expect(page.locator("#wallet-bound")).to_have_text("Not bound to your account yet")
+    async with httpx.AsyncClient(base_url=base, timeout=30) as http:
+        r = await http.delete(f"/me/wallets/{account}", headers=other)
+        assert r.status_code == 204, r.text
+    await bind.click()
     await expect(page.locator("#wallet-bound")).to_have_text("Bound to your account")
+    await expect(alert).to_be_hidden()
     # From here on by keyboard: each step's button takes the focus when the last one is done.
     register = page.get_by_role("button", name="Register")
     await expect(register).to_be_focused()
@@ -298,4 +341,4 @@ async def test_a_wrong_chain_or_a_declined_signature_pays_nothing(
     await expect(page.locator("#entry-status")).to_have_text("Paid")
     await expect(alert).to_be_hidden()
     assert chips.balance(account) == before - ENTRY
-    watch.assert_clean()
+    watch.assert_clean("409 POST /me/wallets")

@@ -195,6 +195,10 @@
       refuse("No browser wallet was found: install a wallet extension and reload this page.");
       return;
     }
+    if (!state.info) {
+      refuse("This service does not say which chain to pay on: try again later.");
+      return;
+    }
     var accounts;
     try {
       accounts = await wallet("eth_requestAccounts");
