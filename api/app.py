@@ -17,6 +17,7 @@ from api.fastpath import GameStateFastPath
 from api.gamestate import GameStateCache
 from api.guards import LoopbackHostOnly, RefuseNul, SameOriginWebSockets
 from api.play import routes as play_pages
+from api.play import wallet as wallet_pages
 from api.preplay import PrePlayRows
 from api.ratelimit import RateLimit
 from api.readcache import SingleFlight
@@ -24,6 +25,7 @@ from api.routes import (
     admin,
     agents,
     board,
+    chain,
     codec,
     events,
     hands,
@@ -129,9 +131,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(room_history.router)
     app.include_router(verify.router)
     app.include_router(board.router)
+    app.include_router(chain.router)
     app.include_router(admin_pages.router)
     app.include_router(room_pages.router)
     app.include_router(play_pages.router)
+    app.include_router(wallet_pages.router)
 
     @app.get("/healthz", tags=["ops"])
     async def healthz() -> dict[str, str]:

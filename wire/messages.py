@@ -237,6 +237,10 @@ class TournamentView(WireModel):
     starting_stack: int
     registered_count: int
     paid_count: int = 0
+    money_backend: Literal["virtual", "chain"] = "virtual"
+    """Where the entry fee is paid from: the virtual balance, or on chain with a permit
+    (``POST /tournaments/{id}/pay``; the page ``/play/tournaments/{id}/wallet``). Fixed at
+    creation; a view stored before it existed reads ``virtual``."""
     field_size: int | None = None
     starts_at_ms: int | None = None
     play_start_ms: int | None = None

@@ -85,6 +85,7 @@ class TournamentBase:
             starting_stack=self.settings.starting_stack,
             registered_count=self._taken(),
             paid_count=self._count(EntrantStatus.PAID),
+            money_backend=self.inp.money_backend,
             field_size=self.s.field_size,
             starts_at_ms=self.s.starts_at_ms,
             play_start_ms=self.s.play_start_ms,

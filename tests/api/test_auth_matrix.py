@@ -8,7 +8,8 @@ fresh tournament or room where state matters, and no cell is a 500.
 | state, events, hands,                    |           |        |              |       |             |
 | rooms' list, record, events, hands,      |           |        |              |       |             |
 | room game state (observers), /healthz,   |           |        |              |       |             |
-| leaderboard, activity feed and stream    |           |        |              |       |             |
+| leaderboard, activity feed and stream,   |           |        |              |       |             |
+| chain permit info                        |           |        |              |       |             |
 | register, pay, leave, stand-up, sit-in,  | 401       | yes    | yes (own)    | yes   | 401         |
 | act, game state, /me, streams, room      |           |        |              |       |             |
 | join, leave, sit-in, action              |           |        |              |       |             |
@@ -256,6 +257,8 @@ ROWS = [
     Row("GET", "/leaderboard", ANYONE),
     Row("GET", "/activity", ANYONE),
     Row("GET", "/activity/stream", ANYONE),
+    # The matrix's deployment pays entries from the virtual balance: no chain to name.
+    Row("GET", "/chain/permit-info", (404, 404, 404, 404, 404)),
 ]
 NOT_HTTP = {
     # WebSockets are not in the OpenAPI document; their credential rules (4401, 4404, 4429)
