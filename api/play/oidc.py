@@ -43,7 +43,7 @@ from api.auth import JWKS_ALGORITHMS, _jwks_client, verify_player_token
 from api.errors import ApiError
 from api.play.pages import render, templates
 from api.play.session import set_player_cookie
-from core.settings import OIDC_CALLBACK_PATH, Settings
+from core.settings import LOOPBACK_NAMES, OIDC_CALLBACK_PATH, Settings
 
 log = logging.getLogger(__name__)
 
@@ -97,7 +97,7 @@ def _endpoint(document: dict[str, Any], name: str, settings: Settings) -> str:
     prod = settings.env == "prod"
     if parts is None or parts.scheme not in ("https", "http") or not parts.hostname:
         raise ValueError(f"its {name} is not a URL")
-    if parts.scheme == "http" and (prod or parts.hostname not in ("localhost", "127.0.0.1")):
+    if parts.scheme == "http" and (prod or parts.hostname not in LOOPBACK_NAMES):
         raise ValueError(f"its {name} is not https")
     return str(value)
 
