@@ -13,12 +13,14 @@ import asyncio
 import os
 import shutil
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import parse_qs, urlencode, urljoin, urlsplit
 
 import pytest
 from playwright.async_api import ConsoleMessage, Page, Route, expect
+from pydantic import SecretStr
 from temporalio.worker import Worker
 
 from api.play.oidc import FLOW_COOKIE
@@ -44,8 +46,11 @@ class Stack:
     settings: Settings
 
 
-@pytest.fixture
-async def oidc_stack(settings: Settings, worker: Worker, tmp_path: Path) -> AsyncIterator[Stack]:
+@asynccontextmanager
+async def running(
+    settings: Settings, logs: Path, *, idp_secret: str = "", api_secret: str = ""
+) -> AsyncIterator[Stack]:
+    """The test IdP and the API configured for it (a public client unless given secrets)."""
     assert NODE is not None, "node is missing (CI must have it)"
     if not (IDP_DIR / "node_modules" / "oidc-provider").is_dir():
         pytest.fail("devtools/oidc-idp/node_modules is missing: npm ci --prefix devtools/oidc-idp")
@@ -57,37 +62,37 @@ async def oidc_stack(settings: Settings, worker: Worker, tmp_path: Path) -> Asyn
             "jwt_jwks_url": f"{idp}/jwks",
             "jwt_audience": CLIENT_ID,
             "oidc_client_id": CLIENT_ID,
+            "oidc_client_secret": SecretStr(api_secret),
             "oidc_provider_name": PROVIDER,
         }
     )
     assert oidc_problems(configured) == []
     async with serve_api(configured) as api:
-        log = (tmp_path / "idp.log").open("wb")
+        log_path = logs / f"idp-{port}.log"
+        log = log_path.open("wb")
         proc = await asyncio.create_subprocess_exec(
             NODE,
             str(IDP_DIR / "idp.mjs"),
-            "--port",
-            str(port),
-            "--issuer",
-            idp,
-            "--redirect-uri",
-            f"{api}/play/oidc/callback",
-            "--client-id",
-            CLIENT_ID,
-            "--login",
-            LOGIN,
+            *("--port", str(port), "--issuer", idp, "--redirect-uri", f"{api}/play/oidc/callback"),
+            *("--client-id", CLIENT_ID, "--client-secret", idp_secret, "--login", LOGIN),
             stdout=asyncio.subprocess.PIPE,
             stderr=log,
         )
         try:
             assert proc.stdout is not None
             line = await asyncio.wait_for(proc.stdout.readline(), timeout=30)
-            assert line.startswith(b"ready"), (line, (tmp_path / "idp.log").read_text())
+            assert line.startswith(b"ready"), (line, log_path.read_text())
             yield Stack(api, idp, configured)
         finally:
             proc.terminate()
             await proc.wait()
             log.close()
+
+
+@pytest.fixture
+async def oidc_stack(settings: Settings, worker: Worker, tmp_path: Path) -> AsyncIterator[Stack]:
+    async with running(settings, tmp_path) as stack:
+        yield stack
 
 
 async def watch(page: Page, stack: Stack) -> tuple[list[str], list[str]]:
@@ -239,26 +244,21 @@ async def test_a_forged_or_foreign_answer_signs_no_one_in(
         with_query(genuine, code="made-up-code"),
         f"{PROVIDER} refused to complete the sign-in (invalid_grant)",
     )
-    # The flow is spent once its own state came back: the genuine answer now finds none.
+    # The flow is spent once its own state came back, and its cookie deleted: the genuine
+    # answer now reaches a browser without the flow cookie.
+    assert FLOW_COOKIE not in await session_cookies(page)
     await refused(page, genuine, "This browser has no sign-in under way")
 
-    # A genuine answer reaching a browser without the flow cookie. (Signed out at the IdP
-    # first: with its session the IdP would answer at once, without a login page.)
+    # Signed out at the IdP (with its session it would answer at once, without a login
+    # page), a new flow: after a forged answer, its own genuine one still signs in.
     await page.context.clear_cookies()
-    genuine = await caught_callback(page, stack)
-    await page.context.clear_cookies(name=FLOW_COOKIE)
-    await refused(page, genuine, "This browser has no sign-in under way")
-    assert errors == [] and elsewhere == [], (errors, elsewhere)
-
-
-async def test_a_genuine_answer_signs_in_after_a_forged_one(page: Page, oidc_stack: Stack) -> None:
-    stack = oidc_stack
     genuine = await caught_callback(page, stack)
     await refused(page, with_query(genuine, state="forged-state"), "does not belong")
     await page.goto(genuine)
     await expect(page).to_have_url(stack.api + "/play")
     balance = await page.evaluate("fetch('/me/balance').then(r => r.json())")
     assert balance["accountId"] == f"user:{LOGIN}", balance
+    assert errors == [] and elsewhere == [], (errors, elsewhere)
 
 
 async def test_cancelling_at_the_identity_provider(
@@ -278,3 +278,29 @@ async def test_cancelling_at_the_identity_provider(
     await page.screenshot(path=screenshots / "play-oidc-cancelled.png", full_page=True)
     assert await session_cookies(page) & {COOKIE, FLOW_COOKIE} == set()
     assert errors == [] and elsewhere == [], (errors, elsewhere)
+
+
+async def test_a_confidential_client_sends_its_secret(
+    page: Page, settings: Settings, worker: Worker, tmp_path: Path
+) -> None:
+    # The IdP knows the client by its secret (HTTP Basic at the token endpoint) as well as PKCE.
+    async with running(settings, tmp_path, idp_secret="s3cret", api_secret="s3cret") as stack:
+        await at_the_idp_login(page, stack)
+        await log_in_and_consent(page)
+        await expect(page).to_have_url(stack.api + "/play")
+        balance = await page.evaluate("fetch('/me/balance').then(r => r.json())")
+        assert balance["accountId"] == f"user:{LOGIN}", balance
+    await page.context.clear_cookies()
+    # A wrong secret: the IdP refuses the exchange, and no one is signed in.
+    async with running(settings, tmp_path, idp_secret="s3cret", api_secret="wrong") as stack:
+        await at_the_idp_login(page, stack)
+        await page.get_by_placeholder("Enter any login").fill(LOGIN)
+        await page.get_by_placeholder("and password").fill("any password will do")
+        await page.get_by_role("button", name="Sign-in").click()
+        async with page.expect_response(f"{stack.api}/play/oidc/callback*") as answer:
+            await page.get_by_role("button", name="Continue").click()
+        assert (await answer.value).status == 400
+        await expect(page.get_by_role("alert")).to_have_text(
+            f"{PROVIDER} refused to complete the sign-in (invalid_client): start again."
+        )
+        assert COOKIE not in await session_cookies(page)
