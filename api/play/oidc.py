@@ -345,6 +345,11 @@ async def _exchange(settings: Settings, provider: Provider, code: str, flow: dic
         body = answer.json()
     except ValueError:
         body = None
+    if answer.status_code >= 500:
+        log.warning("OIDC token endpoint answered %s", answer.status_code)
+        raise SignInFailed(
+            f"{name} cannot complete the sign-in just now: try again in a minute.", 502
+        )
     if answer.status_code != 200:
         error = body.get("error") if isinstance(body, dict) else None
         code_name = error if isinstance(error, str) and ERROR_CODE.fullmatch(error) else None
@@ -377,6 +382,11 @@ async def _verify_id_token(settings: Settings, id_token: str, nonce: str) -> Non
             audience=settings.oidc_client_id,
             options={"require": ["sub", "exp", "iat", "nonce"]},
         )
+    except jwt.PyJWKClientConnectionError as err:
+        log.warning("the IdP's key set at %s cannot be read: %s", settings.jwt_jwks_url, err)
+        raise SignInFailed(
+            f"{name} cannot be reached just now: try again in a minute.", 502
+        ) from None
     except jwt.PyJWTError as err:
         log.warning("OIDC ID token refused: %s", err)
         raise SignInFailed(f"The token {name} sent did not verify ({err}): start again.") from None
