@@ -16,6 +16,7 @@ from api.backfill import Backfill
 from api.fastpath import GameStateFastPath
 from api.gamestate import GameStateCache
 from api.guards import LoopbackHostOnly, RefuseNul, SameOriginWebSockets
+from api.play import oidc as play_oidc
 from api.play import routes as play_pages
 from api.play import wallet as wallet_pages
 from api.preplay import PrePlayRows
@@ -136,6 +137,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(room_pages.router)
     app.include_router(play_pages.router)
     app.include_router(wallet_pages.router)
+    app.include_router(play_oidc.router)
 
     @app.get("/healthz", tags=["ops"])
     async def healthz() -> dict[str, str]:

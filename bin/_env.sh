@@ -41,3 +41,9 @@ if [ ! -d contracts/node_modules ] && command -v npm >/dev/null 2>&1; then
   echo "installing contracts/node_modules (solc, OpenZeppelin, anvil)"
   npm ci --prefix contracts --no-audit --no-fund --loglevel=error
 fi
+# The test identity provider (panva's oidc-provider) for the players' OIDC sign-in test and
+# trying the flow by hand (docs/play.md), likewise once per clean checkout.
+if [ ! -d devtools/oidc-idp/node_modules ] && command -v npm >/dev/null 2>&1; then
+  echo "installing devtools/oidc-idp/node_modules (oidc-provider, the test IdP)"
+  npm ci --prefix devtools/oidc-idp --no-audit --no-fund --loglevel=error
+fi

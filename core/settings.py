@@ -11,6 +11,7 @@ import base64
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
+from urllib.parse import urlsplit
 
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -80,6 +81,18 @@ class Settings(BaseSettings):
     # against it; HS256 ones against jwt_secret) and, when its tokens carry one, the audience.
     jwt_jwks_url: str | None = None
     jwt_audience: str | None = None
+    # Signing in on the players' pages with that identity provider (api/play/oidc.py,
+    # docs/play.md): the OIDC authorization code flow with PKCE. Empty client id: off. The
+    # issuer is jwt_issuer and the keys jwt_jwks_url, so the ID token the IdP issues is a
+    # token the players' API accepts; jwt_audience must then be the client id. The secret is
+    # for a confidential client; a public one uses PKCE alone.
+    oidc_client_id: str = ""
+    oidc_client_secret: SecretStr = SecretStr("")
+    oidc_provider_name: str = ""
+    """What the sign-in button calls the IdP ("Sign in with ..."); empty: the issuer's host."""
+    oidc_redirect_url: str = ""
+    """The callback URL registered with the IdP; empty: this API's own
+    ``<scheme>://<host>/play/oidc/callback`` as the request reached it."""
 
     # Abuse limits (api/ratelimit.py, api/streams.py; security reviews M4, N3). A rate is what
     # the `limits` library parses ("100/second", "6000 per minute"); empty turns that limit
@@ -217,10 +230,65 @@ class Settings(BaseSettings):
             raise ValueError("refusing to start in prod with anvil's public dev key as operator")
         return self
 
+    @model_validator(mode="after")
+    def _refuse_oidc_settings_that_cannot_work(self) -> Settings:
+        problems = oidc_problems(self)
+        if problems:
+            raise ValueError("OIDC sign-in cannot work: " + "; ".join(problems))
+        return self
+
     @property
     def asyncpg_dsn(self) -> str:
         """The URL without SQLAlchemy's driver suffix, for asyncpg and psql."""
         return self.database_url.replace("postgresql+asyncpg://", "postgresql://", 1)
+
+
+OIDC_CALLBACK_PATH = "/play/oidc/callback"
+LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
+
+
+def _url_problem(name: str, url: str, *, prod: bool) -> str | None:
+    """Why ``url`` cannot be an identity provider's or our own absolute URL, or None: https
+    (plain http only for a loopback host outside prod), a host, no query or fragment."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("https", "http") or not parts.hostname:
+        return f"{name} must be an absolute https URL (it is {url!r})"
+    if parts.query or parts.fragment:
+        return f"{name} must have no query or fragment"
+    if parts.scheme == "http" and (prod or parts.hostname not in LOOPBACK_NAMES):
+        return f"{name} must be https (plain http only for localhost outside prod)"
+    return None
+
+
+def oidc_problems(settings: Settings) -> list[str]:
+    """What keeps the OIDC sign-in settings from working (empty: they work, or it is off)."""
+    if not settings.oidc_client_id:
+        if settings.oidc_client_secret.get_secret_value():
+            return ["SNG_OIDC_CLIENT_SECRET is set but SNG_OIDC_CLIENT_ID is empty"]
+        return []
+    prod = settings.env == "prod"
+    problems = [
+        problem
+        for problem in (
+            _url_problem("SNG_JWT_ISSUER (the IdP's issuer)", settings.jwt_issuer, prod=prod),
+            _url_problem("SNG_JWT_JWKS_URL", settings.jwt_jwks_url, prod=prod)
+            if settings.jwt_jwks_url
+            else "SNG_JWT_JWKS_URL (the IdP's key set) must be set",
+            _url_problem("SNG_OIDC_REDIRECT_URL", settings.oidc_redirect_url, prod=prod)
+            if settings.oidc_redirect_url
+            else None,
+        )
+        if problem
+    ]
+    if settings.jwt_audience != settings.oidc_client_id:
+        problems.append(
+            "SNG_JWT_AUDIENCE must be SNG_OIDC_CLIENT_ID (an ID token's audience is the client"
+            " id, and the session is that token)"
+        )
+    redirect = settings.oidc_redirect_url
+    if redirect and urlsplit(redirect).path != OIDC_CALLBACK_PATH:
+        problems.append(f"SNG_OIDC_REDIRECT_URL's path must be {OIDC_CALLBACK_PATH}")
+    return problems
 
 
 @lru_cache

@@ -49,3 +49,53 @@ def test_prod_starts_with_real_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("DATABASE_URL", "postgresql+asyncpg://u:p@db:5432/sng")
     s = Settings(_env_file=None)  # type: ignore[call-arg]
     assert s.env == "prod" and s.database_url.endswith("@db:5432/sng")
+
+
+OIDC = {
+    "oidc_client_id": "sng-play",
+    "jwt_issuer": "https://id.example.com",
+    "jwt_jwks_url": "https://id.example.com/jwks",
+    "jwt_audience": "sng-play",
+}
+
+
+def test_oidc_sign_in_settings_that_work() -> None:
+    s = Settings(**OIDC, _env_file=None)  # type: ignore[arg-type]
+    assert s.oidc_client_id == "sng-play" and not s.oidc_client_secret.get_secret_value()
+    # Plain http for an IdP on this machine, outside prod (the test IdP).
+    local = {
+        **OIDC,
+        "jwt_issuer": "http://localhost:9100",
+        "jwt_jwks_url": "http://localhost:9100/jwks",
+    }
+    assert Settings(**local, env="test", _env_file=None).jwt_issuer  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("change", "complaint"),
+    [
+        ({"jwt_issuer": "sng"}, "SNG_JWT_ISSUER"),  # the default is no IdP's issuer
+        ({"jwt_jwks_url": None}, "SNG_JWT_JWKS_URL"),
+        ({"jwt_audience": None}, "SNG_JWT_AUDIENCE must be SNG_OIDC_CLIENT_ID"),
+        ({"jwt_audience": "sng-api"}, "SNG_JWT_AUDIENCE must be SNG_OIDC_CLIENT_ID"),
+        ({"jwt_issuer": "http://id.example.com"}, "must be https"),
+        ({"oidc_redirect_url": "https://play.example.com/callback"}, "/play/oidc/callback"),
+        ({"oidc_client_id": "", "oidc_client_secret": "s"}, "SNG_OIDC_CLIENT_ID is empty"),
+    ],
+)
+def test_oidc_sign_in_settings_that_cannot_work_are_refused(
+    change: dict[str, object], complaint: str
+) -> None:
+    with pytest.raises(ValueError, match="OIDC sign-in cannot work") as refused:
+        Settings(**{**OIDC, **change}, _env_file=None)  # type: ignore[arg-type]
+    assert complaint in str(refused.value)
+
+
+def test_prod_wants_https_even_on_localhost() -> None:
+    local = {
+        **OIDC,
+        "jwt_issuer": "http://localhost:9100",
+        "jwt_jwks_url": "http://localhost:9100/jwks",
+    }
+    with pytest.raises(ValueError, match="must be https"):
+        Settings(**local, env="prod", codec_key=CODEC, _env_file=None)  # type: ignore[arg-type]
