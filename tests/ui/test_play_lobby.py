@@ -279,6 +279,19 @@ async def test_register_pay_and_leave_by_clicking_with_each_refusal_as_a_sentenc
             await page.get_by_role("button", name="Register").click()
             await expect(refusal).to_have_text("You are already registered for this tournament.")
             await expect(refusal).to_have_attribute("data-code", "tournament_already_registered")
+
+            # A CoPilot tournament asks for the advisor; one that is not the person's own agent
+            # is refused with the seed's code, shown as its sentence.
+            copilot = await new_tournament(
+                http, play_settings, f"CoPilot cup {tag()}", kind="copilot"
+            )
+            await page.goto(f"{play_url}/play/tournaments/{copilot}")
+            await expect(page.locator("#kind")).to_have_text("People with a CoPilot")
+            await page.get_by_label("Advisor agent id").fill("agent_nobody")
+            await page.get_by_role("button", name="Register").click()
+            await expect(refusal).to_have_attribute("data-code", "advisor_required")
+            await expect(refusal).to_have_text(re.compile("^A CoPilot tournament needs an advisor"))
+            await expect(page.locator("#my-status")).to_have_text("not registered")
         watch.check(409)
     finally:
         await context.close()
@@ -336,10 +349,19 @@ async def test_a_finished_tournaments_results_and_a_hand_in_the_verifier(
             return body if body["state"] == wanted else None
 
         playing = await eventually(lambda: state("playing"), 30)
+        watch = await sign_in(page, play_url, me)
+        await page.goto(f"{play_url}/play/tournaments/{tid}")
+        await expect(page.get_by_role("link", name="Take your seat")).to_have_attribute(
+            "href", f"/play/tournaments/{tid}/table"
+        )
         await play(client, playing["tableWorkflowId"], [me, bot], shove)
         closed = await eventually(lambda: state("closed"), 60)
+        await page.reload()
+        await expect(page.get_by_role("link", name="Take your seat")).to_have_count(0)
+        await page.get_by_role("link", name="Results and hand histories").click()
+        await expect(page).to_have_url(f"{play_url}/play/tournaments/{tid}/results")
 
-        watch = await sign_in(page, play_url, me)
+        await page.goto(f"{play_url}/play")
         await page.get_by_label("State").select_option("finished")
         await page.get_by_role("button", name="Filter").click()
         await page.get_by_role("link", name=f"Results of {name}").click()
