@@ -292,6 +292,13 @@ async def test_register_pay_and_leave_by_clicking_with_each_refusal_as_a_sentenc
             await expect(refusal).to_have_attribute("data-code", "advisor_required")
             await expect(refusal).to_have_text(re.compile("^A CoPilot tournament needs an advisor"))
             await expect(page.locator("#my-status")).to_have_text("not registered")
+
+            # The lobby too fits a phone's width.
+            await page.get_by_role("link", name="Lobby", exact=True).first.click()
+            await expect(page.get_by_role("heading", name="Leaderboard")).to_be_visible()
+            await page.screenshot(path=screenshots / "play-lobby-phone.png", full_page=True)
+            width = await page.evaluate("document.documentElement.scrollWidth")
+            assert width <= PHONE["width"], width
         watch.check(409)
     finally:
         await context.close()
@@ -349,17 +356,42 @@ async def test_a_finished_tournaments_results_and_a_hand_in_the_verifier(
             return body if body["state"] == wanted else None
 
         playing = await eventually(lambda: state("playing"), 30)
-        watch = await sign_in(page, play_url, me)
-        await page.goto(f"{play_url}/play/tournaments/{tid}")
-        await expect(page.get_by_role("link", name="Take your seat")).to_have_attribute(
+        watch = await sign_in(page, play_url, me)  # and stays in the lobby meanwhile
+        await page.evaluate("window.__noReload = true")
+        seat_page = await page.context.new_page()
+        watch.attach(seat_page)
+        await seat_page.goto(f"{play_url}/play/tournaments/{tid}")
+        await expect(seat_page.get_by_role("link", name="Take your seat")).to_have_attribute(
             "href", f"/play/tournaments/{tid}/table"
         )
         await play(client, playing["tableWorkflowId"], [me, bot], shove)
         closed = await eventually(lambda: state("closed"), 60)
-        await page.reload()
-        await expect(page.get_by_role("link", name="Take your seat")).to_have_count(0)
-        await page.get_by_role("link", name="Results and hand histories").click()
-        await expect(page).to_have_url(f"{play_url}/play/tournaments/{tid}/results")
+        winner = next(p for p in closed["standings"] if p["rank"] == 1)["playerId"]
+        paid = {p["playerId"]: p for p in closed["payouts"]}
+
+        # The lobby's feed got the tournament's news live, without a reload.
+        feed = page.locator("#feed")
+        await expect(feed).to_contain_text(
+            f"{winner} was paid {paid[winner]['amount']:,} for 1st place in tournament {tid[:8]}."
+        )
+        await expect(feed).to_contain_text(f"finished 2nd in tournament {tid[:8]}.")
+        await expect(
+            feed.get_by_role("link", name=f"tournament {tid[:8]}").first
+        ).to_have_attribute("href", f"/play/tournaments/{tid}")
+        # The balance shown follows the prize too.
+        await expect(page.locator("#balance")).to_have_text(
+            f"{await balance(http, play_settings, me):,}"
+        )
+        assert await page.evaluate("window.__noReload === true")
+        await page.get_by_role("button", name="Everyone").click()
+        await expect(page.locator(f"#board-rows tr[data-player-id='{me}']")).to_have_count(1)
+        await page.screenshot(path=screenshots / "play-lobby-after.png", full_page=True)
+
+        await seat_page.reload()
+        await expect(seat_page.get_by_role("link", name="Take your seat")).to_have_count(0)
+        await seat_page.get_by_role("link", name="Results and hand histories").click()
+        await expect(seat_page).to_have_url(f"{play_url}/play/tournaments/{tid}/results")
+        await seat_page.close()
 
         await page.goto(f"{play_url}/play")
         await page.get_by_label("State").select_option("finished")
@@ -370,10 +402,8 @@ async def test_a_finished_tournaments_results_and_a_hand_in_the_verifier(
 
         standings = page.locator("#standings tbody tr")
         await expect(standings).to_have_count(2)
-        winner = next(p for p in closed["standings"] if p["rank"] == 1)["playerId"]
         first = page.locator(f"#standings tr[data-player-id='{winner}']")
         await expect(first.locator(".rank")).to_have_text("1")
-        paid = {p["playerId"]: p for p in closed["payouts"]}
         await expect(first.locator(".prize")).to_have_text(f"{paid[winner]['amount']:,}")
         await expect(first.locator(".payout-status")).to_have_text("confirmed")
 

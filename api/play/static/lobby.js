@@ -24,6 +24,8 @@
         var focused = document.activeElement && lists.contains(document.activeElement)
           ? document.activeElement.getAttribute("href") : null;
         lists.innerHTML = html;
+        var mine = await window.sng.call("GET", "/me/balance");
+        if (mine.ok) document.getElementById("balance").textContent = chips(mine.body.balance);
         if (focused) {
           var again = lists.querySelector('a[href="' + focused + '"]');
           if (again) again.focus();
@@ -86,14 +88,26 @@
   // Activity feed: the newest items first, then live.
   var feed = document.getElementById("feed");
   var KEEP = 30;
+  // Each item as a sentence; the tournament or room it happened in is a link to its page.
+  function place(d, capital) {
+    var a = document.createElement("a");
+    if (d.tournamentId) {
+      a.href = "/play/tournaments/" + encodeURIComponent(d.tournamentId);
+      a.textContent = "tournament " + String(d.tournamentId).slice(0, 8);
+    } else {
+      a.href = "/play/rooms/" + encodeURIComponent(d.roomId);
+      a.textContent = "room " + String(d.roomId).replace(/^room_/, "").slice(0, 8);
+    }
+    if (capital) a.textContent = a.textContent[0].toUpperCase() + a.textContent.slice(1);
+    return a;
+  }
   function sentence(type, d) {
-    var where = d.tournamentId ? "tournament " + d.tournamentId : "room " + d.roomId;
     switch (type) {
-      case "tournament_started": return "Tournament " + d.tournamentId + " started.";
-      case "player_eliminated": return d.playerId + " finished " + d.rank + ordinal(d.rank) + " in tournament " + d.tournamentId + ".";
-      case "payout_settled": return d.playerId + " was paid " + chips(d.amount) + " for " + d.position + ordinal(d.position) + " place in tournament " + d.tournamentId + ".";
-      case "big_pot": return "A pot of " + chips(d.pot) + " (" + Math.floor(d.pot / d.bigBlind) + " big blinds) in hand " + d.handNumber + " of " + where + ".";
-      default: return type;
+      case "tournament_started": return [place(d, true), " started."];
+      case "player_eliminated": return [d.playerId + " finished " + d.rank + ordinal(d.rank) + " in ", place(d), "."];
+      case "payout_settled": return [d.playerId + " was paid " + chips(d.amount) + " for " + d.position + ordinal(d.position) + " place in ", place(d), "."];
+      case "big_pot": return ["A pot of " + chips(d.pot) + " (" + Math.floor(d.pot / d.bigBlind) + " big blinds) in hand " + d.handNumber + " of ", place(d), "."];
+      default: return [type];
     }
   }
   function ordinal(n) {
@@ -101,7 +115,8 @@
     return s[(v - 20) % 10] || s[v] || s[0];
   }
   function add(item) {
-    var li = text("li", sentence(item.type, item.data || {}));
+    var li = document.createElement("li");
+    li.append.apply(li, sentence(item.type, item.data || {}));
     li.dataset.type = item.type;
     feed.prepend(li);
     while (feed.children.length > KEEP) feed.lastElementChild.remove();
