@@ -255,7 +255,10 @@ async def hand_lines(request: Request, tournament_id: str, reader: str) -> list[
         )
         if seat is not None:
             served = served_record(record, reader, codec)
-            line.cards = list(served.get("holeCards", {}).get(seat, []))
+            # The reader's own cards: ``yourCards`` (opened from the seat's sealed part), or
+            # ``holeCards`` for a hand from before card commitments.
+            own = served.get("yourCards") or {"cards": served.get("holeCards", {}).get(seat, [])}
+            line.cards = list(own["cards"])
             after = served.get("stacksAfter", {}).get(seat, 0)
             line.net = int(after) - int(served.get("stacksBefore", {}).get(seat, 0))
         lines.append(line)

@@ -18,18 +18,26 @@ from typing import Any
 
 import httpx
 import pytest
-from playwright.async_api import Browser, ConsoleMessage, Page, Request, Response, expect
+from playwright.async_api import (
+    Browser,
+    ConsoleMessage,
+    Page,
+    Request,
+    Response,
+    ViewportSize,
+    expect,
+)
 from temporalio.client import Client
 from temporalio.worker import Worker
 
 from core.settings import Settings
 from tests.conftest import serve_api
-from tests.integration.bots import play, shove
+from tests.integration.bots import Policy, play, shove
 from tests.integration.helpers import admin, balance, credit, eventually, player
 from tests.integration.test_rooms import open_room, record
 
 ENTRY_FEE = 100
-PHONE = {"width": 390, "height": 844}
+PHONE: ViewportSize = {"width": 390, "height": 844}
 
 
 @pytest.fixture
@@ -123,6 +131,20 @@ async def new_tournament(
     r = await http.post("/admin/tournaments", json=body, headers=admin(settings))
     assert r.status_code == 201, r.text
     return str(r.json()["tournamentId"])
+
+
+def fold_first_then_shove() -> Policy:
+    """The first action of the tournament folds (a hand nobody shows down), then all-in."""
+    folded = False
+
+    def policy(legal: dict[str, Any]) -> tuple[str, int | None]:
+        nonlocal folded
+        if not folded and "fold" in legal["actions"]:
+            folded = True
+            return ("fold", None)
+        return shove(legal)
+
+    return policy
 
 
 def tag() -> str:
@@ -364,7 +386,7 @@ async def test_a_finished_tournaments_results_and_a_hand_in_the_verifier(
         await expect(seat_page.get_by_role("link", name="Take your seat")).to_have_attribute(
             "href", f"/play/tournaments/{tid}/table"
         )
-        await play(client, playing["tableWorkflowId"], [me, bot], shove)
+        await play(client, playing["tableWorkflowId"], [me, bot], fold_first_then_shove())
         closed = await eventually(lambda: state("closed"), 60)
         winner = next(p for p in closed["standings"] if p["rank"] == 1)["playerId"]
         paid = {p["playerId"]: p for p in closed["payouts"]}
@@ -416,11 +438,13 @@ async def test_a_finished_tournaments_results_and_a_hand_in_the_verifier(
             own = (
                 await http.get(f"/tournaments/{tid}/hands/{n}", headers=player(play_settings, me))
             ).json()
-            seat = next(s for s, p in own["players"].items() if p == me)
             row = page.locator(f"#my-hands tr[data-hand='{n}']")
             await expect(row.locator("td.cardtext").first).to_have_text(
-                " ".join(own["holeCards"][seat])
+                " ".join(own["yourCards"]["cards"])
             )
+        # Hand 1 was folded: nobody's cards were shown, mine are still mine to read.
+        first_hand = (await http.get(f"/tournaments/{tid}/hands/1")).json()
+        assert first_hand["holeCards"] == {} and first_hand["board"] == []
         await page.screenshot(path=screenshots / "play-results.png", full_page=True)
 
         await page.get_by_role("link", name="Verify hand 1").click()
