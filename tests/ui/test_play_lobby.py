@@ -451,3 +451,23 @@ async def test_a_finished_tournaments_results_and_a_hand_in_the_verifier(
         await expect(page).to_have_url(re.compile(r"/verify\?url="))
         await expect(page.locator("#result")).to_have_text(re.compile(r"^OK: hand 1:"))
     watch.check()
+
+
+async def test_an_on_chain_entry_is_paid_from_the_wallet_page(
+    page: Page, play_settings: Settings, worker: Worker
+) -> None:
+    """On an on-chain deployment the tournament page sends the person to the wallet page to
+    pay (the permit is signed there), and offers no Pay button that would only be refused."""
+    chain = play_settings.model_copy(update={"money_backend": "chain"})
+    me = f"fay-{tag()}"
+    async with serve_api(chain) as url, httpx.AsyncClient(base_url=url, timeout=30) as http:
+        tid = await new_tournament(http, chain, f"Chain cup {tag()}")
+        watch = await sign_in(page, url, me)
+        await page.goto(f"{url}/play/tournaments/{tid}")
+        await page.get_by_role("button", name="Register").click()
+        await expect(page.locator("#my-status")).to_have_text("registered, not paid")
+        await expect(page.get_by_role("link", name="Pay with your wallet")).to_have_attribute(
+            "href", f"/play/tournaments/{tid}/wallet"
+        )
+        await expect(page.get_by_role("button", name=re.compile("^Pay"))).to_have_count(0)
+    watch.check()
