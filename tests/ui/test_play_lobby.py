@@ -32,9 +32,9 @@ from temporalio.worker import Worker
 
 from core.settings import Settings
 from tests.conftest import serve_api
-from tests.integration.bots import Policy, play, shove
+from tests.integration.bots import Policy, passive, play, shove
 from tests.integration.helpers import admin, balance, credit, eventually, player
-from tests.integration.test_rooms import open_room, record
+from tests.integration.test_rooms import open_room, record, workflow_id
 
 ENTRY_FEE = 100
 PHONE: ViewportSize = {"width": 390, "height": 844}
@@ -327,7 +327,7 @@ async def test_register_pay_and_leave_by_clicking_with_each_refusal_as_a_sentenc
 
 
 async def test_join_and_leave_a_cash_room_with_the_balance_shown(
-    page: Page, play_url: str, play_settings: Settings, screenshots: Path
+    page: Page, play_url: str, play_settings: Settings, client: Client, screenshots: Path
 ) -> None:
     me = f"dee-{tag()}"
     async with httpx.AsyncClient(base_url=play_url, timeout=30) as http:
@@ -340,6 +340,21 @@ async def test_join_and_leave_a_cash_room_with_the_balance_shown(
         await expect(page.locator("#balance")).to_have_text("3,000")
         seat = page.get_by_label(re.compile("^Seat"))
         await expect(seat).to_have_attribute("max", "3")
+        # A seat taken meanwhile: the sentence, and no chip moves.
+        other = f"gus-{tag()}"
+        await credit(http, play_settings, other, 1000)
+        r = await http.post(
+            f"/rooms/{room_id}/join", json={"seat": 1}, headers=player(play_settings, other)
+        )
+        assert r.status_code == 200, r.text
+        await seat.fill("1")
+        await page.get_by_role("button", name="Join with 1,000 chips").click()
+        refusal = page.locator("#refusal")
+        await expect(refusal).to_have_attribute("data-code", "seat_taken")
+        await expect(refusal).to_have_text(
+            "That seat is taken: choose another, or leave the seat empty."
+        )
+        assert await balance(http, play_settings, me) == 3_000
         await seat.fill("2")
         await page.get_by_role("button", name="Join with 1,000 chips").click()
         await expect(page.locator("#notice")).to_contain_text("You have a seat")
@@ -349,13 +364,32 @@ async def test_join_and_leave_a_cash_room_with_the_balance_shown(
             "href", f"/play/rooms/{room_id}/table"
         )
         await page.screenshot(path=screenshots / "play-room.png", full_page=True)
-        assert (await record(http, room_id))["players"][0]["seat"] == 2
+        seats = {p["handle"]: p["seat"] for p in (await record(http, room_id))["players"]}
+        assert seats == {f"@{other}": 1, f"@{me}": 2}
 
+        # Two seated: a hand is running, so the leave waits for its end.
         await page.get_by_role("button", name="Leave the room").click()
-        await expect(page.locator("#notice")).to_contain_text("You left the room")
-        await expect(page.locator("#balance")).to_have_text("3,000")
-        assert await balance(http, play_settings, me) == 3_000
-    watch.check()
+        await expect(page.locator("#notice")).to_contain_text("You leave when this hand ends")
+        await play(
+            client,
+            workflow_id(room_id),
+            [me, other],
+            passive,
+            until=lambda view: me not in {s.player_id for s in view.seats},
+        )
+
+        async def gone() -> dict[str, Any] | None:
+            rec = await record(http, room_id)
+            return rec if f"@{me}" not in {p["handle"] for p in rec["players"]} else None
+
+        rec = await eventually(gone, 30)
+        # No rake in a room: every chip is the two balances or the other's stack.
+        left_with = 3_000 + 1_000 - rec["players"][0]["stack"]
+        assert await balance(http, play_settings, me) == left_with
+        await page.goto(f"{play_url}/play/rooms/{room_id}")
+        await expect(page.locator("#balance")).to_have_text(f"{left_with:,}")
+        await expect(page.get_by_role("button", name="Join with 1,000 chips")).to_be_visible()
+    watch.check(409)
 
 
 async def test_a_finished_tournaments_results_and_a_hand_in_the_verifier(
