@@ -10,21 +10,39 @@ from __future__ import annotations
 
 import hmac
 import re
+from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from api.auth import valid_user_id, verify_player_token
+from api.auth import Caller, valid_user_id, verify_player_token
+from api.deps import ID_PATTERN
 from api.errors import ApiError
-from api.play.pages import dev_sign_in_allowed, render, see_other, signed_in, static_file
+from api.play import lobby as data
+from api.play.pages import (
+    dev_sign_in_allowed,
+    render,
+    see_other,
+    signed_in,
+    static_file,
+    templates,
+)
+from api.play.refusals import sentences_json
 from api.play.session import clear_player_cookie, cookie_token, csrf_token, set_player_cookie
 from api.ui.auth import read_form
 from core.tokens import mint_player_token
+from domain.settings import validate_settings
 
 router = APIRouter(prefix="/play", tags=["players' pages"], include_in_schema=False)
 
 DEV_SESSION_SECONDS = 12 * 3600
 NAME = re.compile(r"^[A-Za-z0-9_.-]{1,40}$")
+ID = re.compile(ID_PATTERN)
+
+# Every page (base.html) carries the refusal sentences for window.sng.refusal.
+templates.env.globals["refusal_sentences"] = sentences_json()
+templates.env.globals["kind_label"] = data.kind_label
+templates.env.filters["percent"] = lambda share: f"{share:g}%"
 
 
 @router.get("/static/{name}")
@@ -32,12 +50,111 @@ async def static(name: str) -> Response:
     return static_file(name)
 
 
+def _missing(request: Request, caller: Caller, noun: str, ident: str) -> HTMLResponse:
+    """The 404 page of a tournament or room that does not exist (or cannot be an id)."""
+    return render(
+        request, "missing.html", {"noun": noun, "ident": ident}, caller=caller, status_code=404
+    )
+
+
+async def _lists(request: Request) -> dict[str, Any]:
+    db = request.app.state.db
+    filters = data.Filters.parse(request)
+    return {
+        "filters": filters,
+        "tournaments": await data.tournament_cards(db, filters),
+        "rooms": await data.room_cards(db, filters),
+        "kinds": data.KIND_LABELS,
+        "refresh_ms": int(request.app.state.settings.admin_refresh_seconds * 1000),
+    }
+
+
 @router.get("", response_class=HTMLResponse)
 async def lobby(request: Request) -> Response:
     caller = await signed_in(request)
     if caller is None:
         return see_other("/play/signin")
-    return render(request, "lobby.html", {}, caller=caller)
+    context = await _lists(request)
+    context["balance"] = await data.balance_of(request.app.state.db, caller.owner)
+    context["faucet"] = request.app.state.settings.env == "dev"
+    return render(request, "lobby.html", context, caller=caller)
+
+
+@router.get("/lobby/lists", response_class=HTMLResponse)
+async def lobby_lists(request: Request) -> Response:
+    """The lobby's lists alone, for the page's refresh (live counts without a reload)."""
+    caller = await signed_in(request)
+    if caller is None:
+        return Response(status_code=401)
+    return render(request, "_lobby_lists.html", await _lists(request), caller=caller)
+
+
+@router.get("/tournaments/{tournament_id}", response_class=HTMLResponse)
+async def tournament_page(request: Request, tournament_id: str) -> Response:
+    caller = await signed_in(request)
+    if caller is None:
+        return see_other("/play/signin")
+    db = request.app.state.db
+    if not ID.fullmatch(tournament_id) or not await data.tournament_exists(db, tournament_id):
+        return _missing(request, caller, "tournament", tournament_id)
+    t = await data.tournament(request, tournament_id)
+    mine = next(
+        (e for e in t.entrants if e.player_id == caller.user_id and e.status != "released"), None
+    )
+    settings = validate_settings(t.settings)
+    context = {
+        "t": t,
+        "mine": mine,
+        "seated": [e for e in t.entrants if e.status != "released"],
+        "levels": t.tournament_schedule.levels,
+        "places": data.payout_places(settings, t.field_size or t.seats),
+        "balance": await data.balance_of(db, caller.owner),
+        "chain": request.app.state.settings.money_backend == "chain",
+        "faucet": request.app.state.settings.env == "dev",
+        "done": request.query_params.get("done", ""),
+    }
+    return render(request, "tournament.html", context, caller=caller)
+
+
+@router.get("/tournaments/{tournament_id}/results", response_class=HTMLResponse)
+async def results_page(request: Request, tournament_id: str) -> Response:
+    caller = await signed_in(request)
+    if caller is None:
+        return see_other("/play/signin")
+    db = request.app.state.db
+    if not ID.fullmatch(tournament_id) or not await data.tournament_exists(db, tournament_id):
+        return _missing(request, caller, "tournament", tournament_id)
+    t = await data.tournament(request, tournament_id)
+    hands = await data.hand_lines(request, tournament_id, caller.user_id)
+    context = {
+        "t": t,
+        "standings": sorted(t.standings, key=lambda p: (p.rank, p.place)),
+        "payouts": {p.player_id: p for p in t.payouts},
+        "hands": hands,
+        "my_hands": [h for h in hands if h.mine],
+        "hand_limit": data.HAND_LIMIT,
+    }
+    return render(request, "results.html", context, caller=caller)
+
+
+@router.get("/rooms/{room_id}", response_class=HTMLResponse)
+async def room_page(request: Request, room_id: str) -> Response:
+    caller = await signed_in(request)
+    if caller is None:
+        return see_other("/play/signin")
+    db = request.app.state.db
+    room = await data.room(db, room_id) if ID.fullmatch(room_id) else None
+    if room is None:
+        return _missing(request, caller, "room", room_id)
+    mine = next((p for p in room.players if p.handle == f"@{caller.user_id}"), None)
+    context = {
+        "r": room,
+        "mine": mine,
+        "balance": await data.balance_of(db, caller.owner),
+        "faucet": request.app.state.settings.env == "dev",
+        "done": request.query_params.get("done", ""),
+    }
+    return render(request, "room.html", context, caller=caller)
 
 
 @router.get("/signin", response_class=HTMLResponse)

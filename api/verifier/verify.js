@@ -155,3 +155,11 @@ async function run() {
   }
 }
 document.getElementById("check").addEventListener("click", run);
+
+// /verify?url=/tournaments/{id}/hands/{n} (the players' results page links here): the record
+// of this server at that path is fetched and checked at once. Paths on this server only.
+const linked = new URLSearchParams(window.location.search).get("url");
+if (linked && linked.startsWith("/") && !linked.startsWith("//")) {
+  document.getElementById("url").value = linked;
+  run();
+}
