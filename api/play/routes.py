@@ -109,7 +109,7 @@ async def tournament_page(request: Request, tournament_id: str) -> Response:
         "levels": t.tournament_schedule.levels,
         "places": data.payout_places(settings, t.field_size or t.seats),
         "balance": await data.balance_of(db, caller.owner),
-        "chain": request.app.state.settings.money_backend == "chain",
+        "chain": t.money_backend == "chain",
         "faucet": request.app.state.settings.env == "dev",
         "done": request.query_params.get("done", ""),
     }
