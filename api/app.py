@@ -17,6 +17,7 @@ from api.fastpath import GameStateFastPath
 from api.gamestate import GameStateCache
 from api.guards import LoopbackHostOnly, RefuseNul, SameOriginWebSockets
 from api.play import routes as play_pages
+from api.play import table as play_table
 from api.preplay import PrePlayRows
 from api.ratelimit import RateLimit
 from api.readcache import SingleFlight
@@ -132,6 +133,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(admin_pages.router)
     app.include_router(room_pages.router)
     app.include_router(play_pages.router)
+    app.include_router(play_table.router)
 
     @app.get("/healthz", tags=["ops"])
     async def healthz() -> dict[str, str]:
