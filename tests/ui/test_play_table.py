@@ -169,7 +169,10 @@ async def test_two_people_and_four_bots_play_a_tournament_to_the_end_by_clicking
     bots = [f"{tid}-{n}" for n in range(2, 6)]
     ann, ann_page, ann_seen = await person(browser, ui_url, people[0])
     bob, bob_page, bob_seen = await person(browser, ui_url, people[1], PHONE)
+    eve, eve_page, eve_seen = await person(browser, ui_url, None)
     try:
+        await eve_page.goto(f"{ui_url}/play/tournaments/{tid}/table")
+        await expect(eve_page.get_by_text("You are watching")).to_be_visible()
         for page in (ann_page, bob_page):
             await page.goto(f"{ui_url}/play/tournaments/{tid}/table")
             await expect(page.get_by_role("heading", name=tid)).to_be_visible()
@@ -191,6 +194,12 @@ async def test_two_people_and_four_bots_play_a_tournament_to_the_end_by_clicking
                 "href", f"/play/tournaments/{tid}/results"
             )
         await bob_page.screenshot(path=str(screenshots / "play-table-tournament-phone.png"))
+        # The anonymous observer followed the public events to the end, and saw no cards.
+        await expect(eve_page.locator("#over")).to_be_visible()
+        await expect(eve_page.locator("#log")).to_contain_text("The tournament has ended")
+        assert await eve_page.locator("#hole, #seats .card").count() == 0
+        assert "holeCards" not in json.dumps(eve_seen.frames)
+        eve_seen.check()
         async with httpx.AsyncClient(base_url=ui_url, timeout=15) as http:
             r = await http.get(f"/tournaments/{tid}")
             assert r.json()["state"] in ("ended", "settling", "closed"), r.text
@@ -199,8 +208,8 @@ async def test_two_people_and_four_bots_play_a_tournament_to_the_end_by_clicking
             seen.check()
             assert not [f for f in seen.frames if isinstance(f, dict) and "version" in f]
     finally:
-        await ann.close()
-        await bob.close()
+        for context in (ann, bob, eve):
+            await context.close()
 
 
 def _fold_or_check(legal: dict[str, Any]) -> tuple[str, int | None]:
@@ -229,15 +238,20 @@ async def test_a_person_plays_a_room_hand_sees_a_refusal_reconnects_and_leaves(
                 await expect(page.locator("#hole .card")).to_have_count(2)
                 await page.screenshot(path=str(screenshots / "play-table-room.png"))
 
-                # A wrong amount, sent as typed: the refusal shows, nothing changed.
+                # The pot shortcuts set an amount within the legal bounds.
                 amount = page.get_by_label("Amount (bet or raise to)")
+                low = int(await amount.get_attribute("min") or 0)
                 top = int(await amount.get_attribute("max") or 0)
-                assert top > 0
+                assert 0 < low <= top
+                await page.get_by_role("button", name="Pot", exact=True).click()
+                assert low <= int(await amount.input_value()) <= top
+                # A wrong amount, sent as typed: the refusal shows, nothing changed.
                 await amount.fill(str(top + 1000))
                 await amount.press("Enter")
                 alert = page.get_by_role("alert")
                 await expect(alert).to_be_visible()
                 await expect(alert).to_contain_text(re.compile(r"\w"))
+                await page.screenshot(path=str(screenshots / "play-table-room-refusal.png"))
                 await expect(enabled.first).to_be_visible()
 
                 # The socket drops: the page says so, resumes, and the person still acts.

@@ -462,8 +462,6 @@
         if (answer.ok && answer.body) {
           game = answer.body;
           render();
-        } else if (answer.status === 401) {
-          $("turn").textContent = "Sign in to see the table; the results come from the public stream.";
         }
       } while (again);
     } finally {
@@ -478,7 +476,7 @@
         var data = frameOf(event.data) || {};
         setConn("");
         onMessage(type, data);
-        refreshState();
+        if (cfg.signedIn === "yes") refreshState();
       });
     });
     source.addEventListener("open", function () { setConn(""); });
@@ -500,7 +498,9 @@
     wireControls();
     openSocket(cfg.socket);
   } else {
-    refreshState();
+    // A tournament's game state needs a credential: an anonymous observer reads the events.
+    if (isRoom || cfg.signedIn === "yes") refreshState();
+    else $("turn").textContent = "Sign in to see the table; its events follow below.";
     if (isRoom) openSocket(cfg.public);
     else openEvents(cfg.public);
   }
