@@ -358,7 +358,9 @@
         render();
         break;
       case "action_required":
+        var before = turnKey();
         required = data;
+        if (turnKey() !== before) showRefusal("");  // a new turn: the last refusal is old news
         render();
         break;
       case "act_result":
