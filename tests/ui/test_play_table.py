@@ -134,7 +134,8 @@ async def click_until_over(page: Page, prefer: list[str], limit: float = 150) ->
         assert loop.time() < deadline, "the tournament did not end in time"
         for name in prefer:
             button = page.get_by_role("button", name=name, exact=True)
-            if await button.is_enabled():
+            # Once the person is out the buttons are hidden: count() does not wait.
+            if await button.count() and await button.is_enabled():
                 with contextlib.suppress(PlaywrightError):
                     await button.click(timeout=1_000)
                     clicks += 1
@@ -182,6 +183,10 @@ async def test_two_people_and_four_bots_play_a_tournament_to_the_end_by_clicking
         await expect(ann_page.locator("#my-view")).to_be_visible()
         await expect(ann_page.locator("#level")).to_contain_text("Blinds 10/20")
         await ann_page.screenshot(path=str(screenshots / "play-table-tournament.png"))
+        await expect(bob_page.locator("#hole .card")).to_have_count(2)
+        await bob_page.screenshot(
+            path=str(screenshots / "play-table-tournament-phone-start.png"), full_page=True
+        )
         async with background(play(client, table_workflow_id(tid), bots, shove, limit=150)):
             clicks = await asyncio.gather(
                 click_until_over(ann_page, ["All-in", "Call", "Check"]),
@@ -193,7 +198,9 @@ async def test_two_people_and_four_bots_play_a_tournament_to_the_end_by_clicking
             await expect(page.get_by_role("link", name="See the results")).to_have_attribute(
                 "href", f"/play/tournaments/{tid}/results"
             )
-        await bob_page.screenshot(path=str(screenshots / "play-table-tournament-phone.png"))
+        await bob_page.screenshot(
+            path=str(screenshots / "play-table-tournament-phone.png"), full_page=True
+        )
         # The anonymous observer followed the public events to the end, and saw no cards.
         await expect(eve_page.locator("#over")).to_be_visible()
         await expect(eve_page.locator("#log")).to_contain_text("The tournament has ended")
@@ -261,14 +268,19 @@ async def test_a_person_plays_a_room_hand_sees_a_refusal_reconnects_and_leaves(
                 await expect(page.locator("#table")).to_have_attribute(
                     "data-connections", str(int(before or 0) + 1)
                 )
+                await expect(page.get_by_text("Reconnecting…")).to_be_hidden()
+                await expect(enabled.first).to_be_visible()  # the same turn, asked again
                 hand = await page.evaluate("window.sngTable.game.handNumber")
+                # By keyboard this time: the focused button, Enter.
                 for name in ("Check", "Call"):
                     button = page.get_by_role("button", name=name, exact=True)
                     if await button.is_enabled():
-                        await button.click()
+                        await button.focus()
+                        await page.keyboard.press("Enter")
                         break
                 else:
                     raise AssertionError("neither Check nor Call was enabled after reconnecting")
+                await expect(page.get_by_role("alert")).to_be_hidden()
                 # Play the hand out (Check else Call) until its result shows.
                 result = page.locator("#log li", has_text=f"Hand {hand}:")
                 while not await result.count():
@@ -281,7 +293,9 @@ async def test_a_person_plays_a_room_hand_sees_a_refusal_reconnects_and_leaves(
                     else:
                         await page.wait_for_timeout(100)
                 await page.set_viewport_size(PHONE)  # type: ignore[arg-type]
-                await page.screenshot(path=str(screenshots / "play-table-room-phone.png"))
+                await page.screenshot(
+                    path=str(screenshots / "play-table-room-phone.png"), full_page=True
+                )
 
                 r = await http.post(f"/rooms/{room_id}/leave", headers=player(ui_settings, me))
                 assert r.status_code in (200, 202), r.text

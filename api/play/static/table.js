@@ -93,7 +93,7 @@
       level.appendChild(el("span", "", "Level " + (t.currentLevel + 1)));  // the wire counts from 0
       level.appendChild(el("span", "", "Blinds " + chips(t.smallBlind) + "/" + chips(t.bigBlind) +
         (t.ante ? " ante " + chips(t.ante) : "")));
-      if (t.levelEndsAt) level.appendChild(el("span", "next-level", "Next level in " + clock(t.levelEndsAt)));
+      if (t.levelEndsAt && t.state === "playing") level.appendChild(el("span", "next-level", "Next level in " + clock(t.levelEndsAt)));
     } else if (game.stakes) {
       level.appendChild(el("span", "", "Blinds " + chips(game.stakes.smallBlind) + "/" + chips(game.stakes.bigBlind)));
     }
@@ -208,6 +208,11 @@
       $("mv-jump").textContent = chips(mv.payJumpToNext);
     }
     $("sit-in").hidden = !(you && you.status === "sitting_out");
+    // Out of the game (or never dealt in): no controls to look at.
+    var out = !you || you.status === "eliminated" || you.status === "won";
+    $("actions").hidden = out;
+    $("amount-box").hidden = out;
+    $("to-call").hidden = out;
     renderActions();
   }
 
