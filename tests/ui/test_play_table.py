@@ -360,6 +360,22 @@ async def test_an_observer_sees_no_hole_cards(
             assert len(frames) > 5
             assert any(f.get("event") == "hand_result" for f in frames)
             assert _private(frames) == [], _private(frames)[:3]
+            # The page names each hand's winner right (a room's events count seats from 1).
+            names: dict[int, dict[int, str]] = {}
+            log = await page.locator("#log").inner_text()
+            checked = 0
+            for frame in frames:
+                data = frame.get("data") or {}
+                if frame.get("event") == "hand_start":
+                    names[data["handNumber"]] = {s["seat"]: s["player"] for s in data["seats"]}
+                number = data.get("handNumber")
+                if frame.get("event") != "hand_result" or f"Hand {number}:" not in log:
+                    continue  # the log keeps the newest lines only
+                for pot in data["pots"]:
+                    for seat in pot["winners"]:
+                        assert f"Hand {number}: {names[number][int(seat)]} wins" in log, log
+                        checked += 1
+            assert checked
             watched.check()
         finally:
             await context.close()

@@ -52,12 +52,13 @@
     node.setAttribute("data-card", code);
     return node;
   }
+  var seen = {};  // seat (0-based) -> player, from a room's hand_start and player_join events
   function playerAt(seat) {
-    if (!game || !game.seats) return "seat " + (seat + 1);
-    for (var i = 0; i < game.seats.length; i++) {
-      if (game.seats[i].seat === seat) return game.seats[i].playerId;
+    var seats = (game && game.seats) || [];
+    for (var i = 0; i < seats.length; i++) {
+      if (seats[i].seat === seat) return seats[i].playerId;
     }
-    return "seat " + (seat + 1);
+    return seen[seat] || "seat " + (seat + 1);
   }
   function setConn(text) {
     var node = $("conn");
@@ -401,7 +402,11 @@
       case "tournament_payout_settled":
         log(data.userId + " is paid " + chips(data.amount) + " for place " + data.position);
         break;
+      case "hand_start":
+        (data.seats || []).forEach(function (s) { seen[s.seat - 1] = s.player; });
+        break;
       case "player_join":
+        seen[data.seat - 1] = data.player;
         log(data.player + " sits down");
         break;
       case "player_leave":
@@ -435,6 +440,8 @@
       cfg.connections = root.getAttribute("data-connections");
       backoff = 1000;
       setConn("");
+      // Before a tournament's table exists its stream has no game state yet.
+      if (!game) $("turn").textContent = "Waiting for the table…";
     });
     ws.addEventListener("message", function (event) {
       var frame = frameOf(event.data);
