@@ -123,6 +123,13 @@ def _json(payload: Any) -> Any:
         return text  # an SSE body: checked as text
 
 
+def enabled_button(page: Page, name: str) -> Any:
+    """The action button ``name`` while it is shown and enabled (count() answers at once)."""
+    return page.get_by_role("button", name=name, exact=True).and_(
+        page.locator("#actions:not([hidden]) button:enabled")
+    )
+
+
 async def click_until_over(page: Page, prefer: list[str], limit: float = 150) -> int:
     """Play from the page: on each turn click the first enabled button of ``prefer``, until
     the page says the tournament is over. Returns how many actions were clicked."""
@@ -133,9 +140,8 @@ async def click_until_over(page: Page, prefer: list[str], limit: float = 150) ->
     while not await over.is_visible():
         assert loop.time() < deadline, "the tournament did not end in time"
         for name in prefer:
-            button = page.get_by_role("button", name=name, exact=True)
-            # Once the person is out the buttons are hidden: count() does not wait.
-            if await button.count() and await button.is_enabled():
+            button = enabled_button(page, name)
+            if await button.count():
                 with contextlib.suppress(PlaywrightError):
                     await button.click(timeout=1_000)
                     clicks += 1
@@ -229,7 +235,7 @@ async def test_a_person_plays_a_room_hand_sees_a_refusal_reconnects_and_leaves(
 ) -> None:
     me, bot = f"uir-{uuid.uuid4().hex[:6]}", f"uib-{uuid.uuid4().hex[:6]}"
     async with httpx.AsyncClient(base_url=ui_url, timeout=30) as http:
-        room_id = await open_room(http, ui_settings, seats=2, handPauseMs=300)
+        room_id = await open_room(http, ui_settings, seats=2, handPauseMs=300, speed="normal")
         for user in (me, bot):
             await credit(http, ui_settings, user, 5000)
             r = await http.post(
@@ -273,8 +279,8 @@ async def test_a_person_plays_a_room_hand_sees_a_refusal_reconnects_and_leaves(
                 hand = await page.evaluate("window.sngTable.game.handNumber")
                 # By keyboard this time: the focused button, Enter.
                 for name in ("Check", "Call"):
-                    button = page.get_by_role("button", name=name, exact=True)
-                    if await button.is_enabled():
+                    button = enabled_button(page, name)
+                    if await button.count():
                         await button.focus()
                         await page.keyboard.press("Enter")
                         break
@@ -283,10 +289,13 @@ async def test_a_person_plays_a_room_hand_sees_a_refusal_reconnects_and_leaves(
                 await expect(page.get_by_role("alert")).to_be_hidden()
                 # Play the hand out (Check else Call) until its result shows.
                 result = page.locator("#log li", has_text=f"Hand {hand}:")
+                loop = asyncio.get_running_loop()
+                deadline = loop.time() + 60
                 while not await result.count():
+                    assert loop.time() < deadline, "the hand did not end"
                     for name in ("Check", "Call"):
-                        button = page.get_by_role("button", name=name, exact=True)
-                        if await button.is_enabled():
+                        button = enabled_button(page, name)
+                        if await button.count():
                             with contextlib.suppress(PlaywrightError):
                                 await button.click(timeout=1_000)
                             break
