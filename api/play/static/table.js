@@ -237,7 +237,7 @@
       raise: canRaise && maxBet > 0,
       all_in: actions.indexOf("all_in") >= 0
     };
-    var busy = pending !== null;
+    var busy = pending !== null || !socket || socket.readyState !== WebSocket.OPEN;
     document.querySelectorAll("#actions button").forEach(function (b) {
       b.disabled = busy || !allowed[b.getAttribute("data-act")];
     });
@@ -442,6 +442,7 @@
       setConn("");
       // Before a tournament's table exists its stream has no game state yet.
       if (!game) $("turn").textContent = "Waiting for the table…";
+      else if (player) renderActions();
     });
     ws.addEventListener("message", function (event) {
       var frame = frameOf(event.data);
