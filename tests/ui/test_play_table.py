@@ -177,9 +177,13 @@ async def test_two_people_and_four_bots_play_a_tournament_to_the_end_by_clicking
     ann, ann_page, ann_seen = await person(browser, ui_url, people[0])
     bob, bob_page, bob_seen = await person(browser, ui_url, people[1], PHONE)
     eve, eve_page, eve_seen = await person(browser, ui_url, None)
+    cal, cal_page, cal_seen = await person(browser, ui_url, f"{tid}-watcher")
     try:
-        await eve_page.goto(f"{ui_url}/play/tournaments/{tid}/table")
-        await expect(eve_page.get_by_text("You are watching")).to_be_visible()
+        for page in (eve_page, cal_page):
+            await page.goto(f"{ui_url}/play/tournaments/{tid}/table")
+            await expect(page.get_by_text("You are watching")).to_be_visible()
+        # A signed-in observer reads the spectator's game state: the seats, no "You".
+        await expect(cal_page.locator("#seats .seat")).to_have_count(6, timeout=30_000)
         for page in (ann_page, bob_page):
             await page.goto(f"{ui_url}/play/tournaments/{tid}/table")
             await expect(page.get_by_role("heading", name=tid)).to_be_visible()
@@ -213,6 +217,18 @@ async def test_two_people_and_four_bots_play_a_tournament_to_the_end_by_clicking
         assert await eve_page.locator("#hole, #seats .card").count() == 0
         assert "holeCards" not in json.dumps(eve_seen.frames)
         eve_seen.check()
+        await expect(cal_page.locator("#over")).to_be_visible()
+        states = [f for f in cal_seen.frames if isinstance(f, dict) and "version" in f]
+        assert states and all(f["you"] is None for f in states)
+        assert all(
+            p["holeCards"] is None
+            for f in states
+            if f["hand"]
+            for p in f["hand"]["players"]
+            if not f["hand"]["over"]
+        )
+        assert await cal_page.locator("#hole").count() == 0
+        cal_seen.check()
         async with httpx.AsyncClient(base_url=ui_url, timeout=15) as http:
             r = await http.get(f"/tournaments/{tid}")
             assert r.json()["state"] in ("ended", "settling", "closed"), r.text
@@ -221,7 +237,7 @@ async def test_two_people_and_four_bots_play_a_tournament_to_the_end_by_clicking
             seen.check()
             assert not [f for f in seen.frames if isinstance(f, dict) and "version" in f]
     finally:
-        for context in (ann, bob, eve):
+        for context in (ann, bob, eve, cal):
             await context.close()
 
 
