@@ -18,6 +18,7 @@ from api.gamestate import GameStateCache
 from api.guards import LoopbackHostOnly, RefuseNul, SameOriginWebSockets
 from api.play import oidc as play_oidc
 from api.play import routes as play_pages
+from api.play import table as play_table
 from api.play import wallet as wallet_pages
 from api.preplay import PrePlayRows
 from api.ratelimit import RateLimit
@@ -138,6 +139,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(play_pages.router)
     app.include_router(wallet_pages.router)
     app.include_router(play_oidc.router)
+    app.include_router(play_table.router)
 
     @app.get("/healthz", tags=["ops"])
     async def healthz() -> dict[str, str]:
