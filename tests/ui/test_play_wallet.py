@@ -309,7 +309,7 @@ async def test_a_wrong_chain_or_a_declined_signature_pays_nothing(
     await bind_by_api(base, other, chain_info.rpc_url, account)
     bind = page.get_by_role("button", name="Bind this wallet")
     await bind.click()
-    await expect(alert).to_contain_text("bound to another account")
+    await expect(alert).to_contain_text("That wallet belongs to another account")
     await expect(page.locator("#wallet-bound")).to_have_text("Not bound to your account yet")
     async with httpx.AsyncClient(base_url=base, timeout=30) as http:
         r = await http.delete(f"/me/wallets/{account}", headers=other)
