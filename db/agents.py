@@ -76,6 +76,17 @@ def _live(agent_id: str) -> SelectOfScalar[Agent]:
     return select(Agent).where(Agent.agent_id == agent_id, col(Agent.revoked_at).is_(None))
 
 
+async def owned_by(db: Database, owner_user_id: str) -> list[Agent]:
+    """An owner's live (unrevoked) agents, oldest first."""
+    async with db.session() as session:
+        query = (
+            select(Agent)
+            .where(Agent.owner_user_id == owner_user_id, col(Agent.revoked_at).is_(None))
+            .order_by(col(Agent.created_at))
+        )
+        return list(await session.exec(query))
+
+
 async def by_id(db: Database, agent_id: str) -> Agent | None:
     """The live agent with this id, or None (unknown or revoked)."""
     async with db.session() as session:

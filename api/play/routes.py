@@ -31,6 +31,7 @@ from api.play.refusals import sentences_json
 from api.play.session import clear_player_cookie, cookie_token, csrf_token, set_player_cookie
 from api.ui.auth import read_form
 from core.tokens import mint_player_token
+from db import agents
 from domain.settings import validate_settings
 
 router = APIRouter(prefix="/play", tags=["players' pages"], include_in_schema=False)
@@ -110,6 +111,12 @@ async def tournament_page(request: Request, tournament_id: str) -> Response:
         "places": data.payout_places(settings, t.field_size or t.seats),
         "balance": await data.balance_of(db, caller.owner),
         "chain": t.money_backend == "chain",
+        # A CoPilot registration names one of the person's own agents that has the skill.
+        "advisors": [
+            a
+            for a in await agents.owned_by(db, caller.owner)
+            if t.kind == "copilot" and "poker:sng" in a.skills
+        ],
         "faucet": request.app.state.settings.env == "dev",
         "done": request.query_params.get("done", ""),
     }

@@ -25,6 +25,32 @@ router = APIRouter(prefix="/me", tags=["me"])
 FAUCET_MAX = 100_000
 
 
+class MyAgent(WireModel):
+    """One of the caller's own live agents (never its key): what a CoPilot registration names
+    as ``advisorAgentId``."""
+
+    agent_id: str
+    name: str
+    skills: list[str]
+    key_prefix: str
+    created_at: datetime
+
+
+@router.get("/agents", response_model=list[MyAgent], response_model_by_alias=True)
+async def my_agents(caller: CurrentPlayer, db: DbDep) -> list[MyAgent]:
+    """The live agents the caller owns (an agent's: its owner's), oldest first."""
+    return [
+        MyAgent(
+            agent_id=a.agent_id,
+            name=a.name,
+            skills=list(a.skills),
+            key_prefix=a.key_prefix,
+            created_at=a.created_at,
+        )
+        for a in await agents.owned_by(db, caller.owner)
+    ]
+
+
 class FaucetBody(WireModel):
     amount: int = Field(gt=0, le=FAUCET_MAX, strict=True)
 

@@ -156,6 +156,7 @@ ROWS = [
         player_reserved,
     ),
     Row("GET", "/me/balance", (401, 200, 200, 200, 401)),
+    Row("GET", "/me/agents", (401, 200, 200, 200, 401)),
     # The faucet exists only in dev mode; the tests run as env=test.
     Row("POST", "/me/faucet", (401, 403, 403, 403, 401), {"amount": 10}),
     Row("POST", "/me/wallets/challenge", (401, 200, 200, 200, 401), {"address": "0x" + "ab" * 20}),

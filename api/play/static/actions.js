@@ -11,7 +11,7 @@
       var button = form.querySelector("button[type=submit]");
       var body = {};
       var any = false;
-      form.querySelectorAll("input[name]").forEach(function (input) {
+      form.querySelectorAll("input[name], select[name]").forEach(function (input) {
         var value = input.value.trim();
         if (value === "") return;
         body[input.name] = (input.type === "number" || input.dataset.type === "number") ? Number(value) : value;
