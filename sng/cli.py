@@ -222,6 +222,23 @@ def demo(
 
 
 @app.command()
+def advisor(
+    key: str = typer.Option(..., "--key", help="the advisor agent's key (sk_...)"),
+    tournament: str = typer.Option(..., "--tournament", help="the copilot tournament's id"),
+    api_url: str = typer.Option("", "--api", help="the API's URL (default: from settings)"),
+) -> None:
+    """Run the bundled CoPilot advisor for the player whose entry names this agent
+    (docs/copilot.md): advice on each of their turns until the tournament ends."""
+    import asyncio
+
+    from sdk.advisor import run_advisor
+
+    settings = get_settings()
+    url = api_url or f"http://{settings.api_host}:{settings.api_port}"
+    asyncio.run(run_advisor(url, key, tournament))
+
+
+@app.command()
 def token(
     user_id: str = typer.Argument(..., help="the player's user id (the token's sub)"),
     ttl: int = typer.Option(86_400, help="seconds until it expires"),
