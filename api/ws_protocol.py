@@ -15,7 +15,8 @@ document): nothing in the document is a hand-written field list.
 - ``{"event": "end"}`` after the stream's final event; the server then closes.
 - Client to server: ``act`` and ``seed`` (``CLIENT_MESSAGES``): the route parses each with
   its model here, so what the document describes is what the server accepts.
-- The CoPilot advisor's socket (``/tournaments/{id}/advisor/ws``, docs/copilot.md):
+- The CoPilot advisor's sockets (``/tournaments/{id}/advisor/ws``,
+  ``/rooms/{id}/advisor/ws``, docs/copilot.md):
   ``advice_request`` to the advisor, ``advice`` (``AdviceAnswer``) back, answered by
   ``advice_result`` or an ``error``; the player's own sockets carry the accepted ``advice``.
 
@@ -184,6 +185,7 @@ SERVER_MESSAGES: dict[str, dict[str, type[BaseModel]]] = {
     "tournamentPlayer": _server_messages(TOURNAMENT_EVENTS),
     "roomPlayer": _server_messages(ROOM_EVENTS),
     "tournamentAdvisor": ADVISOR_SENT,
+    "roomAdvisor": ADVISOR_SENT,
 }
 """Each socket's messages from the server, by ``event``."""
 
@@ -191,14 +193,16 @@ RECEIVED: dict[str, dict[str, type[BaseModel]]] = {
     "tournamentPlayer": dict(CLIENT_MESSAGES),
     "roomPlayer": dict(CLIENT_MESSAGES),
     "tournamentAdvisor": ADVISOR_MESSAGES,
+    "roomAdvisor": ADVISOR_MESSAGES,
 }
 """Each socket's messages from the client, by ``type``."""
-ADVISORS = frozenset({"tournamentAdvisor"})
+ADVISORS = frozenset({"tournamentAdvisor", "roomAdvisor"})
 """The advisor channels (no resuming: a request is for the turn at hand)."""
 REPLIES: dict[str, dict[str, type[BaseModel]]] = {
     "tournamentPlayer": ANSWERS,
     "roomPlayer": ANSWERS,
     "tournamentAdvisor": ADVISOR_ANSWERS,
+    "roomAdvisor": ADVISOR_ANSWERS,
 }
 
 CHANNELS: dict[str, dict[str, Any]] = {
@@ -217,6 +221,11 @@ CHANNELS: dict[str, dict[str, Any]] = {
         "title": "A CoPilot advisor agent's socket (docs/copilot.md)",
         "parameters": {"tournamentId": {"description": "The tournament's id."}},
     },
+    "roomAdvisor": {
+        "address": "/rooms/{roomId}/advisor/ws",
+        "title": "A CoPilot advisor agent's socket at a cash room (docs/copilot.md)",
+        "parameters": {"roomId": {"description": "The room's id."}},
+    },
 }
 
 DESCRIPTION = """\
@@ -224,8 +233,8 @@ A player's (or an agent's) own stream of a tournament or a cash room, on which i
 (docs/events.md). Each frame is one JSON text message. The handshake carries the same
 credentials as the HTTP API (`Authorization: Bearer <token>` or `X-Agent-Key`); `?after=<id>`
 resumes after a streamed message's `id`. A CoPilot advisor agent has a socket of its own per
-tournament (`tournamentAdvisor`, docs/copilot.md): it is asked for advice on each turn of the
-player it advises and answers with `advice`; it can never act.
+tournament or cash room (`tournamentAdvisor`, `roomAdvisor`, docs/copilot.md): it is asked
+for advice on each turn of the player it advises and answers with `advice`; it never acts.
 
 Close codes: 4401 no valid credential, or it expired or was revoked while open; 4403 (advisor
 socket) not an agent, or an agent that advises no player there; 4404 no such

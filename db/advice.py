@@ -1,7 +1,9 @@
 """CoPilot advice (docs/copilot.md): who an advisor agent advises, and the advice it gave.
 
 The binding is the tournament's own: the entry's ``advisorAgentId``, checked by the workflow at
-registration and kept in ``entrants.advisor_agent_id`` (a released entry binds nothing). The
+registration and kept in ``entrants.advisor_agent_id`` (a released entry binds nothing). A cash
+room's is the API's (``room_advisors``): checked and written by the join route once the room
+took the join (the room's workflow knows nothing of advisors). The
 advice an advisor gives is written here by the API (its socket) and read by the advised player's
 stream: it goes through PostgreSQL, never through a workflow or one replica's memory.
 """
@@ -14,7 +16,7 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlmodel import col, select
 
 from db.engine import Database
-from db.models import Advice, Entrant
+from db.models import Advice, Entrant, RoomAdvisor, utcnow
 from wire.messages import EntrantStatus
 
 
@@ -31,6 +33,34 @@ async def advised_players(db: Database, tournament_id: str, agent_id: str) -> li
             .order_by(col(Entrant.player_id))
         )
         return list(rows)
+
+
+async def room_advised_players(db: Database, room_id: str, agent_id: str) -> list[str]:
+    """The players of a cash room who named ``agent_id`` as their advisor when they joined."""
+    async with db.session() as session:
+        rows = await session.exec(
+            select(RoomAdvisor.player_id)
+            .where(RoomAdvisor.room_id == room_id, RoomAdvisor.advisor_agent_id == agent_id)
+            .order_by(col(RoomAdvisor.player_id))
+        )
+        return list(rows)
+
+
+async def bind_room_advisor(db: Database, room_id: str, player_id: str, agent_id: str) -> None:
+    """Bind (or rebind) a room player's advisor: written once the room took the join."""
+    stmt = insert(RoomAdvisor).values(
+        room_id=room_id, player_id=player_id, advisor_agent_id=agent_id, bound_at=utcnow()
+    )
+    stmt = stmt.on_conflict_do_update(
+        index_elements=["room_id", "player_id"],
+        set_={
+            "advisor_agent_id": stmt.excluded.advisor_agent_id,
+            "bound_at": stmt.excluded.bound_at,
+        },
+    )
+    async with db.session() as session:
+        await session.exec(stmt)
+        await session.commit()
 
 
 async def record(

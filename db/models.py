@@ -318,3 +318,16 @@ class Advice(SQLModel, table=True):
     amount: int | None = _chips(default=None, nullable=True)
     reason: str = Field(max_length=280)
     created_at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))
+
+
+class RoomAdvisor(SQLModel, table=True):
+    """A copilot cash room's advisor binding (docs/copilot.md): the advisor agent a person named
+    when they joined, written by the API once the room took the join (the room's workflow
+    knows nothing of advisors). A later join of the same player replaces it."""
+
+    __tablename__ = "room_advisors"
+
+    room_id: str = Field(primary_key=True, max_length=64)
+    player_id: str = Field(primary_key=True, max_length=120)
+    advisor_agent_id: str = Field(index=True, max_length=100)
+    bound_at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))

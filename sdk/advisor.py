@@ -14,7 +14,8 @@ It connects to ``/tournaments/{id}/advisor/ws`` with its agent key, and answers 
   push"``.
 
 Run it: ``python -m sdk.advisor --url http://127.0.0.1:8000 --key sk_… --tournament T`` (or
-``sng advisor …``). It never acts: the player decides.
+``--room R``; or ``sng advisor …``). In a cash room (no tournament view) M is the stack over
+one orbit of the room's stakes. It never acts: the player decides.
 """
 
 from __future__ import annotations
@@ -72,6 +73,20 @@ def push_threshold(m: float, pressure: float) -> float:
     return threshold + (TIGHTEN if pressure >= BUBBLE_PRESSURE else 0.0)
 
 
+def m_from_stakes(state: dict[str, Any]) -> float:
+    """A cash room's M (no tournament view): the stack over one orbit of the room's stakes.
+
+    >>> m_from_stakes({"stakes": {"smallBlind": 5, "bigBlind": 10, "ante": 0},
+    ...                "you": {"stack": 300}, "hand": {"players": [{}, {}]}})
+    20.0
+    """
+    stakes = state.get("stakes") or {}
+    dealt = len((state.get("hand") or {}).get("players", [])) or 1
+    orbit = stakes.get("smallBlind", 0) + stakes.get("bigBlind", 0) + stakes.get("ante", 0) * dealt
+    stack = (state.get("you") or {}).get("stack") or 0
+    return float(stack) / orbit if orbit else 99.0
+
+
 def _passive(legal: dict[str, Any]) -> str:
     return "check" if "check" in legal["actions"] else "fold"
 
@@ -91,7 +106,7 @@ def advise(state: dict[str, Any], rng: random.Random | None = None) -> Suggestio
     legal = state["legalActions"]
     actions = legal["actions"]
     view = state.get("tournamentMyView") or {}
-    m = float(view.get("mRatio", 99.0))
+    m = float(view["mRatio"]) if "mRatio" in view else m_from_stakes(state)
     jump = float(view.get("payJumpToNext", 0))
     icm = float(view.get("icmEquity", 0.0))
     pressure = jump / icm if icm > 0 else 0.0
@@ -156,19 +171,24 @@ def advise(state: dict[str, Any], rng: random.Random | None = None) -> Suggestio
 async def run_advisor(
     url: str,
     key: str,
-    tournament_id: str,
+    tournament_id: str | None = None,
     *,
+    room_id: str | None = None,
     delay: float = 0.0,
     seed: int = 0,
     log: list[dict[str, Any]] | None = None,
 ) -> None:
-    """Advise on every request until the tournament ends (the socket's ``end``). ``delay``
-    waits before each answer (a slow advisor); ``log``, when given, gets every frame either
-    way (tests and debugging)."""
+    """Advise on every request until the tournament ends or the room closes (the socket's
+    ``end``): a tournament's players, or with ``room_id`` a cash room's. ``delay`` waits
+    before each answer (a slow advisor); ``log``, when given, gets every frame either way
+    (tests and debugging)."""
+    if (tournament_id is None) == (room_id is None):
+        raise ValueError("advise at one tournament or one room")
+    path = f"/rooms/{room_id}" if room_id is not None else f"/tournaments/{tournament_id}"
     rng = random.Random(seed)
     ws_url = url.replace("http://", "ws://").replace("https://", "wss://").rstrip("/")
     async with connect(
-        f"{ws_url}/tournaments/{tournament_id}/advisor/ws",
+        f"{ws_url}{path}/advisor/ws",
         additional_headers={"X-Agent-Key": key},
     ) as ws:
         async for raw in ws:
@@ -205,9 +225,11 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--url", default="http://127.0.0.1:8000", help="the API's base URL")
     parser.add_argument("--key", required=True, help="the advisor agent's key (sk_…)")
-    parser.add_argument("--tournament", required=True, help="the tournament's id")
+    where = parser.add_mutually_exclusive_group(required=True)
+    where.add_argument("--tournament", help="the copilot tournament's id")
+    where.add_argument("--room", help="the copilot cash room's id")
     args = parser.parse_args(argv)
-    asyncio.run(run_advisor(args.url, args.key, args.tournament))
+    asyncio.run(run_advisor(args.url, args.key, args.tournament, room_id=args.room))
 
 
 if __name__ == "__main__":

@@ -141,3 +141,14 @@ def test_every_advice_is_one_the_server_accepts(seed: int) -> None:
         else:
             assert advice.amount is None
         assert 0 < len(advice.reason) <= 280
+
+
+def test_in_a_cash_room_the_m_comes_from_the_stakes() -> None:
+    room = state(["Kh", "8d"], m=0.0, to_call=400)
+    del room["tournamentMyView"]
+    room["stakes"] = {"smallBlind": 5, "bigBlind": 10, "ante": 0}
+    room["you"]["stack"] = 30  # M 2: blinded out soon, K8o is a push
+    advice = advise(room)
+    assert advice.action == "all_in" and advice.reason.startswith("M 2.0: push or fold")
+    room["you"]["stack"] = 3000  # M 200: a deep stack folds K8o to a big bet
+    assert advise(room).action == "fold"

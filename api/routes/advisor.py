@@ -1,8 +1,10 @@
 """CoPilot: the advisor agent's socket (docs/copilot.md).
 
-An advisor agent (its ``X-Agent-Key``) connects to ``/tournaments/{id}/advisor/ws``. The
-players it advises there are the entries whose ``advisorAgentId`` names it (bound at
-registration, checked by the tournament workflow; ``db/advice.py``). On each turn of one of
+An advisor agent (its ``X-Agent-Key``) connects to ``/tournaments/{id}/advisor/ws`` or
+``/rooms/{id}/advisor/ws``. The players it advises there are the entries whose
+``advisorAgentId`` names it (bound at registration, checked by the tournament workflow), or
+the room's players who named it when they joined (checked and bound by the join route;
+``db/advice.py``). On each turn of one of
 them it gets ``advice_request {requestId, playerId, handNumber, turn, deadline, legalActions,
 gameState}``: ``gameState`` is that player's own game state, from the same pushed read model
 the player's stream reads (api/gamestate.py: no Temporal query, no Update), so it holds that
@@ -25,6 +27,7 @@ import contextlib
 import json
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 from fastapi import APIRouter, WebSocket
@@ -40,13 +43,14 @@ from api.routes.player_stream import (
     _error,
     _ws_caller,
 )
+from api.routes.rooms import room_state_for
 from api.stream_auth import StreamCredential
 from api.streams import Outbox, StreamSlots, run_socket
 from api.ws_protocol import ADVISOR_MESSAGES, AdviceAnswer
 from db import advice
-from db.models import Tournament
+from db.models import Room, Tournament
 from domain.errors import DomainError, ErrorCode
-from wire.ids import table_workflow_id
+from wire.ids import room_workflow_id, table_workflow_id
 from wire.stream_messages import AdviceRequest, AdviceResult
 
 router = APIRouter(tags=["copilot"])
@@ -60,6 +64,23 @@ ADVISOR_CLOSE_CODES = {
 """A refused handshake's close code (4404 for anything else: no such tournament)."""
 ENDED = frozenset({"cancelled", "ended", "settling", "closed"})
 """A tournament in these states asks for no more advice: the socket ends."""
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Where an advisor advises: a tournament's table or a cash room's."""
+
+    id: str
+    """The tournament's or the room's id (the ``advice`` rows' ``scope_id``)."""
+    room: bool
+
+    @property
+    def table_id(self) -> str:
+        return room_workflow_id(self.id) if self.room else table_workflow_id(self.id)
+
+    @property
+    def tournament_id(self) -> str | None:
+        return None if self.room else self.id
 
 
 def request_id(player_id: str, hand_number: int, turn: int) -> str:
@@ -78,36 +99,41 @@ def _player_of(request: Any) -> str | None:
     return parts[2] if len(parts) == 3 and parts[2] else None
 
 
-async def _advised(app: Any, tournament_id: str, agent_id: str) -> tuple[str, list[str]]:
-    """(the tournament's state, the players ``agent_id`` advises there); refused when the
-    tournament does not exist or the agent advises nobody in it."""
-    if not VALID_ID.fullmatch(tournament_id):
-        raise ApiError(ErrorCode.NOT_FOUND, "no such tournament")
+async def _advised(app: Any, scope: Scope, agent_id: str) -> list[str]:
+    """The players ``agent_id`` advises in ``scope``; refused when the tournament or room does
+    not exist or the agent advises nobody there."""
+    noun = "room" if scope.room else "tournament"
+    if not VALID_ID.fullmatch(scope.id):
+        raise ApiError(ErrorCode.NOT_FOUND, f"no such {noun}")
     async with app.state.db.session() as session:
-        row = await session.get(Tournament, tournament_id)
+        row = await session.get(Room if scope.room else Tournament, scope.id)
     if row is None:
-        raise ApiError(ErrorCode.NOT_FOUND, "no such tournament")
-    players = await advice.advised_players(app.state.db, tournament_id, agent_id)
+        raise ApiError(ErrorCode.NOT_FOUND, f"no such {noun}")
+    players = await _players(app, scope, agent_id)
     if not players:
         raise ApiError(
             ErrorCode.NOT_AN_ADVISOR,
-            "this agent advises no player in this tournament (an entry names its advisor"
-            " with advisorAgentId when it registers)",
+            f"this agent advises no player in this {noun} (a player names their advisor with"
+            f" advisorAgentId when they {'join' if scope.room else 'register'})",
         )
-    return row.state, players
+    return players
+
+
+async def _players(app: Any, scope: Scope, agent_id: str) -> list[str]:
+    if scope.room:
+        return await advice.room_advised_players(app.state.db, scope.id, agent_id)
+    return await advice.advised_players(app.state.db, scope.id, agent_id)
 
 
 async def _player_state(
-    app: Any, tournament_id: str, player_id: str, advisor_id: str | None
+    app: Any, scope: Scope, player_id: str, advisor_id: str | None
 ) -> dict[str, Any] | None:
     """The advised player's game state from the pushed read model (None before the table
     published one); with ``advisor_id``, their hole cards sealed to the advisor's card key
     when it has one."""
     cache: GameStateCache = app.state.game_states
     try:
-        version, tview, table = await cache.get(
-            tournament_id, table_workflow_id(tournament_id), player_id
-        )
+        version, tview, table = await cache.get(scope.tournament_id, scope.table_id, player_id)
         if advisor_id is not None:
             key = await cache.card_key_of(advisor_id)
             if key is not None:
@@ -118,28 +144,30 @@ async def _player_state(
         if err.code is not ErrorCode.TEMPORARILY_UNAVAILABLE:
             raise
         return None
+    if scope.room:
+        return room_state_for(version, table, player_id)
     return tournament_game_state(version, tview, table, player_id)
 
 
 async def advisor_messages(
     app: Any,
-    tournament_id: str,
+    scope: Scope,
     agent_id: str,
     players: list[str],
     credential: StreamCredential,
     disconnected: Callable[[], Awaitable[bool]],
 ) -> AsyncIterator[dict[str, Any]]:
     """An ``advice_request`` for each new turn of each advised player, until the tournament
-    ends. The credential is checked before each request and at every idle tick."""
+    ends or the room closes. The credential is checked before each request and at every idle
+    tick."""
     cache: GameStateCache = app.state.game_states
-    table_id = table_workflow_id(tournament_id)
     asked: dict[str, tuple[int, int]] = {}
-    playing = False
+    playing = scope.room
     while True:
         await credential.check()
         if not playing:
             async with app.state.db.session() as session:
-                row = await session.get(Tournament, tournament_id)
+                row = await session.get(Tournament, scope.id)
             if row is None or row.state in ENDED:
                 return
             if row.state in PRE_PLAY:
@@ -148,9 +176,11 @@ async def advisor_messages(
                 await asyncio.sleep(POLL_SECONDS)
                 continue
             playing = True
-            players = await advice.advised_players(app.state.db, tournament_id, agent_id)
+            players = await _players(app, scope, agent_id)
+        elif scope.room:  # people join (and bind) while the room runs
+            players = await _players(app, scope, agent_id)
         for player in players:
-            body = await _player_state(app, tournament_id, player, agent_id)
+            body = await _player_state(app, scope, player, agent_id)
             if body is None:
                 continue
             you = body.get("you") or {}
@@ -173,7 +203,7 @@ async def advisor_messages(
                     }
                 ).to_wire(),
             }
-        watch = cache.snapshot(table_id)
+        watch = cache.snapshot(scope.table_id)
         if watch is not None and watch.final:
             return
         if await disconnected():
@@ -185,10 +215,9 @@ async def advisor_messages(
                 await asyncio.wait_for(watch.changed.wait(), POLL_SECONDS)
 
 
-async def give_advice(
-    app: Any, tournament_id: str, agent_id: str, players: list[str], body: AdviceAnswer
-) -> AdviceResult:
+async def give_advice(app: Any, scope: Scope, agent_id: str, body: AdviceAnswer) -> AdviceResult:
     """Check one advice against the advised player's current turn and store it."""
+    players = await _players(app, scope, agent_id)
     player = body.player_id or _player_of(body.request_id)
     if player is None:
         if len(players) != 1:
@@ -202,7 +231,7 @@ async def give_advice(
         raise ApiError(
             ErrorCode.NOT_AN_ADVISOR, "you do not advise this player here", field="playerId"
         )
-    state = await _player_state(app, tournament_id, player, None)
+    state = await _player_state(app, scope, player, None)
     you = (state or {}).get("you") or {}
     if (
         state is None
@@ -234,7 +263,7 @@ async def give_advice(
         raise ApiError(ErrorCode.VALIDATION_ERROR, "amount is for a raise only", field="amount")
     stored = await advice.record(
         app.state.db,
-        scope_id=tournament_id,
+        scope_id=scope.id,
         player_id=player,
         hand_number=body.hand_number,
         turn=body.turn,
@@ -252,9 +281,7 @@ async def give_advice(
     return AdviceResult(ok=True, player_id=player, hand_number=body.hand_number, turn=body.turn)
 
 
-async def _answer(
-    websocket: WebSocket, tournament_id: str, agent_id: str, players: list[str], raw: str
-) -> dict[str, Any]:
+async def _answer(websocket: WebSocket, scope: Scope, agent_id: str, raw: str) -> dict[str, Any]:
     request: Any = None
     try:
         message = json.loads(raw)
@@ -275,7 +302,7 @@ async def _answer(
         caller = await _ws_caller(websocket)  # checked again: a revoked key advises no more
         if caller.user_id != agent_id:
             raise ApiError(ErrorCode.UNAUTHORIZED, "the credential changed")
-        result = await give_advice(websocket.app, tournament_id, agent_id, players, body)
+        result = await give_advice(websocket.app, scope, agent_id, body)
         reply = {"event": "advice_result", "data": result.to_wire()}
     except json.JSONDecodeError:
         reply = _error(ErrorCode.VALIDATION_ERROR.value, "not JSON")
@@ -293,8 +320,19 @@ async def _answer(
 
 @router.websocket("/tournaments/{tournament_id}/advisor/ws")
 async def tournament_advisor_ws(websocket: WebSocket, tournament_id: str) -> None:
-    """A CoPilot advisor agent's socket: advice requests for the player it advises, its
-    advice back (docs/copilot.md)."""
+    """A CoPilot advisor agent's socket: advice requests for the player it advises in a
+    copilot tournament, its advice back (docs/copilot.md)."""
+    await _serve(websocket, Scope(tournament_id, room=False))
+
+
+@router.websocket("/rooms/{room_id}/advisor/ws")
+async def room_advisor_ws(websocket: WebSocket, room_id: str) -> None:
+    """A CoPilot advisor agent's socket: advice requests for the players it advises in a
+    copilot cash room, its advice back (docs/copilot.md)."""
+    await _serve(websocket, Scope(room_id, room=True))
+
+
+async def _serve(websocket: WebSocket, scope: Scope) -> None:
     await websocket.accept()  # first, so a refusal reaches the client as its close code
     try:
         caller = await _ws_caller(websocket)
@@ -302,7 +340,7 @@ async def tournament_advisor_ws(websocket: WebSocket, tournament_id: str) -> Non
             raise ApiError(
                 ErrorCode.FORBIDDEN, "the advisor socket is an agent's: connect with its key"
             )
-        _, players = await _advised(websocket.app, tournament_id, caller.user_id)
+        players = await _advised(websocket.app, scope, caller.user_id)
     except (ApiError, DomainError) as err:
         await websocket.close(
             code=ADVISOR_CLOSE_CODES.get(err.code, 4404),
@@ -326,7 +364,7 @@ async def tournament_advisor_ws(websocket: WebSocket, tournament_id: str) -> Non
     async def pump() -> None:
         try:
             async for message in advisor_messages(
-                websocket.app, tournament_id, agent_id, players, credential, disconnected
+                websocket.app, scope, agent_id, players, credential, disconnected
             ):
                 await outbox.put(message)
         except ApiError as err:
@@ -358,7 +396,7 @@ async def tournament_advisor_ws(websocket: WebSocket, tournament_id: str) -> Non
     async def receive() -> None:
         while True:
             raw = await websocket.receive_text()
-            await outbox.put(await _answer(websocket, tournament_id, agent_id, players, raw))
+            await outbox.put(await _answer(websocket, scope, agent_id, raw))
 
     try:
         stalled = await run_socket(send(), pump(), receive())

@@ -116,8 +116,8 @@ class Target:
     """The stream was a seated player's: its end is recorded as a drop (the disconnect
     grace, docs/rooms.md)."""
     advised: bool = False
-    """A copilot tournament's: the player's turns may carry their advisor's ``advice``
-    (docs/copilot.md)."""
+    """A copilot tournament's or room's: the player's turns may carry their advisor's
+    ``advice`` (docs/copilot.md)."""
 
 
 Message = tuple[str, str, dict[str, Any]]
@@ -333,9 +333,10 @@ async def _room_target(app: Any, room_id: str, viewer: str) -> Target:
     if not VALID_ID.fullmatch(room_id):
         raise ApiError(ErrorCode.NOT_FOUND, "no such room")
     async with app.state.db.session() as session:
-        if await session.get(Room, room_id) is None:
-            raise ApiError(ErrorCode.NOT_FOUND, "no such room")
-    return Target(room_id, room_workflow_id(room_id), None, viewer)
+        row = await session.get(Room, room_id)
+    if row is None:
+        raise ApiError(ErrorCode.NOT_FOUND, "no such room")
+    return Target(room_id, room_workflow_id(room_id), None, viewer, advised=row.kind == "copilot")
 
 
 SSE_RESPONSES: dict[int | str, dict[str, Any]] = {

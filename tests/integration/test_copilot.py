@@ -493,3 +493,136 @@ async def test_a_slow_or_absent_advisor_never_delays_the_players_clock(
     # Nothing reached the table but its own timers: no Update, no signal from the advisor.
     assert EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED not in kinds
     assert EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED not in kinds
+
+
+async def _room_player(
+    url: str,
+    settings: Settings,
+    room_id: str,
+    user: str,
+    hands: int,
+    done: asyncio.Event,
+    *,
+    wait_for_advice: bool,
+) -> list[dict[str, Any]]:
+    """A person in a cash room through their own socket: calls or checks (with
+    ``wait_for_advice``, once the turn's advice came) until the room closes."""
+    got: list[dict[str, Any]] = []
+    async with connect(
+        _ws(url, f"/rooms/{room_id}/me/ws"), additional_headers=player(settings, user)
+    ) as ws:
+        pending: dict[str, Any] | None = None
+        async for raw in ws:
+            message = json.loads(raw)
+            got.append(message)
+            event, data = message["event"], message.get("data")
+            if event == "end":
+                break
+            if event == "game_state" and data["handNumber"] > hands:
+                done.set()
+            if event == "action_required":
+                if wait_for_advice:
+                    pending = data
+                    continue
+            elif not (event == "advice" and pending is not None):
+                continue
+            else:
+                data, pending = pending, None
+            actions = data["legalActions"]["actions"]
+            action = "check" if "check" in actions else "call"
+            await ws.send(
+                json.dumps(
+                    {
+                        "type": "act",
+                        "handNumber": data["handNumber"],
+                        "turn": data["turn"],
+                        "action": action,
+                    }
+                )
+            )
+    return got
+
+
+async def test_a_copilot_room_binds_the_advisor_at_the_join_and_advises_each_turn(
+    settings: Settings, api_url: str, worker: Worker
+) -> None:
+    from tests.integration.helpers import admin, credit
+    from tests.integration.test_rooms import open_room
+
+    async with httpx.AsyncClient(base_url=api_url, timeout=30) as http:
+        room_id = await open_room(http, settings, seats=2, kind="copilot")
+        plain = await open_room(http, settings, seats=2)
+        alice, bob = (f"cpr-{n}-{uuid.uuid4().hex[:6]}" for n in "ab")
+        advisors = {u: await new_agent(http, settings, u) for u in (alice, bob)}
+        unskilled = await new_agent(http, settings, alice, skills=["poker:cash-nlhe"])
+        for user in (alice, bob):
+            await credit(http, settings, user, 5000)
+
+        async def join(room: str, user: str, advisor: str | None) -> httpx.Response:
+            body = {} if advisor is None else {"advisorAgentId": advisor}
+            return await http.post(f"/rooms/{room}/join", json=body, headers=player(settings, user))
+
+        def coded(r: httpx.Response) -> tuple[int, str, str | None]:
+            return r.status_code, r.json().get("code"), r.json().get("field")
+
+        refused = "advisor_required", "advisorAgentId"
+        assert coded(await join(room_id, alice, None)) == (409, *refused)
+        assert coded(await join(room_id, alice, advisors[bob]["agentId"])) == (409, *refused)
+        assert coded(await join(room_id, alice, unskilled["agentId"])) == (409, *refused)
+        assert coded(await join(room_id, alice, "agent-nope")) == (409, *refused)
+        assert coded(await join(plain, alice, advisors[alice]["agentId"])) == (
+            409,
+            "advisor_on_non_copilot_kind",
+            "advisorAgentId",
+        )
+        # An agent at a copilot room meets the audience gate first, as at a tournament.
+        r = await http.post(
+            f"/rooms/{room_id}/join", json={}, headers=agent_headers(advisors[bob]["key"])
+        )
+        assert coded(r)[:2] == (409, "agent_not_allowed_at_human_table")
+        # The refused joins changed nothing: nobody sits, no balance moved.
+        assert (await http.get(f"/rooms/{room_id}")).json()["players"] == []
+        for user in (alice, bob):
+            r = await join(room_id, user, advisors[user]["agentId"])
+            assert r.status_code == 200, r.text
+
+        frames: list[dict[str, Any]] = []
+        advising = asyncio.create_task(
+            run_advisor(api_url, advisors[alice]["key"], room_id=room_id, log=frames)
+        )
+        done = asyncio.Event()
+        players = [
+            asyncio.create_task(
+                _room_player(api_url, settings, room_id, u, 3, done, wait_for_advice=(u == alice))
+            )
+            for u in (alice, bob)
+        ]
+        await asyncio.wait_for(done.wait(), 90)
+        r = await http.post(f"/rooms/{room_id}/close", headers=admin(settings))
+        assert r.status_code == 200, r.text
+        mine, theirs = await asyncio.wait_for(asyncio.gather(*players), 60)
+        await asyncio.wait_for(advising, 30)  # the advisor's socket ends with the room
+    asked = _turns(mine, "action_required")
+    advised = _turns(mine, "advice")
+    assert len(asked) >= 3, asked
+    # Every turn she acted on had its advice (the room may close on her last one).
+    assert advised == asked or advised == asked[:-1], (asked, advised)
+    assert "advice" not in [m["event"] for m in theirs]
+    requests = [m["data"] for m in frames if m.get("event") == "advice_request"]
+    assert [(r["handNumber"], r["turn"]) for r in requests][: len(advised)] == advised
+    for request in requests:
+        state = request["gameState"]
+        assert request["playerId"] == alice and state["roomId"] == room_id
+        seats = {s["seat"]: s["playerId"] for s in state["seats"]}
+        for seat in state["hand"]["players"]:
+            if seats[seat["seat"]] != alice:
+                assert seat["holeCards"] is None, state["hand"]
+    assert frames[-1] == {"event": "end"}
+    protocol = await _protocol(api_url)
+    for frame in frames:
+        if "sent" in frame:
+            assert protocol.accepts("roomAdvisor", frame["sent"]), frame
+        else:
+            protocol.check_sent("roomAdvisor", frame)
+    for frame in mine:
+        protocol.check_sent("roomPlayer", frame)

@@ -1,4 +1,5 @@
-"""advice: a CoPilot advisor's accepted suggestion per player turn (issue 29)
+"""advice: a CoPilot advisor's accepted suggestion per player turn; room_advisors: a copilot
+cash room's advisor bindings (issue 29)
 
 Revision ID: 0011
 Revises: 0010
@@ -33,7 +34,20 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("id"),
         sa.UniqueConstraint("scope_id", "player_id", "hand_number", "turn"),
     )
+    op.create_table(
+        "room_advisors",
+        sa.Column("room_id", sqlmodel.sql.sqltypes.AutoString(length=64), nullable=False),
+        sa.Column("player_id", sqlmodel.sql.sqltypes.AutoString(length=120), nullable=False),
+        sa.Column("advisor_agent_id", sqlmodel.sql.sqltypes.AutoString(length=100), nullable=False),
+        sa.Column("bound_at", sa.DateTime(timezone=True), nullable=False),
+        sa.PrimaryKeyConstraint("room_id", "player_id"),
+    )
+    op.create_index(
+        op.f("ix_room_advisors_advisor_agent_id"), "room_advisors", ["advisor_agent_id"]
+    )
 
 
 def downgrade() -> None:
+    op.drop_index(op.f("ix_room_advisors_advisor_agent_id"), table_name="room_advisors")
+    op.drop_table("room_advisors")
     op.drop_table("advice")
