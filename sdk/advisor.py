@@ -22,11 +22,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import base64
 import json
 import random
 from dataclasses import dataclass
 from typing import Any
 
+from nacl.public import PrivateKey, SealedBox
 from websockets.asyncio.client import connect
 
 from sdk.bots import RANKS, _my_cards, _opponents, _preflop_score, equity
@@ -168,6 +170,19 @@ def advise(state: dict[str, Any], rng: random.Random | None = None) -> Suggestio
     return Suggestion("fold", None, f"{win:.0%} equity is short of the {need:.0%} needed{tight}")
 
 
+def opened(state: dict[str, Any], card_key: bytes | None) -> dict[str, Any]:
+    """The state with the advised player's cards opened, when they came sealed to this
+    advisor's card key (an advisor with a key on its Agent Card, docs/copilot.md)."""
+    if card_key is None:
+        return state
+    box = SealedBox(PrivateKey(card_key))
+    for seat in (state.get("hand") or {}).get("players", []):
+        if seat.get("sealedHoleCards"):
+            cards = json.loads(box.decrypt(base64.b64decode(seat["sealedHoleCards"])))
+            seat["holeCards"] = [str(card) for card in cards]
+    return state
+
+
 async def run_advisor(
     url: str,
     key: str,
@@ -176,11 +191,13 @@ async def run_advisor(
     room_id: str | None = None,
     delay: float = 0.0,
     seed: int = 0,
+    card_key: bytes | None = None,
     log: list[dict[str, Any]] | None = None,
 ) -> None:
     """Advise on every request until the tournament ends or the room closes (the socket's
     ``end``): a tournament's players, or with ``room_id`` a cash room's. ``delay`` waits
-    before each answer (a slow advisor); ``log``, when given, gets every frame either way
+    before each answer (a slow advisor); ``card_key`` opens the player's cards when they come
+    sealed to the advisor's Agent Card; ``log``, when given, gets every frame either way
     (tests and debugging)."""
     if (tournament_id is None) == (room_id is None):
         raise ValueError("advise at one tournament or one room")
@@ -200,7 +217,7 @@ async def run_advisor(
             if message.get("event") != "advice_request":
                 continue
             request = message["data"]
-            suggestion = advise(request["gameState"], rng)
+            suggestion = advise(opened(request["gameState"], card_key), rng)
             if delay:
                 await asyncio.sleep(delay)
             answer = {

@@ -4,12 +4,16 @@ raise within range, a reason of at most 280 characters)."""
 
 from __future__ import annotations
 
+import base64
+import json
 import random
 from typing import Any
 
 import pytest
+from nacl.public import PrivateKey, SealedBox
 
-from sdk.advisor import advise, hand_label, push_threshold
+from sdk.advisor import advise, hand_label, opened, push_threshold
+from sdk.client import new_card_key
 
 RANKS = "23456789TJQKA"
 SUITS = "cdhs"
@@ -152,3 +156,13 @@ def test_in_a_cash_room_the_m_comes_from_the_stakes() -> None:
     assert advice.action == "all_in" and advice.reason.startswith("M 2.0: push or fold")
     room["you"]["stack"] = 3000  # M 200: a deep stack folds K8o to a big bet
     assert advise(room).action == "fold"
+
+
+def test_cards_sealed_to_the_advisors_card_key_are_opened_before_advising() -> None:
+    key = new_card_key()
+    public = PrivateKey(key).public_key
+    sealed = state(None, m=4.2)
+    sealed["hand"]["players"][0]["sealedHoleCards"] = base64.b64encode(
+        SealedBox(public).encrypt(json.dumps(["Ah", "Kd"]).encode())
+    ).decode()
+    assert advise(opened(sealed, key)).reason == "M 4.2: push or fold; AKo is a push"

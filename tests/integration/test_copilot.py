@@ -10,12 +10,14 @@ where a test needs a slow or wrong advisor.
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import uuid
 from datetime import timedelta
 from typing import Any
 
 import httpx
+from nacl.public import PrivateKey, SealedBox
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 from temporalio.worker import Worker
@@ -345,6 +347,36 @@ async def test_advice_is_checked_and_coded_and_the_advisor_cannot_act(
                 "reason": "because",
                 "advisorAgentId": advisors[actor]["agentId"],
             }
+            # An advisor with a key on its Agent Card gets the player's cards sealed to it,
+            # never in clear (as an agent's own cards).
+            private = PrivateKey.generate()
+            r = await http.put(
+                "/me/agent-card",
+                json={"publicKey": base64.b64encode(bytes(private.public_key)).decode()},
+                headers=agent_headers(key),
+            )
+            assert r.status_code == 200, r.text
+            async with connect(
+                _ws(api_url, f"/tournaments/{tid}/advisor/ws"),
+                additional_headers=agent_headers(key),
+            ) as again:
+                sealed_request = (await _next(again, "advice_request"))["data"]
+            assert (sealed_request["handNumber"], sealed_request["turn"]) == (hand, turn)
+            seats = {s["seat"]: s["playerId"] for s in sealed_request["gameState"]["seats"]}
+            [theirs_sealed] = [
+                p
+                for p in sealed_request["gameState"]["hand"]["players"]
+                if seats[p["seat"]] == actor
+            ]
+            assert theirs_sealed["holeCards"] is None
+            opened = SealedBox(private).decrypt(base64.b64decode(theirs_sealed["sealedHoleCards"]))
+            mine_in_clear = next(
+                p["holeCards"]
+                for p in after["hand"]["players"]
+                if p["seat"] == after["you"]["seat"]
+            )
+            assert json.loads(opened) == mine_in_clear
+
             # The other player's stream never gets it.
             async with connect(
                 _ws(api_url, f"/tournaments/{tid}/me/ws"),
