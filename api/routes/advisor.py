@@ -218,15 +218,18 @@ async def advisor_messages(
 async def give_advice(app: Any, scope: Scope, agent_id: str, body: AdviceAnswer) -> AdviceResult:
     """Check one advice against the advised player's current turn and store it."""
     players = await _players(app, scope, agent_id)
-    player = body.player_id or _player_of(body.request_id)
+    player = body.player_id
     if player is None:
-        if len(players) != 1:
-            raise ApiError(
-                ErrorCode.VALIDATION_ERROR,
-                "you advise several players here: name one (playerId)",
-                field="playerId",
-            )
-        player = players[0]
+        # The player a request's id names (``request_id``), when the advisor echoed one of
+        # ours; an id of the advisor's own making names nobody.
+        named = _player_of(body.request_id)
+        player = named if named in players else players[0] if len(players) == 1 else None
+    if player is None:
+        raise ApiError(
+            ErrorCode.VALIDATION_ERROR,
+            "you advise several players here (or none now): name one (playerId)",
+            field="playerId",
+        )
     if player not in players:
         raise ApiError(
             ErrorCode.NOT_AN_ADVISOR, "you do not advise this player here", field="playerId"

@@ -268,7 +268,8 @@ async def test_advice_is_checked_and_coded_and_the_advisor_cannot_act(
             assert request["requestId"]
             refused = {
                 "act": ({"type": "act", "handNumber": hand, "turn": turn, "action": "fold"}),
-                "stale": {**base, "turn": turn + 5, "action": "fold"},
+                # (a requestId of the advisor's own, shaped like ours, names no player)
+                "my-stale-turn": {**base, "turn": turn + 5, "action": "fold"},
                 "illegal": {
                     **base,
                     "action": "check" if "check" not in legal["actions"] else "call",
@@ -286,7 +287,7 @@ async def test_advice_is_checked_and_coded_and_the_advisor_cannot_act(
                 codes[name] = (answer["data"]["code"], answer["data"].get("field"))
             assert codes == {
                 "act": ("advisor_cannot_act", "type"),
-                "stale": ("stale_turn", "turn"),
+                "my-stale-turn": ("stale_turn", "turn"),
                 "illegal": ("illegal_action", "action"),
                 "range": ("amount_out_of_range", "amount"),
                 "reason": ("validation_error", "reason"),
