@@ -11,6 +11,8 @@ WebSocket (``/tournaments/{id}/me/ws``, ``/rooms/{id}/me/ws``) a player gets, in
   the next hand is asked for after the result);
 - ``action_required`` when it is the player's turn: hand, turn, legal actions with amounts,
   and the deadline.
+- ``advice`` in a copilot tournament or room: the player's advisor's suggestion for their
+  current turn, after its ``action_required`` (api/routes/advisor.py, docs/copilot.md).
 
 Each message's id is ``<log id>-<game-state version>``. Resuming (``Last-Event-ID`` or
 ``?after=``) replays the log after the log id and sends the current game state if its version
