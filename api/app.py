@@ -25,6 +25,7 @@ from api.ratelimit import RateLimit
 from api.readcache import SingleFlight
 from api.routes import (
     admin,
+    advisor,
     agents,
     board,
     chain,
@@ -129,6 +130,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(internal.router)
     app.include_router(events.router)
     app.include_router(player_stream.router)
+    app.include_router(advisor.router)
     app.include_router(rooms.router)
     app.include_router(room_history.router)
     app.include_router(verify.router)

@@ -399,6 +399,11 @@ class GameStateCache:
         self.card_keys[viewer] = (now + CARD_KEY_TTL, key)
         return key
 
+    async def card_key_of(self, agent_id: str) -> bytes | None:
+        """The key on an agent's Agent Card (as ``get`` reads it for the agent's own cards):
+        a CoPilot advisor gets the advised player's cards sealed to it (docs/copilot.md)."""
+        return await self._card_key(agent_id)
+
     def forget_card_key(self, agent_id: str) -> None:
         """The agent changed its card here: read it again at its next read."""
         self.card_keys.pop(agent_id, None)

@@ -15,6 +15,10 @@ document): nothing in the document is a hand-written field list.
 - ``{"event": "end"}`` after the stream's final event; the server then closes.
 - Client to server: ``act`` and ``seed`` (``CLIENT_MESSAGES``): the route parses each with
   its model here, so what the document describes is what the server accepts.
+- The CoPilot advisor's sockets (``/tournaments/{id}/advisor/ws``,
+  ``/rooms/{id}/advisor/ws``, docs/copilot.md):
+  ``advice_request`` to the advisor, ``advice`` (``AdviceAnswer``) back, answered by
+  ``advice_result`` or an ``error``; the player's own sockets carry the accepted ``advice``.
 
 ``tests/integration/test_ws_schema.py`` plays a tournament and a room over real sockets and
 validates every frame the server sent against this document, failing on an event it does
@@ -29,9 +33,18 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, create_model
 from pydantic.json_schema import JsonSchemaMode, models_json_schema
 
 from api.routes.play import ActBody, SeedBody
+from wire.base import WireModel
 from wire.events import ROOM_EVENTS, TOURNAMENT_EVENTS, Event
 from wire.game_state import GameState
-from wire.stream_messages import ActionRequired, AgentCardChanged, StreamError
+from wire.stream_messages import (
+    REASON_MAX,
+    ActionRequired,
+    Advice,
+    AdviceRequest,
+    AdviceResult,
+    AgentCardChanged,
+    StreamError,
+)
 from wire.table_messages import ActResult, SeedResult
 
 ASYNCAPI_VERSION = "3.0.0"
@@ -72,13 +85,42 @@ CLIENT_MESSAGES: dict[str, type[ActRequest] | type[SeedRequest]] = {
 """What a client may send, by ``type``; anything else is an ``error`` ``validation_error``."""
 
 
+class AdviceAnswer(WireModel):
+    """CoPilot, the advisor's answer to an ``advice_request`` (docs/copilot.md): a suggestion
+    for the advised player's current turn, checked like an action (the turn is current, the
+    action legal, a raise's amount in range) and answered by ``advice_result`` or an ``error``.
+    It never acts: the player decides."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True)
+
+    type: Literal["advice"]
+    request_id: JsonValue = None
+    """The ``advice_request``'s ``requestId`` (echoed in the answer)."""
+    player_id: str | None = Field(default=None, min_length=1, max_length=120)
+    """The player advised; optional when you advise one player here, or the ``requestId``
+    names them."""
+    hand_number: int = Field(ge=1, le=2**31 - 1)
+    turn: int = Field(ge=0, le=2**31 - 1)
+    action: Literal["fold", "check", "call", "raise", "all_in"]
+    """One of the turn's ``legalActions.actions``."""
+    amount: int | None = Field(default=None, ge=1, le=10**15, strict=True)
+    """For ``raise`` only: the total to raise to (``minRaiseTo`` .. ``maxRaiseTo``)."""
+    reason: str = Field(min_length=1, max_length=REASON_MAX)
+    """Why, in a sentence the player reads (at most 280 characters)."""
+
+
+ADVISOR_MESSAGES: dict[str, type[BaseModel]] = {"advice": AdviceAnswer}
+"""What an advisor may send (``act`` and ``seed`` are refused ``advisor_cannot_act``)."""
+
+
 # -- server to client ---------------------------------------------------------------------
-Kind = Literal["stream", "answer", "end"]
+Kind = Literal["stream", "answer", "push", "end"]
 
 STREAMED: dict[str, type[BaseModel]] = {
     "game_state": GameState,
     "action_required": ActionRequired,
     "agent_card_changed": AgentCardChanged,
+    "advice": Advice,
 }
 """The player's own messages besides the log's events (both sockets)."""
 ANSWERS: dict[str, type[BaseModel]] = {
@@ -128,11 +170,40 @@ def _server_messages(events: tuple[type[Event], ...]) -> dict[str, type[BaseMode
     return log | COMMON
 
 
+ADVISOR_ANSWERS: dict[str, type[BaseModel]] = {"advice_result": AdviceResult, "error": StreamError}
+"""The answers to an advisor's messages."""
+
+ADVISOR_SENT: dict[str, type[BaseModel]] = {
+    "advice_request": _envelope("AdviceRequestMessage", "advice_request", AdviceRequest, "push"),
+    "advice_result": _envelope("AdviceResultMessage", "advice_result", AdviceResult, "answer"),
+    "error": COMMON["error"],
+    "end": COMMON["end"],
+}
+"""The advisor socket's messages from the server: requests are not in the log (no ``id``)."""
+
 SERVER_MESSAGES: dict[str, dict[str, type[BaseModel]]] = {
     "tournamentPlayer": _server_messages(TOURNAMENT_EVENTS),
     "roomPlayer": _server_messages(ROOM_EVENTS),
+    "tournamentAdvisor": ADVISOR_SENT,
+    "roomAdvisor": ADVISOR_SENT,
 }
 """Each socket's messages from the server, by ``event``."""
+
+RECEIVED: dict[str, dict[str, type[BaseModel]]] = {
+    "tournamentPlayer": dict(CLIENT_MESSAGES),
+    "roomPlayer": dict(CLIENT_MESSAGES),
+    "tournamentAdvisor": ADVISOR_MESSAGES,
+    "roomAdvisor": ADVISOR_MESSAGES,
+}
+"""Each socket's messages from the client, by ``type``."""
+ADVISORS = frozenset({"tournamentAdvisor", "roomAdvisor"})
+"""The advisor channels (no resuming: a request is for the turn at hand)."""
+REPLIES: dict[str, dict[str, type[BaseModel]]] = {
+    "tournamentPlayer": ANSWERS,
+    "roomPlayer": ANSWERS,
+    "tournamentAdvisor": ADVISOR_ANSWERS,
+    "roomAdvisor": ADVISOR_ANSWERS,
+}
 
 CHANNELS: dict[str, dict[str, Any]] = {
     "tournamentPlayer": {
@@ -145,15 +216,28 @@ CHANNELS: dict[str, dict[str, Any]] = {
         "title": "A player's cash-room socket",
         "parameters": {"roomId": {"description": "The room's id."}},
     },
+    "tournamentAdvisor": {
+        "address": "/tournaments/{tournamentId}/advisor/ws",
+        "title": "A CoPilot advisor agent's socket (docs/copilot.md)",
+        "parameters": {"tournamentId": {"description": "The tournament's id."}},
+    },
+    "roomAdvisor": {
+        "address": "/rooms/{roomId}/advisor/ws",
+        "title": "A CoPilot advisor agent's socket at a cash room (docs/copilot.md)",
+        "parameters": {"roomId": {"description": "The room's id."}},
+    },
 }
 
 DESCRIPTION = """\
 A player's (or an agent's) own stream of a tournament or a cash room, on which it can also act
 (docs/events.md). Each frame is one JSON text message. The handshake carries the same
 credentials as the HTTP API (`Authorization: Bearer <token>` or `X-Agent-Key`); `?after=<id>`
-resumes after a streamed message's `id`.
+resumes after a streamed message's `id`. A CoPilot advisor agent has a socket of its own per
+tournament or cash room (`tournamentAdvisor`, `roomAdvisor`, docs/copilot.md): it is asked
+for advice on each turn of the player it advises and answers with `advice`; it never acts.
 
-Close codes: 4401 no valid credential, or it expired or was revoked while open; 4404 no such
+Close codes: 4401 no valid credential, or it expired or was revoked while open; 4403 (advisor
+socket) not an agent, or an agent that advises no player there; 4404 no such
 tournament or room; 4429 too many streams, or the handshake over the rate limit; 1008
 `too_slow` (the client read nothing for 30 s while its socket was full). A message over the
 rate limit is answered with an `error` `rate_limited` naming it (`dropped`) and never reaches
@@ -169,7 +253,9 @@ def _summary(model: type[BaseModel]) -> str:
 
 def asyncapi_document(version: str) -> dict[str, Any]:
     """The AsyncAPI 3 document of both sockets, its schemas pydantic's (JSON Schema)."""
-    named: dict[type[BaseModel], str] = {m: k for k, m in CLIENT_MESSAGES.items()}
+    named: dict[type[BaseModel], str] = {
+        m: k for received in RECEIVED.values() for k, m in received.items()
+    }
     modes: list[tuple[type[BaseModel], JsonSchemaMode]] = [(m, "validation") for m in named]
     for sent_here in SERVER_MESSAGES.values():
         for event, model in sent_here.items():
@@ -195,12 +281,14 @@ def asyncapi_document(version: str) -> dict[str, Any]:
         sent = SERVER_MESSAGES[channel]
         messages: dict[str, dict[str, str]] = {
             k: {"$ref": f"#/components/messages/{m.__name__}"}
-            for k, m in [*sent.items(), *CLIENT_MESSAGES.items()]
+            for k, m in [*sent.items(), *RECEIVED[channel].items()]
         }
         channels[channel] = {
             **spec,
             "messages": messages,
-            "bindings": {
+            "bindings": {}
+            if channel in ADVISORS
+            else {
                 "ws": {
                     "query": {
                         "type": "object",
@@ -226,16 +314,24 @@ def asyncapi_document(version: str) -> dict[str, Any]:
             "action": "send",
             "channel": here,
             "title": "The stream",
-            "summary": "Events, your game state and your turns, in order; then `end`.",
-            "messages": refs([k for k in sent if k not in ANSWERS]),
+            "summary": (
+                "A request for advice on each turn of a player you advise; then `end`."
+                if channel in ADVISORS
+                else "Events, your game state and your turns, in order; then `end`."
+            ),
+            "messages": refs([k for k in sent if k not in REPLIES[channel]]),
         }
         operations[f"receive{cap}Requests"] = {
             "action": "receive",
             "channel": here,
             "title": "Your requests",
-            "summary": "Act or seed; each is answered, echoing its `requestId`.",
-            "messages": refs(list(CLIENT_MESSAGES)),
-            "reply": {"channel": here, "messages": refs(list(ANSWERS))},
+            "summary": (
+                "Advice; each is answered, echoing its `requestId`."
+                if channel in ADVISORS
+                else "Act or seed; each is answered, echoing its `requestId`."
+            ),
+            "messages": refs(list(RECEIVED[channel])),
+            "reply": {"channel": here, "messages": refs(list(REPLIES[channel]))},
         }
 
     return {

@@ -295,3 +295,39 @@ class LeaderboardRow(SQLModel, table=True):
     hands_played: int = _chips()
     biggest_pot: int = _chips()
     updated_at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))
+
+
+class Advice(SQLModel, table=True):
+    """A CoPilot advisor's accepted suggestion for one turn of the player it advises
+    (docs/copilot.md). One per (table scope, player, hand, turn): the first accepted stands, a
+    second is refused (``advice_already_given``), so what the player was shown never changes
+    under them. Written by the API only (the advisor's socket) and read by the player's stream:
+    it goes through PostgreSQL, so any replica's stream delivers it. No workflow reads it."""
+
+    __tablename__ = "advice"
+    __table_args__ = (UniqueConstraint("scope_id", "player_id", "hand_number", "turn"),)
+
+    id: int | None = Field(default=None, primary_key=True, sa_type=BigInteger)
+    scope_id: str = Field(max_length=64)
+    """The tournament's id (a cash room's id once rooms take advisors)."""
+    player_id: str = Field(max_length=120)
+    hand_number: int = Field(sa_type=BigInteger)
+    turn: int
+    advisor_agent_id: str = Field(max_length=100)
+    action: str = Field(max_length=20)
+    amount: int | None = _chips(default=None, nullable=True)
+    reason: str = Field(max_length=280)
+    created_at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))
+
+
+class RoomAdvisor(SQLModel, table=True):
+    """A copilot cash room's advisor binding (docs/copilot.md): the advisor agent a person named
+    when they joined, written by the API once the room took the join (the room's workflow
+    knows nothing of advisors). A later join of the same player replaces it."""
+
+    __tablename__ = "room_advisors"
+
+    room_id: str = Field(primary_key=True, max_length=64)
+    player_id: str = Field(primary_key=True, max_length=120)
+    advisor_agent_id: str = Field(index=True, max_length=100)
+    bound_at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))

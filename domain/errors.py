@@ -45,6 +45,15 @@ class ErrorCode(StrEnum):
     """A copilot tournament's registration without a valid advisor agent of the caller's own."""
     ADVISOR_ON_NON_COPILOT_KIND = "advisor_on_non_copilot_kind"
     """An advisor named for a tournament that is not a copilot one."""
+    NOT_AN_ADVISOR = "not_an_advisor"
+    """An agent on a tournament's advisor stream that advises no player there (no entry names it
+    as ``advisorAgentId``), or advice for a player it does not advise (docs/copilot.md)."""
+    ADVISOR_CANNOT_ACT = "advisor_cannot_act"
+    """An ``act`` (or ``seed``) on the advisor's stream: an advisor suggests, only the player acts
+    (docs/copilot.md)."""
+    ADVICE_ALREADY_GIVEN = "advice_already_given"
+    """A second advice for a turn the advisor already advised on: the first one stands and is
+    what the player was shown (docs/copilot.md)."""
     STAND_UP_NOT_ALLOWED_IN_TOURNAMENT = "stand_up_not_allowed_in_tournament"
     """Standing up from a running tournament: a tournament seat is played out (sitting out is
     automatic)."""

@@ -39,8 +39,10 @@ def verify_advisor(
     advisor_skills: frozenset[str] = frozenset(),
     registrant_user_id: str = "",
     advisors_in_use: frozenset[str] = frozenset(),
+    venue: str = "tournament",
 ) -> None:
-    """CoPilot registrations name an advisor the registrant owns, skilled for poker:sng, unshared.
+    """CoPilot registrations name an advisor the registrant owns, skilled for poker:sng, unshared
+    (a tournament's registration, and a copilot cash room's join: ``venue="room"``).
 
     >>> verify_advisor("open", None)
     >>> verify_advisor("open", "agent-1")
@@ -53,14 +55,14 @@ def verify_advisor(
         if advisor_agent_id is not None:
             raise DomainError(
                 ErrorCode.ADVISOR_ON_NON_COPILOT_KIND,
-                "advisorAgentId is only accepted on a copilot tournament",
+                f"advisorAgentId is only accepted on a copilot {venue}",
                 field="advisorAgentId",
             )
         return
     if not advisor_agent_id:
         raise DomainError(
             ErrorCode.ADVISOR_REQUIRED,
-            "a copilot tournament needs an advisorAgentId",
+            f"a copilot {venue} needs an advisorAgentId",
             field="advisorAgentId",
         )
     if advisor_owner_user_id != registrant_user_id:

@@ -234,6 +234,27 @@ def demo(
 
 
 @app.command()
+def advisor(
+    key: str = typer.Option(..., "--key", help="the advisor agent's key (sk_...)"),
+    tournament: str = typer.Option("", "--tournament", help="a copilot tournament's id"),
+    room: str = typer.Option("", "--room", help="or a copilot cash room's id"),
+    api_url: str = typer.Option("", "--api", help="the API's URL (default: from settings)"),
+) -> None:
+    """Run the bundled CoPilot advisor for the players who named this agent their advisor
+    (docs/copilot.md): advice on each of their turns until the tournament ends or the room
+    closes."""
+    import asyncio
+
+    from sdk.advisor import run_advisor
+
+    if bool(tournament) == bool(room):
+        raise typer.BadParameter("name one --tournament or one --room")
+    settings = get_settings()
+    url = api_url or f"http://{settings.api_host}:{settings.api_port}"
+    asyncio.run(run_advisor(url, key, tournament or None, room_id=room or None))
+
+
+@app.command()
 def token(
     user_id: str = typer.Argument(..., help="the player's user id (the token's sub)"),
     ttl: int = typer.Option(86_400, help="seconds until it expires"),

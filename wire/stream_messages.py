@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import ConfigDict, Field, JsonValue
 
 from wire.base import Served
-from wire.game_state import HAND_NUMBER, LegalActions
+from wire.game_state import HAND_NUMBER, GameState, LegalActions
 
 DOCUMENTED = ConfigDict(use_attribute_docstrings=True)
 """Each field's docstring is its description in the schema (``GET /asyncapi.json``)."""
@@ -87,3 +87,60 @@ class StreamError(Served):
         if self.dropped is not None:
             wire["dropped"] = self.dropped.to_wire()
         return wire
+
+
+# -- CoPilot (docs/copilot.md) ------------------------------------------------------------
+REASON_MAX = 280
+"""The longest reason an advice may give (characters)."""
+
+
+class Advice(Served):
+    """CoPilot: your advisor's suggestion for your current turn, sent after that turn's
+    ``action_required`` (and again after it when your stream reconnects during the turn). A
+    suggestion only: you decide, and your clock runs as it would without it."""
+
+    model_config = DOCUMENTED
+
+    hand_number: int = HAND_NUMBER
+    turn: int
+    action: str
+    """One of the turn's ``legalActions.actions``."""
+    amount: int | None
+    """The raise-to amount for ``raise`` (within ``minRaiseTo`` .. ``maxRaiseTo``), else null."""
+    reason: str = Field(max_length=REASON_MAX)
+    advisor_agent_id: str
+
+
+class AdviceRequest(Served):
+    """CoPilot, on the advisor's socket: a player you advise is to act. ``gameState`` is that
+    player's own game state (their hole cards, the public table, the tournament view), never
+    another player's cards. Answer with ``advice`` before the ``deadline``; the player's clock
+    does not wait for you."""
+
+    model_config = DOCUMENTED
+
+    request_id: str
+    """Echo it in your ``advice`` (optional: ``handNumber`` and ``turn`` name the turn too)."""
+    player_id: str
+    """The player you advise."""
+    hand_number: int = HAND_NUMBER
+    turn: int
+    deadline: int | None
+    """When the player's decision time runs out (epoch ms)."""
+    legal_actions: LegalActions | None
+    game_state: GameState
+    """The player's game state (the ``GET …/game-state`` body they get)."""
+
+    def to_wire(self) -> dict[str, Any]:
+        return {**super().to_wire(), "gameState": self.game_state.to_wire()}
+
+
+class AdviceResult(Served):
+    """Your ``advice`` was accepted and is on its way to the player."""
+
+    model_config = DOCUMENTED
+
+    ok: bool
+    player_id: str
+    hand_number: int = HAND_NUMBER
+    turn: int

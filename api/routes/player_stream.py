@@ -11,6 +11,8 @@ WebSocket (``/tournaments/{id}/me/ws``, ``/rooms/{id}/me/ws``) a player gets, in
   the next hand is asked for after the result);
 - ``action_required`` when it is the player's turn: hand, turn, legal actions with amounts,
   and the deadline.
+- ``advice`` in a copilot tournament or room: the player's advisor's suggestion for their
+  current turn, after its ``action_required`` (api/routes/advisor.py, docs/copilot.md).
 
 Each message's id is ``<log id>-<game-state version>``. Resuming (``Last-Event-ID`` or
 ``?after=``) replays the log after the log id and sends the current game state if its version
@@ -66,11 +68,12 @@ from api.routes.rooms import RoomId, room_state_for
 from api.stream_auth import StreamCredential
 from api.streams import Outbox, StreamSlots, run_socket
 from api.ws_protocol import CLIENT_MESSAGES, ActRequest, SeedRequest, asyncapi_document
+from db import advice
 from db.models import Room, Tournament
 from domain.errors import DomainError, ErrorCode
 from wire.events import room_event_on_wire
 from wire.ids import room_workflow_id, table_workflow_id
-from wire.stream_messages import ActionRequired, StreamError
+from wire.stream_messages import ActionRequired, Advice, StreamError
 
 router = APIRouter(tags=["player streams"])
 log = logging.getLogger(__name__)
@@ -114,6 +117,9 @@ class Target:
     seated: bool = False
     """The stream was a seated player's: its end is recorded as a drop (the disconnect
     grace, docs/rooms.md)."""
+    advised: bool = False
+    """A copilot tournament's or room's: the player's turns may carry their advisor's
+    ``advice`` (docs/copilot.md)."""
 
 
 Message = tuple[str, str, dict[str, Any]]
@@ -133,6 +139,10 @@ async def player_messages(
     db = request_app.state.db
     cache: GameStateCache = request_app.state.game_states
     sent_turn: tuple[int, int] | None = None
+    my_turn: tuple[int, int] | None = None
+    """The player's turn the last game state sent shows (None: not theirs)."""
+    advised_turn: tuple[int, int] | None = None
+    """The turn whose advice was sent."""
     playing = target.tournament_id is None
 
     async def state() -> dict[str, Any] | None:
@@ -167,11 +177,12 @@ async def player_messages(
         return [(cursor.id, "agent_card_changed", card)] if card is not None else []
 
     def game_state_messages(body: dict[str, Any]) -> list[Message]:
-        nonlocal sent_turn
+        nonlocal sent_turn, my_turn
         cursor.version = int(body["version"])
         out: list[Message] = [(cursor.id, "game_state", body)]
         you = body.get("you") or {}
         turn = (int(body["handNumber"]), int(body["turn"] or 0))
+        my_turn = turn if you.get("toAct") else None
         if you.get("toAct") and turn != sent_turn:
             sent_turn = turn
             required = ActionRequired.model_validate(
@@ -185,6 +196,19 @@ async def player_messages(
             )
             out.append((cursor.id, "action_required", required.to_wire()))
         return out
+
+    async def advice_messages() -> list[Message]:
+        """The advisor's advice for the player's current turn, once per turn, after its
+        ``action_required`` (a reconnected stream sends it again): read from PostgreSQL at
+        each pass, so an advice any replica accepted arrives within ``POLL_SECONDS``."""
+        nonlocal advised_turn
+        if not target.advised or my_turn is None or my_turn == advised_turn:
+            return []
+        found = await advice.for_turn(db, target.stream_id, target.viewer, *my_turn)
+        if found is None:
+            return []
+        advised_turn = my_turn
+        return [(cursor.id, "advice", Advice.model_validate(found).to_wire())]
 
     while True:
         for message in await still_valid():
@@ -221,6 +245,8 @@ async def player_messages(
             if int(body["version"]) != cursor.version or (body.get("you") or {}).get("toAct"):
                 for message in [*await still_valid(), *game_state_messages(body)]:
                     yield message
+        for message in await advice_messages():
+            yield message
         if len(rows) < PAGE:
             if await disconnected():
                 return
@@ -293,18 +319,26 @@ async def _tournament_target(app: Any, tournament_id: str, viewer: str) -> Targe
     if not VALID_ID.fullmatch(tournament_id):  # HTTP checks it in the path; a socket here
         raise ApiError(ErrorCode.NOT_FOUND, "no such tournament")
     async with app.state.db.session() as session:
-        if await session.get(Tournament, tournament_id) is None:
-            raise ApiError(ErrorCode.NOT_FOUND, "no such tournament")
-    return Target(tournament_id, table_workflow_id(tournament_id), tournament_id, viewer)
+        row = await session.get(Tournament, tournament_id)
+    if row is None:
+        raise ApiError(ErrorCode.NOT_FOUND, "no such tournament")
+    return Target(
+        tournament_id,
+        table_workflow_id(tournament_id),
+        tournament_id,
+        viewer,
+        advised=row.kind == "copilot",
+    )
 
 
 async def _room_target(app: Any, room_id: str, viewer: str) -> Target:
     if not VALID_ID.fullmatch(room_id):
         raise ApiError(ErrorCode.NOT_FOUND, "no such room")
     async with app.state.db.session() as session:
-        if await session.get(Room, room_id) is None:
-            raise ApiError(ErrorCode.NOT_FOUND, "no such room")
-    return Target(room_id, room_workflow_id(room_id), None, viewer)
+        row = await session.get(Room, room_id)
+    if row is None:
+        raise ApiError(ErrorCode.NOT_FOUND, "no such room")
+    return Target(room_id, room_workflow_id(room_id), None, viewer, advised=row.kind == "copilot")
 
 
 SSE_RESPONSES: dict[int | str, dict[str, Any]] = {
@@ -455,7 +489,7 @@ async def _serve_ws(
             await asyncio.wait_for(websocket.close(code=1008, reason="too_slow"), 5)
 
 
-PRIVATE = frozenset({"game_state", "action_required"})
+PRIVATE = frozenset({"game_state", "action_required", "advice"})
 """The messages that carry the player's private data: the credential is checked right
 before each goes out."""
 CLOSE = "close"

@@ -23,7 +23,7 @@ from temporalio.client import Client, WorkflowHandle, WorkflowUpdateFailedError
 from temporalio.common import WorkflowIDReusePolicy
 from temporalio.exceptions import ApplicationError
 
-from api.auth import CurrentPlayer, MaybePlayer, ServiceKey
+from api.auth import Caller, CurrentPlayer, MaybePlayer, ServiceKey
 from api.deps import ID_PATTERN, NAME_PATTERN, DbDep, PageLimit, SettingsDep, TemporalDep
 from api.errors import ApiError
 from api.gamestate import (
@@ -38,10 +38,12 @@ from api.routes.play import ActBody, IdempotencyKey, SeedBody, act_at_table, see
 from api.stream_auth import StreamCredential
 from api.updates import execute_update
 from core.settings import Settings
+from db import advice, agents
 from db.agents import card_keys
 from db.engine import Database
 from db.models import Room
 from domain.errors import ErrorCode
+from domain.registration import verify_advisor
 from domain.rooms import CURRENCY, MAX_ENTRY, MAX_NAME, MAX_SEATS, MIN_SEATS, validate_room
 from domain.settings import TableKind
 from wire.game_state import GameState
@@ -324,6 +326,32 @@ def _handle(temporal: Client, room_id: str) -> WorkflowHandle[Any, Any]:
 class JoinBody(WireModel):
     seat: int | None = Field(default=None, ge=1, le=MAX_SEATS)
     """A particular free seat, 1 .. the room's ``seats``; the lowest free one when absent."""
+    advisor_agent_id: str | None = Field(default=None, min_length=1, max_length=100)
+    """A ``copilot`` room: your CoPilot advisor agent (your own, skill ``poker:sng``;
+    docs/copilot.md). Required there, refused elsewhere."""
+
+
+async def _room_advisor(
+    db: Database, room: Room, caller: Caller, body: JoinBody | None
+) -> str | None:
+    """The advisor a join names, checked as a tournament registration's (seed: bindAdvisor):
+    ``advisor_required`` / ``advisor_on_non_copilot_kind``. An agent at a copilot room is left
+    to the room's audience gate (``agent_not_allowed_at_human_table``), as at a tournament. A
+    person holds one seat per room and the advisor must be their own, so it cannot advise
+    another player at this table."""
+    named = body.advisor_agent_id if body is not None else None
+    if caller.is_agent and room.kind == TableKind.COPILOT.value:
+        return None
+    advisor = await agents.by_id(db, named) if named is not None else None
+    verify_advisor(
+        room.kind,
+        named,
+        advisor_owner_user_id=advisor.owner_user_id if advisor else None,
+        advisor_skills=frozenset(advisor.skills) if advisor else frozenset(),
+        registrant_user_id=caller.owner,
+        venue="room",
+    )
+    return named
 
 
 @router.post("/{room_id}/join", response_model=JoinResult, response_model_by_alias=True)
@@ -335,8 +363,10 @@ async def join_room(
     body: JoinBody | None = None,
 ) -> JoinResult:
     """Take a seat: the room's fixed entry is reserved from your balance and becomes your
-    stack. Joining mid-hand seats you for the next hand. Joining again answers the same seat."""
-    await room_row(db, room_id)
+    stack. Joining mid-hand seats you for the next hand. Joining again answers the same seat.
+    A ``copilot`` room needs ``advisorAgentId`` (docs/copilot.md)."""
+    room = await room_row(db, room_id)
+    advisor = await _room_advisor(db, room, caller, body)
     try:
         result = await execute_update(
             _handle(temporal, room_id),
@@ -355,6 +385,8 @@ async def join_room(
         if held is None:
             raise
         result = JoinResult(seat=held["seat"], stack=held["stack"], already_seated=True)
+    if advisor is not None:  # the room took the join: its advisor is bound from now on
+        await advice.bind_room_advisor(db, room_id, caller.user_id, advisor)
     await touch(db, room_id, caller.user_id, seated=True)
     return result.model_copy(update={"seat": wire_seat(result.seat)})
 

@@ -138,6 +138,10 @@ async def test_the_asyncapi_document_is_served_and_whole(api_url: str) -> None:
         names = set(spec["messages"])
         assert {"act", "seed", "act_result", "seed_result", "error", "end"} <= names
         assert {"game_state", "action_required", "agent_card_changed", "hand_result"} <= names
+        assert "advice" in names  # CoPilot's advice on the player's own socket
+    advisor = doc["channels"]["tournamentAdvisor"]  # docs/copilot.md
+    assert advisor["address"] == "/tournaments/{tournamentId}/advisor/ws"
+    assert set(advisor["messages"]) == {"advice_request", "advice", "advice_result", "error", "end"}
     schemas = doc["components"]["schemas"]
     # The wire names are the models' aliases, not hand-written lists.
     assert "legalActions" in schemas["ActionRequired"]["properties"]
