@@ -89,6 +89,13 @@ class SngClient:
         body = {"name": name, "settings": settings, "handPauseMs": hand_pause_ms}
         return str((await self._call("POST", "/admin/tournaments", json=body))["tournamentId"])
 
+    async def create_agent(self, owner_user_id: str, name: str) -> dict[str, Any]:
+        """An agent owned by ``owner_user_id`` (operators: the admin key); its ``key`` is in
+        this answer only."""
+        body = {"ownerUserId": owner_user_id, "name": name}
+        created: dict[str, Any] = await self._call("POST", "/admin/agents", json=body)
+        return created
+
     async def credit(self, user_id: str, amount: int, idempotency_key: str) -> int:
         body = {"userId": user_id, "amount": amount, "idempotencyKey": idempotency_key}
         return int((await self._call("POST", "/admin/ledger/credit", json=body))["balance"])

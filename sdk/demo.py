@@ -18,6 +18,7 @@ from rich.console import Console
 
 from core.settings import Settings
 from core.tokens import mint_player_token
+from sdk.advisor import run_advisor
 from sdk.bots import POLICIES, run_bot
 from sdk.client import SngClient
 
@@ -28,7 +29,13 @@ HUMAN_DECISION_SECONDS = 30
 
 
 def demo_settings(
-    seats: int, *, entry_fee: int, stack: int, level_seconds: int, humans: int = 0
+    seats: int,
+    *,
+    entry_fee: int,
+    stack: int,
+    level_seconds: int,
+    humans: int = 0,
+    small_blind: int | None = None,
 ) -> dict[str, Any]:
     return {
         "seats": seats,
@@ -36,7 +43,7 @@ def demo_settings(
         "startingStack": stack,
         "actionTimeoutSeconds": HUMAN_DECISION_SECONDS if humans else 10,
         "blindStructure": {
-            "startingSmallBlind": max(1, stack // 100),
+            "startingSmallBlind": small_blind or max(1, stack // 100),
             "increaseFactor": 1.5,
             "levelDurationSeconds": level_seconds,
         },
@@ -53,11 +60,20 @@ async def run_demo(
     stack: int = 1500,
     level_seconds: int = 30,
     humans: int = 0,
+    copilot: list[str] | None = None,
+    small_blind: int | None = None,
     console: Console | None = None,
 ) -> dict[str, Any]:
-    """``seats`` seats in all; ``humans`` of them are left for people to take at ``/play``."""
+    """``seats`` seats in all; ``humans`` of them are left for people to take at ``/play``.
+
+    ``copilot``: a CoPilot tournament (seed 000), with the people's user ids. Each of them gets
+    an advisor agent of their own, advised by the bundled advisor (``sdk.advisor``) once play
+    starts; they choose it when they register at ``/play``. Each bot names an advisor of its
+    own too (a CoPilot registration needs one), which gives no advice: the bots decide alone."""
     if not 0 <= humans < seats:
         raise ValueError("humans must leave at least one seat to a bot")
+    if copilot is not None and len(copilot) != humans:
+        raise ValueError("a CoPilot demo names each person who will play (one per human seat)")
     run = secrets.token_hex(3)
     kinds = bots or [list(POLICIES)[i % len(POLICIES)] for i in range(seats - humans)]
     names = [f"bot-{kind}-{i}-{run}" for i, kind in enumerate(kinds)]
@@ -70,26 +86,48 @@ async def run_demo(
                 stack=stack,
                 level_seconds=level_seconds,
                 humans=humans,
-            ),
+                small_blind=small_blind,
+            )
+            | ({"kind": "copilot"} if copilot is not None else {}),
             hand_pause_ms=300,
         )
         for name in names:
             await operator.credit(name, entry_fee, f"demo-{name}")
+        bot_advisors = [
+            await operator.create_agent(name, f"{name}'s advisor") if copilot is not None else None
+            for name in names
+        ]
+        people_advisors = [
+            await operator.create_agent(person, f"CoPilot for {person} ({run})")
+            for person in copilot or []
+        ]
     players = [SngClient(api_url, token=mint_player_token(settings, name)) for name in names]
+    advising: list[asyncio.Task[None]] = []
     try:
-        for client in players:
-            await client.register(tid)
+        for client, advisor in zip(players, bot_advisors, strict=True):
+            await client.register(tid, advisor["agentId"] if advisor else None)
             await client.pay(tid, entry_fee)
         if humans:
+            for person, advisor in zip(copilot or [], people_advisors, strict=True):
+                print(
+                    f"{person}: sign in as {person!r} and register with your advisor"
+                    f" {advisor['name']!r} ({advisor['agentId']})",
+                    file=sys.stderr,
+                    flush=True,
+                )
             await _wait_for_people(players[0], tid, api_url, humans, console)
+        advising = [
+            asyncio.create_task(run_advisor(api_url, advisor["key"], tid))
+            for advisor in people_advisors
+        ]
         tasks = [
             asyncio.create_task(run_bot(client, tid, POLICIES[kind], seed=i))
             for i, (client, kind) in enumerate(zip(players, kinds, strict=True))
         ]
         final = await _follow(players[0], tid, console)
-        for task in tasks:
+        for task in (*tasks, *advising):
             task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await asyncio.gather(*tasks, *advising, return_exceptions=True)
     finally:
         for client in players:
             await client.aclose()

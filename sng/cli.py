@@ -191,6 +191,14 @@ def demo(
     humans: int = typer.Option(
         0, min=0, max=9, help="seats left for people, who join at /play (the rest are bots)"
     ),
+    copilot: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--copilot",
+            help="a CoPilot tournament: the user id of each person who will play (repeat per"
+            " --humans seat); each gets an advisor agent that the bundled advisor runs",
+        ),
+    ] = None,
 ) -> None:
     """Play a whole tournament of built-in bots on the running stack and print the standings.
 
@@ -203,6 +211,10 @@ def demo(
 
     from sdk.demo import run_demo
 
+    if copilot is not None and len(copilot) != humans:
+        raise typer.BadParameter(
+            "name one person per human seat (--humans 1 --copilot alice)", param_hint="--copilot"
+        )
     if humans >= seats:
         raise typer.BadParameter(
             "--humans must leave at least one seat to a bot", param_hint="--humans"
@@ -217,6 +229,7 @@ def demo(
             seats=seats,
             level_seconds=level_seconds,
             humans=humans,
+            copilot=copilot,
             console=None if json_out else console,
         )
     )

@@ -33,11 +33,10 @@ SENTENCES: dict[ErrorCode, str] = {
         "You left this tournament a moment ago: wait a little before registering again."
     ),
     ErrorCode.ADVISOR_REQUIRED: (
-        "A CoPilot tournament needs an advisor: give the id of one of your own agents"
-        " that offers advice."
+        "A CoPilot table needs an advisor: choose one of your own agents that offers advice."
     ),
     ErrorCode.ADVISOR_ON_NON_COPILOT_KIND: (
-        "Only CoPilot tournaments take an advisor: leave the advisor field empty."
+        "Only CoPilot tables take an advisor: leave the advisor field empty."
     ),
     ErrorCode.STAND_UP_NOT_ALLOWED_IN_TOURNAMENT: (
         "A tournament seat is played to the end: you cannot stand up once it has started."
@@ -98,6 +97,9 @@ NEVER_SHOWN: frozenset[ErrorCode] = frozenset(
         ErrorCode.CHAIN_REFUND_EXCEEDS_DEPOSIT,  # the worker's refund activity
         ErrorCode.CHAIN_PAYOUT_CONFLICT,  # the worker's payout activity
         ErrorCode.CARD_KEY_LOCKED,  # an agent's Agent Card
+        ErrorCode.NOT_AN_ADVISOR,  # the advisor agent's own socket (docs/copilot.md)
+        ErrorCode.ADVISOR_CANNOT_ACT,  # the advisor agent's own socket
+        ErrorCode.ADVICE_ALREADY_GIVEN,  # the advisor agent's own socket
         ErrorCode.METHOD_NOT_ALLOWED,  # the pages' own calls use each route's method
         ErrorCode.PAYLOAD_TOO_LARGE,  # the pages send a few small fields
         ErrorCode.TOO_MANY_LONG_POLLS,  # the pages never long-poll

@@ -157,6 +157,11 @@ async def room_page(request: Request, room_id: str) -> Response:
     context = {
         "r": room,
         "mine": mine,
+        "advisors": [
+            a
+            for a in await agents.owned_by(db, caller.owner)
+            if room.kind == "copilot" and "poker:sng" in a.skills
+        ],
         "balance": await data.balance_of(db, caller.owner),
         "faucet": request.app.state.settings.env == "dev",
         "done": request.query_params.get("done", ""),

@@ -312,7 +312,7 @@ async def test_register_pay_and_leave_by_clicking_with_each_refusal_as_a_sentenc
             await page.get_by_label("Advisor agent id").fill("agent_nobody")
             await page.get_by_role("button", name="Register").click()
             await expect(refusal).to_have_attribute("data-code", "advisor_required")
-            await expect(refusal).to_have_text(re.compile("^A CoPilot tournament needs an advisor"))
+            await expect(refusal).to_have_text(re.compile("^A CoPilot table needs an advisor"))
             await expect(page.locator("#my-status")).to_have_text("not registered")
 
             # The lobby too fits a phone's width.
