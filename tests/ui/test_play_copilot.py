@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import re
 import uuid
+from pathlib import Path
 
 import httpx
 from playwright.async_api import Error as PlaywrightError
@@ -34,8 +35,9 @@ async def _the_demo_page(capture: list[str]) -> str:
 
 async def test_a_copilot_player_sees_advice_on_every_turn_and_decides(
     page: Page,
-    play_url: str,
+    play_url: str,  # noqa: F811
     play_settings: Settings,  # noqa: F811
+    screenshots: Path,
 ) -> None:
     me = f"cleo-{uuid.uuid4().hex[:6]}"
     said: list[str] = []
@@ -94,6 +96,8 @@ async def test_a_copilot_player_sees_advice_on_every_turn_and_decides(
                         continue  # the turn ended (the hand, or the tournament) meanwhile
                     raise
                 text = await box.inner_text()
+                if not seen:
+                    await page.screenshot(path=screenshots / "play-table-copilot.png")
                 seen.append(text)
                 suggested = ADVICE.match(text)
                 assert suggested is not None
