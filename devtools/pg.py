@@ -103,8 +103,10 @@ class EmbeddedPostgres:
                 "127.0.0.1",
                 "-p",
                 str(self.port),
+                # TCP only: a Unix socket in pgdata fails to start when the directory's path
+                # is long (107 bytes at most), and nothing here connects through one.
                 "-k",
-                str(self.pgdata),
+                "",
                 "-c",
                 "fsync=on",
                 "-c",
