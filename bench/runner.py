@@ -522,7 +522,8 @@ def render_targets(rows: list[dict[str, Any]]) -> Table:
         if r["ratio"] is None:
             ratio = "—"
         else:
-            ratio = f"{r['ratio']:.1%}" if percent else f"{r['ratio']:.2f}×"
+            # Three figures: a ratio shown as "1.50×" must not read as met when it is 1.501.
+            ratio = f"{r['ratio']:.1%}" if percent else f"{r['ratio']:.3f}×"
         limit = r["at_most"] if r["at_most"] is not None else r["at_least"]
         sign = "≤" if r["at_most"] is not None else "≥"
         if not r["of_baseline"]:

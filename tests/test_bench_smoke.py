@@ -192,7 +192,7 @@ def test_each_target_of_issue_30_is_judged_against_this_runs_baseline() -> None:
     console.print(render({**_result(), **shown, "failed_sections": {}}))
     text = console.export_text()
     # Absolute figures beside the ratios.
-    assert "29.0 ms" in text and "20.0 ms (bare Update p50)" in text and "1.45×" in text
+    assert "29.0 ms" in text and "20.0 ms (bare Update p50)" in text and "1.450×" in text
     assert "39.0 /s" in text and "39.0%" in text and "≥ 40%" in text
     assert "NOT met" in text and "not measured" in text
 
