@@ -21,7 +21,7 @@ from collections import Counter
 from typing import Any
 
 from temporalio.api.enums.v1 import EventType
-from temporalio.client import Client
+from temporalio.client import Client, WorkflowExecutionStatus
 
 from wire.ids import table_workflow_id, tournament_workflow_id
 
@@ -38,7 +38,8 @@ ACTION_EVENTS = {
 
 async def workflow_events(client: Client, workflow_id: str) -> tuple[Counter[str], int]:
     """Event counts by type over every run of ``workflow_id`` (walking continue-as-new back
-    from the latest run), plus ``activity_retry`` for attempts after the first; and the runs."""
+    from the latest run), plus ``activity_retry`` for attempts after the first and
+    ``update:NAME`` per accepted Update; and the runs."""
     counts: Counter[str] = Counter()
     run_id: str | None = None
     runs = 0
@@ -52,6 +53,9 @@ async def workflow_events(client: Client, workflow_id: str) -> tuple[Counter[str
                 previous = (
                     event.workflow_execution_started_event_attributes.continued_execution_run_id
                 )
+            if event.HasField("workflow_execution_update_accepted_event_attributes"):
+                accepted = event.workflow_execution_update_accepted_event_attributes
+                counts[f"update:{accepted.accepted_request.input.name}"] += 1
             if event.HasField("activity_task_started_event_attributes"):
                 counts["activity_retry"] += max(
                     0, event.activity_task_started_event_attributes.attempt - 1
@@ -74,11 +78,12 @@ async def tournament_accounting(
     client: Client, finished: list[dict[str, Any]], hands_by_tid: dict[str, int]
 ) -> dict[str, Any]:
     """Events and actions per tournament and per hand, over the tournaments that finished by
-    themselves (tournament workflow and its table, every run)."""
+    themselves (tournament workflow and its table, every run): whole tournaments, so whole
+    hands only (a force-ended tournament, with a hand cut short, is never counted)."""
     events: Counter[str] = Counter()
     runs = 0
     rows: list[tuple[int, int, int]] = []  # (hands, events, actions) per tournament
-    table_events = accepted_actions = 0
+    table_events = accepted_actions = tables_open = 0
     for item in finished:
         tid = item["tid"]
         mine: Counter[str] = Counter()
@@ -86,10 +91,13 @@ async def tournament_accounting(
             counted, n = await workflow_events(client, workflow_id)
             mine.update(counted)
             runs += n
-            if workflow_id.startswith("table-"):
-                # The table's accepted `act` Updates are the players' accepted actions.
-                accepted_actions += counted.get("EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED", 0)
+            if workflow_id == table_workflow_id(tid):
+                # The table's accepted `act` Updates are the players' accepted actions (the
+                # table's other Updates, seeds and sit-ins, are not actions).
+                accepted_actions += counted.get("update:act", 0)
                 table_events += sum(v for k, v in counted.items() if k.startswith("EVENT_TYPE_"))
+                described = await client.get_workflow_handle(workflow_id).describe()
+                tables_open += described.status == WorkflowExecutionStatus.RUNNING
         events.update(mine)
         rows.append(
             (
@@ -112,8 +120,13 @@ async def tournament_accounting(
         "events_per_hand": round(total_events / max(hands, 1), 1),
         "accepted_actions": accepted_actions,
         # Every table event (deals, seeds, timers, signals included) over its accepted actions:
-        # what one accepted action costs the table's history, all in.
-        "table_events_per_accepted_action": round(table_events / max(accepted_actions, 1), 1),
+        # what one accepted action costs the table's history, all in (issue 30's "history
+        # events per accepted action, measured over whole hands").
+        "table_events_per_accepted_action": round(table_events / max(accepted_actions, 1), 2),
+        # The same with the tournament workflow's events (hand reports, levels) added.
+        "events_per_accepted_action": round(total_events / max(accepted_actions, 1), 2),
+        # Tables whose last run was still open when counted (their tail is missing): 0 wanted.
+        "tables_still_running": tables_open,
         "actions_total": total_actions,
         "actions_per_tournament": round(total_actions / max(tournaments, 1), 1),
         "actions_per_hand": round(total_actions / max(hands, 1), 2),

@@ -25,6 +25,7 @@ import httpx
 from temporalio.client import Client
 from temporalio.worker import Worker
 
+from bench.cpu import CpuMeter, CpuSample
 from bench.echo import UPDATES_PER_RUN, EchoWorkflow
 from core.settings import Settings
 from core.tokens import mint_player_token
@@ -89,6 +90,56 @@ async def baseline(client: Client, *, updates: int, deadline_s: float) -> dict[s
     return result
 
 
+async def ceiling(
+    client: Client, *, workflows: int, seconds: float, meter: CpuMeter | None = None
+) -> dict[str, Any]:
+    """The bare-Update ceiling at ``workflows`` tables' shape: that many trivial workflows,
+    each sent no-op Updates one after another (a table takes one action at a time) by its own
+    lane, all at once for ``seconds``; Updates/s over the window, their latency, and the CPU
+    each Update cost the watched processes (the baseline's worker runs in the bench's own
+    process, as in the sequential baseline)."""
+    task_queue = f"bench-ceiling-{uuid.uuid4().hex[:8]}"
+    samples: list[float] = []
+    async with Worker(client, task_queue=task_queue, workflows=[EchoWorkflow]):
+        handles = [
+            await client.start_workflow(
+                EchoWorkflow.run, id=f"{task_queue}-{n}", task_queue=task_queue
+            )
+            for n in range(workflows)
+        ]
+        for handle in handles:  # warm: each workflow's first task is behind us
+            await handle.execute_update(EchoWorkflow.touch, -1)
+        stop_at = time.monotonic() + seconds
+
+        async def lane(handle: Any) -> None:
+            for n in range(UPDATES_PER_RUN - 10):
+                if time.monotonic() >= stop_at:
+                    return
+                started = time.perf_counter()
+                await handle.execute_update(EchoWorkflow.touch, n)
+                samples.append(time.perf_counter() - started)
+
+        before = meter.sample() if meter else None
+        began = time.monotonic()
+        await asyncio.gather(*(lane(h) for h in handles))
+        elapsed = time.monotonic() - began
+        after = meter.sample() if meter else None
+        for handle in handles:
+            await handle.signal(EchoWorkflow.finish)
+        for handle in handles:
+            await handle.result()
+    result: dict[str, Any] = {
+        "workflows": workflows,
+        "seconds": round(elapsed, 2),
+        "updates": len(samples),
+        "updates_per_s": round(len(samples) / elapsed, 1) if elapsed else 0.0,
+        **percentiles(samples),
+    }
+    if before and after:
+        result["cpu"] = CpuMeter.window(before, after, len(samples))
+    return result
+
+
 # -- 2 and 3. bot tournaments ------------------------------------------------------------------
 @dataclass
 class Recorder:
@@ -101,6 +152,39 @@ class Recorder:
     unfinished: list[str] = field(default_factory=list)
     create_until: float = float("inf")
     """No new tournament after this (set once the measured window is fixed)."""
+    turns: list[tuple[float, float, bool]] = field(default_factory=list)
+    """(arrived at, seconds since the action that caused it was sent, same hand as it)"""
+    _turns: dict[str, TurnTracker] = field(default_factory=dict)
+
+    def tracker(self, tid: str) -> TurnTracker:
+        return self._turns.setdefault(tid, TurnTracker(self.turns))
+
+
+@dataclass
+class TurnTracker:
+    """Turn latency at one table, as issue 30 defines it: from an action being sent to the
+    next player learning it is their turn. A turn is a (hand, turn) pair; it is timed from
+    the first send of the action before it (a repeated send of the same turn, refused as
+    stale, does not restart the clock), and only its first arrival counts."""
+
+    samples: list[tuple[float, float, bool]]
+    seen: set[tuple[int, int]] = field(default_factory=set)
+    cause: tuple[float, int, int] | None = None
+    """(sent at, hand, turn) of the latest action sent"""
+
+    def sent(self, hand: int, turn: int) -> None:
+        if self.cause is None or self.cause[1:] != (hand, turn):
+            self.cause = (time.monotonic(), hand, turn)
+
+    def arrived(self, hand: int, turn: int) -> bool:
+        """Record a turn shown to its player; False when it was seen already."""
+        if (hand, turn) in self.seen:
+            return False
+        self.seen.add((hand, turn))
+        now = time.monotonic()
+        if self.cause is not None and self.cause[1:] != (hand, turn):
+            self.samples.append((now, now - self.cause[0], self.cause[1] == hand))
+        return True
 
 
 def calling_station(state: dict[str, Any], rng: random.Random) -> tuple[str, int | None]:
@@ -132,7 +216,10 @@ async def _bot(client: SngClient, tid: str, policy: Policy, rec: Recorder, *, se
         legal = state.get("legalActions")
         if not legal:
             continue
+        turns = rec.tracker(tid)
+        turns.arrived(state["handNumber"], state["turn"])  # a long-poll's wake
         action, amount = policy(state, rng)
+        turns.sent(state["handNumber"], state["turn"])
         started = time.perf_counter()
         try:
             await client.act(
@@ -244,12 +331,14 @@ async def run_level(
     warmup_s: float,
     window_s: float,
     drain_s: float,
+    meter: CpuMeter | None = None,
 ) -> tuple[dict[str, Any], Recorder]:
     """``concurrency`` tournaments kept running through a measured window; then up to
     ``drain_s`` for the last ones to finish by themselves; the rest are force-ended.
 
     The window opens once every table has dealt (registration and the start grace are not
-    play), or after ``warmup_s`` at the latest."""
+    play), or after ``warmup_s`` at the latest. With a ``meter``, the watched processes' CPU
+    is sampled at the window's two ends and divided by the actions accepted in it."""
     rec = Recorder()
     slots = [
         asyncio.create_task(_slot(target, operator, rec, random_bot)) for _ in range(concurrency)
@@ -260,14 +349,25 @@ async def run_level(
         await asyncio.sleep(0.1)
     window_from = time.monotonic()
     window_to = rec.create_until = window_from + window_s
+    cpu: list[CpuSample] = []
+
+    async def sample_at_the_ends() -> None:
+        if meter is not None:
+            cpu.append(meter.sample())
+            await asyncio.sleep(max(window_to - time.monotonic(), 0.0))
+            cpu.append(meter.sample())
+
+    sampler = asyncio.create_task(sample_at_the_ends())
     _, pending = await asyncio.wait(slots, timeout=window_s + drain_s)
     for task in pending:
         task.cancel()
     results = await asyncio.gather(*slots, return_exceptions=True)
     errors = [r for r in results if isinstance(r, Exception)]
+    await sampler
     for tid in rec.unfinished:
         await end_tournament(operator, tid)
     in_window = [lat for at, lat in rec.acts if window_from <= at <= window_to]
+    turns = [(lat, in_hand) for at, lat, in_hand in rec.turns if window_from <= at <= window_to]
     hands = sum(
         1
         for seen in rec.hands_seen.values()
@@ -286,7 +386,14 @@ async def run_level(
         "tournaments_force_ended": len(rec.unfinished),
         "errors": [repr(e) for e in errors[:3]],
         **{f"act_{k}": v for k, v in percentiles(in_window).items()},
+        # The bots long-poll: act sent → the next player's long-poll wakes with its turn.
+        **{f"turn_{k}": v for k, v in percentiles([lat for lat, _ in turns]).items()},
+        "turn_in_hand_p50_ms": percentiles([lat for lat, same in turns if same])["p50_ms"],
+        "turns_after_a_deal": sum(1 for _, same in turns if not same),
     }
+    if len(cpu) == 2:
+        # Accepted actions only: a refused act never appended to rec.acts.
+        figures["cpu"] = CpuMeter.window(cpu[0], cpu[1], len(in_window))
     return figures, rec
 
 
@@ -412,31 +519,33 @@ async def polling(
 
 
 class _TurnClock:
-    """From one player sending an action to the next player learning it is their turn. The
+    """From one player sending an action to the next player learning it is their turn (a
+    ``TurnTracker``: each turn timed once, from the first send of the action before it). The
     window opens at the first turn that arrives (after the tournament's grace) and lasts
     ``seconds``."""
 
     def __init__(self, seconds: float) -> None:
         self.seconds = seconds
-        self.samples: list[float] = []
-        self.sent: list[float] = []
+        self.samples: list[tuple[float, float, bool]] = []
+        self.turns = TurnTracker(self.samples)
+        self.sent = 0
         self.until = float("inf")
         self.rng = random.Random(7)
 
     def running(self) -> bool:
         return time.monotonic() < self.until
 
-    def turn_arrived(self) -> None:
-        arrived = time.monotonic()
-        self.until = min(self.until, arrived + self.seconds)
-        if self.sent:
-            self.samples.append(arrived - self.sent[-1])
+    def turn_arrived(self, turn: dict[str, Any]) -> bool:
+        """A turn shown to its player (False: that turn was shown before)."""
+        self.until = min(self.until, time.monotonic() + self.seconds)
+        return self.turns.arrived(turn["handNumber"], turn["turn"])
 
     async def answer(self, client: SngClient, tid: str, turn: dict[str, Any]) -> None:
         """Call (or check) on the turn ``turn`` shows (its ``handNumber``, ``turn`` and
         ``legalActions``)."""
         action, amount = calling_station(turn, self.rng)
-        self.sent.append(time.monotonic())
+        self.turns.sent(turn["handNumber"], turn["turn"])
+        self.sent += 1
         with contextlib.suppress(SngError):
             await client.act(
                 tid, hand_number=turn["handNumber"], turn=turn["turn"], action=action, amount=amount
@@ -457,7 +566,14 @@ class _TurnClock:
         finally:
             await end_tournament(operator, tournament.tid)
             await tournament.close()
-        return {"seconds": self.seconds, "actions": len(self.sent), **percentiles(self.samples)}
+        in_hand = [lat for _, lat, same in self.samples if same]
+        return {
+            "seconds": self.seconds,
+            "actions": self.sent,
+            **percentiles([lat for _, lat, _ in self.samples]),
+            "in_hand_p50_ms": percentiles(in_hand)["p50_ms"],
+            "after_a_deal": len(self.samples) - len(in_hand),
+        }
 
 
 async def turn_latency(target: Target, operator: SngClient, *, seconds: float) -> dict[str, Any]:
@@ -483,8 +599,11 @@ async def turn_latency(target: Target, operator: SngClient, *, seconds: float) -
                 if line.startswith("event:"):
                     event = line.partition(":")[2].strip()
                 elif line.startswith("data:") and event == "action_required":
-                    clock.turn_arrived()
-                    await clock.answer(client, tournament.tid, json.loads(line.partition(":")[2]))
+                    turn = json.loads(line.partition(":")[2])
+                    clock.turn_arrived(turn)
+                    # A repeated turn is answered again (a lost act must not stall the
+                    # table) but timed once.
+                    await clock.answer(client, tournament.tid, turn)
 
     return await clock.measure(operator, tournament, agent)
 
@@ -497,7 +616,6 @@ async def turn_latency_long_poll(
     ``legalActions``."""
     tournament = await open_tournament(target, operator, stack=100_000)
     clock = _TurnClock(seconds)
-    seen: set[tuple[int, int]] = set()
 
     async def agent(client: SngClient) -> None:
         version: int | None = None
@@ -510,10 +628,8 @@ async def turn_latency_long_poll(
                 await asyncio.sleep(0.1)
                 continue
             version = state["version"]
-            if not state.get("legalActions") or (state["handNumber"], state["turn"]) in seen:
+            if not state.get("legalActions") or not clock.turn_arrived(state):
                 continue
-            seen.add((state["handNumber"], state["turn"]))
-            clock.turn_arrived()
             await clock.answer(client, tournament.tid, state)
 
     return await clock.measure(operator, tournament, agent)

@@ -16,6 +16,12 @@ Temporal dev server, a worker and the API as child processes, as ``sng dev`` doe
 8. turn latency: from an action sent to the next player learning of its turn, by SSE stream
    and by long-poll.
 
+Beside them: the bare-Update ceiling at each load's shape (that many trivial workflows, each
+sent Updates one after another, all at once), the CPU milliseconds each accepted action cost
+the worker, the API replicas, the Temporal server, PostgreSQL and the bench itself (process
+trees read with psutil at each load window's ends), and issue 30's targets, each beside its
+measured value, its baseline and their ratio (``targets``).
+
 The figures are ratios first: on a small shared machine absolute numbers move run to run.
 """
 
@@ -29,15 +35,16 @@ import platform
 import shutil
 import tempfile
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
+from rich.console import Console, Group
 from rich.table import Table
 
+from bench.cpu import CpuMeter, Watched, listening_pids
 from core.settings import Settings, get_settings
 
 
@@ -55,6 +62,8 @@ class BenchConfig:
     baseline_deadline_s: float = 60.0
     settle_s: float = 30.0
     quiesce_s: float = 35.0
+    ceiling_s: float = 5.0
+    """seconds of concurrent bare Updates per load level (the ceiling)"""
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -73,15 +82,20 @@ QUICK = BenchConfig(
     engine_hands=100,
     settle_s=15.0,
     quiesce_s=5.0,
+    ceiling_s=3.0,
 )
 
 
 # -- the stack -------------------------------------------------------------------------------
 @contextlib.contextmanager
-def own_stack(console: Console) -> Iterator[tuple[Settings, list[str]]]:
+def own_stack(
+    console: Console, sqlite_pragmas: Sequence[str] = ()
+) -> Iterator[tuple[Settings, list[str], list[Watched]]]:
     """PostgreSQL, Temporal, a worker and the API on free ports under a temporary directory,
-    removed afterwards, and a second API replica (its URL is the list's one element).
-    DATABASE_URL is ignored so the run never touches a real database."""
+    removed afterwards, and a second API replica (its URL is the list's one element), and the
+    processes whose CPU the bench reads (every child it started, by role). DATABASE_URL is
+    ignored so the run never touches a real database. ``sqlite_pragmas`` go to the Temporal
+    dev server (``--sqlite-pragma``)."""
     from core.codec import ensure_dev_key
     from devtools.devstack import DevStack, isolated_settings
 
@@ -96,11 +110,17 @@ def own_stack(console: Console) -> Iterator[tuple[Settings, list[str]]]:
     )
     if not settings.codec_key.get_secret_value():
         ensure_dev_key(root)  # before the worker and the API race to create it
-    stack = DevStack(settings)
+    stack = DevStack(settings, sqlite_pragmas=tuple(sqlite_pragmas))
     try:
         stack.start()
         replica = stack.add_api_replica()
-        yield settings, [replica]
+        watched = [
+            Watched("api" if name.startswith("api") else name, proc.pid)
+            for name, proc in stack.children
+        ]
+        if stack.pg is not None and stack.pg.process is not None:
+            watched.append(Watched("postgres", stack.pg.process.pid))
+        yield settings, [replica], watched
     finally:
         console.print("stopping the bench stack…")
         stack.stop()
@@ -116,12 +136,17 @@ async def run_bench(
     cfg: BenchConfig,
     console: Console,
     replicas: list[str] | None = None,
+    watched: list[Watched] | None = None,
+    sqlite_pragmas: Sequence[str] = (),
 ) -> dict[str, Any]:
+    """Every section, in order; ``watched``: the stack's processes by role (found by their
+    listening ports when not given: the API, Temporal, PostgreSQL)."""
     from bench.history import engine, icm, tournament_accounting
     from bench.load import (
         FORCE_END_REFUSED,
         Target,
         baseline,
+        ceiling,
         polling,
         query_counter,
         quiesce,
@@ -145,6 +170,17 @@ async def run_bench(
     failed: dict[str, str] = {}
     result["failed_sections"] = failed
     FORCE_END_REFUSED.clear()
+    if watched is None:
+        watched, in_bench = discover(api_url, settings)
+    else:
+        in_bench = []
+    meter = CpuMeter([*watched, Watched("bench", os.getpid(), tree=False)])
+    result["stack"] = {
+        "sqlite_pragmas": list(sqlite_pragmas),
+        "processes": meter.pids(),
+        # Roles served from the bench's own process (tests run the API and worker in it).
+        "in_bench_process": in_bench,
+    }
 
     async def section(name: str, run: Callable[[], Awaitable[Any]]) -> Any:
         """One figure: a failure is written down (and the run goes on to the next one), so a
@@ -170,6 +206,17 @@ async def run_bench(
         ),
     )
     result["baseline"] = base
+    console.print(f"1. the bare-Update ceiling at {cfg.all_levels} workflows…")
+    ceilings: dict[int, dict[str, Any]] = {}
+    for level in cfg.all_levels:
+
+        async def at_once(level: int = level) -> dict[str, Any]:
+            return await ceiling(target.client, workflows=level, seconds=cfg.ceiling_s, meter=meter)
+
+        got = await section(f"ceiling {level}", at_once)
+        if got is not None:
+            ceilings[level] = got
+    result["ceiling"] = list(ceilings.values())
 
     curve: list[dict[str, Any]] = []
     finished: list[dict[str, Any]] = []
@@ -189,6 +236,7 @@ async def run_bench(
                     warmup_s=cfg.warmup_s,
                     window_s=cfg.window_s,
                     drain_s=cfg.drain_s if is_main else 0.0,
+                    meter=meter,
                 )
                 level_seconds = time.monotonic() - level_began
                 queries = await query_counter(api_url) - queries_before
@@ -196,6 +244,7 @@ async def run_bench(
                 figures["temporal_queries_per_table_s"] = round(queries / level_seconds / level, 2)
                 finished.extend(rec.finished)
                 figures["quiesce_s"] = await quiesce(api_url, max_s=cfg.quiesce_s)
+                _beside_baselines(figures, base, ceilings.get(level))
                 return figures
 
             figures = await section(f"load {level}", one_level)
@@ -264,18 +313,172 @@ async def run_bench(
             "concurrent_tournaments": cfg.concurrency,
             "hands_per_min": main.get("hands_per_min", 0.0),
             "actions_per_s": main.get("actions_per_s", 0.0),
+            # The sequential bare-Update rate (1 / its mean latency), as earlier runs had it;
+            # the ceiling measured at this many workflows at once is beside it.
             "bare_update_ceiling_per_s": base["updates_per_s"],
             "ratio_to_ceiling": round(main.get("actions_per_s", 0.0) / base["updates_per_s"], 3)
             if base["updates_per_s"]
             else 0.0,
+            "concurrent_ceiling_per_s": main.get("ceiling_updates_per_s"),
+            "ratio_to_concurrent_ceiling": main.get("ratio_to_ceiling"),
             "temporal_queries_per_s": main.get("temporal_queries_per_s", 0.0),
         }
     else:
         result["api_action"] = result["throughput"] = None
     result["load_curve"] = curve
+    result["targets"] = targets(result)
     result["force_end_refused"] = list(FORCE_END_REFUSED)
     result["seconds"] = round(time.monotonic() - began, 1)
     return result
+
+
+def discover(api_url: str, settings: Settings) -> tuple[list[Watched], list[str]]:
+    """The processes of a stack the bench did not start, by their listening ports: the API
+    (the one ``api_url`` names), the Temporal server and PostgreSQL when on this machine. A
+    worker listens on nothing: it is not found. Returns them and the roles that run in the
+    bench's own process (then counted as "bench")."""
+    from urllib.parse import urlsplit
+
+    from sqlalchemy.engine import make_url
+
+    ports: dict[str, int] = {}
+    if port := urlsplit(api_url).port:
+        ports["api"] = port
+    with contextlib.suppress(ValueError):
+        ports["temporal"] = int(settings.temporal_address.rsplit(":", 1)[1])
+    with contextlib.suppress(Exception):  # an unparsable URL is simply not watched
+        if pg := make_url(settings.database_url).port:
+            ports["postgres"] = pg
+    pids = listening_pids(ports.values())
+    watched, in_bench = [], []
+    for role, port in ports.items():
+        if (pid := pids.get(port)) is None:
+            continue
+        if pid == os.getpid():
+            in_bench.append(role)
+        else:
+            watched.append(Watched(role, pid))
+    if "api" in in_bench:
+        in_bench.append("worker")  # tests serve both from their own process
+    return watched, in_bench
+
+
+def _beside_baselines(
+    figures: dict[str, Any], base: dict[str, Any] | None, ceiling: dict[str, Any] | None
+) -> None:
+    """A load's ratios: act and turn p50 over the bare Update's (sequential) p50, and actions/s
+    over the ceiling measured at the same number of workflows."""
+    if base and base.get("p50_ms"):
+        figures["bare_update_p50_ms"] = base["p50_ms"]
+        figures["ratio_p50"] = round(figures["act_p50_ms"] / base["p50_ms"], 2)
+        figures["turn_ratio_p50"] = round(figures["turn_p50_ms"] / base["p50_ms"], 2)
+    if ceiling and ceiling.get("updates_per_s"):
+        figures["ceiling_updates_per_s"] = ceiling["updates_per_s"]
+        figures["ceiling_p50_ms"] = ceiling["p50_ms"]
+        figures["ratio_to_ceiling"] = round(figures["actions_per_s"] / ceiling["updates_per_s"], 3)
+
+
+# -- issue 30's targets ------------------------------------------------------------------------
+def targets(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """Issue 30's figures, each beside what this run measured, its baseline from the same run
+    and their ratio; ``met`` is None when the run did not measure it (a level not run, a
+    section failed). Definitions (docs/capacity.md, "Issue 30"):
+
+    * a bare Update: the sequential baseline's p50 (section 1);
+    * act p50: through the API at that many tables (sections 2–3);
+    * turn latency: act sent → the next player's ``action_required`` on their SSE stream, and
+      → the next player's long-poll waking with its turn (section 8, one table);
+    * the ceiling at 8 tables: 8 trivial workflows each sent Updates one after another, all at
+      once, Updates/s over the same run's window (a table takes one action at a time);
+    * history events per accepted action: every table event over its accepted ``act``
+      Updates, over whole tournaments (so whole hands), every run.
+    """
+    base = result.get("baseline") or {}
+    levels = {c["concurrent_tournaments"]: c for c in result.get("load_curve") or []}
+    ceilings = {c["workflows"]: c for c in result.get("ceiling") or []}
+    history = result.get("history") or {}
+    bare = base.get("p50_ms")
+    rows: list[dict[str, Any]] = []
+
+    def row(
+        name: str,
+        measured: float | None,
+        unit: str,
+        baseline: float | None,
+        baseline_is: str,
+        *,
+        at_most: float | None = None,
+        at_least: float | None = None,
+        of_baseline: bool = True,
+    ) -> None:
+        ratio = (
+            round(measured / baseline, 3)
+            if of_baseline and measured is not None and baseline
+            else None
+        )
+        judged = ratio if of_baseline else measured
+        met = None
+        if judged is not None:
+            met = judged <= at_most if at_most is not None else judged >= (at_least or 0)
+        rows.append(
+            {
+                "target": name,
+                "measured": measured,
+                "unit": unit,
+                "baseline": baseline,
+                "baseline_is": baseline_is,
+                "ratio": ratio,
+                "at_most": at_most,
+                "at_least": at_least,
+                "of_baseline": of_baseline,
+                "met": met,
+            }
+        )
+
+    for tables, limit in ((1, 1.5), (4, 2.5)):
+        level = levels.get(tables)
+        row(
+            f"act p50, {tables} table{'s' if tables > 1 else ''}",
+            level["act_p50_ms"] if level else None,
+            "ms",
+            bare,
+            "bare Update p50",
+            at_most=limit,
+        )
+    for name, how in (
+        ("turn_latency", "SSE action_required"),
+        ("turn_latency_long_poll", "long-poll wake"),
+    ):
+        turns = result.get(name)
+        row(
+            f"turn latency p50 ({how})",
+            turns["p50_ms"] if turns and turns.get("count") else None,
+            "ms",
+            bare,
+            "bare Update p50",
+            at_most=1.5,
+        )
+    eight, ceiling8 = levels.get(8), ceilings.get(8)
+    row(
+        "actions/s at 8 tables",
+        eight["actions_per_s"] if eight else None,
+        "/s",
+        ceiling8["updates_per_s"] if ceiling8 else None,
+        "bare Updates/s, 8 workflows at once",
+        at_least=0.40,
+    )
+    row(
+        "history events per accepted action (whole hands)",
+        history.get("table_events_per_accepted_action")
+        if history.get("accepted_actions")
+        else None,
+        "events",
+        None,
+        "",
+        at_most=10,
+        of_baseline=False,
+    )
+    return rows
 
 
 async def _settled_hands(
@@ -297,8 +500,45 @@ async def _settled_hands(
 
 
 # -- the report ------------------------------------------------------------------------------
-def render(result: dict[str, Any]) -> Table:
-    """The figures as a table; a section that failed shows its failure instead."""
+def render(result: dict[str, Any]) -> Group:
+    """The figures as a table, then issue 30's targets beside what was measured; a section
+    that failed shows its failure instead."""
+    return Group(_figures(result), render_targets(result.get("targets") or []))
+
+
+def render_targets(rows: list[dict[str, Any]]) -> Table:
+    """One row per target: measured (absolute), baseline (absolute), ratio, wanted, met."""
+    table = Table(title="issue 30's targets (this run's baseline beside each)")
+    for column in ("target", "measured", "baseline", "ratio", "wanted", "met"):
+        table.add_column(column, justify="left" if column == "target" else "right")
+    for r in rows:
+
+        def amount(value: float | None, r: dict[str, Any] = r) -> str:
+            if value is None:
+                return "—"
+            return f"{value:.1f} {r['unit']}" if r["unit"] != "events" else f"{value:.2f}"
+
+        percent = r["at_least"] is not None
+        if r["ratio"] is None:
+            ratio = "—"
+        else:
+            # Three figures: a ratio shown as "1.50×" must not read as met when it is 1.501.
+            ratio = f"{r['ratio']:.1%}" if percent else f"{r['ratio']:.3f}×"
+        limit = r["at_most"] if r["at_most"] is not None else r["at_least"]
+        sign = "≤" if r["at_most"] is not None else "≥"
+        if not r["of_baseline"]:
+            wanted = f"{sign} {limit:g}"
+        else:
+            wanted = f"{sign} {limit:.0%}" if percent else f"{sign} {limit:g}×"
+        met = {True: "met", False: "NOT met", None: "not measured"}[r["met"]]
+        baseline = amount(r["baseline"])
+        if r["baseline_is"] and r["baseline"] is not None:
+            baseline += f" ({r['baseline_is']})"
+        table.add_row(r["target"], amount(r["measured"]), baseline, ratio, wanted, met)
+    return table
+
+
+def _figures(result: dict[str, Any]) -> Table:
     b, a, t = result.get("baseline"), result.get("api_action"), result.get("throughput")
     h, p, e = result.get("history"), result.get("polling") or {}, result.get("engine")
     table = Table(title=f"sng bench on {result['machine']['cpus']} CPU(s)")
@@ -308,8 +548,18 @@ def render(result: dict[str, Any]) -> Table:
     if b:
         rows += [
             ("1", "bare Update p50 / p95 / p99 ms", _ms(b), ""),
-            ("1", "bare Updates/s (sequential)", f"{b['updates_per_s']:.0f}", "ceiling"),
+            ("1", "bare Updates/s (sequential)", f"{b['updates_per_s']:.0f}", ""),
         ]
+    for c in result.get("ceiling") or []:
+        cpu = (c.get("cpu") or {}).get("ms_per_unit", {})
+        rows.append(
+            (
+                "1",
+                f"  ceiling, {c['workflows']} workflow(s) at once: Updates/s, p50 ms",
+                f"{c['updates_per_s']:.0f}, {c['p50_ms']:.1f}",
+                f"Temporal {cpu.get('temporal', 0):.2f} ms CPU/Update" if cpu else "",
+            )
+        )
     if a and t:
         rows += [
             (
@@ -323,7 +573,7 @@ def render(result: dict[str, Any]) -> Table:
                 "3",
                 "actions/s",
                 f"{t['actions_per_s']:.1f}",
-                f"{t['ratio_to_ceiling']:.1%} of ceiling",
+                f"{t['ratio_to_ceiling']:.1%} of the sequential rate",
             ),
         ]
     if h:
@@ -336,9 +586,15 @@ def render(result: dict[str, Any]) -> Table:
             ),
             (
                 "4",
-                "table events per accepted action",
+                "table events per accepted action (whole hands)",
                 f"{h['table_events_per_accepted_action']}",
                 f"{h['accepted_actions']} accepted actions",
+            ),
+            (
+                "4",
+                "  with the tournament's events",
+                f"{h['events_per_accepted_action']}",
+                f"{h['tables_still_running']} table(s) still open",
             ),
             (
                 "4",
@@ -407,12 +663,28 @@ def render(result: dict[str, Any]) -> Table:
     for row in rows:
         table.add_row(*row)
     for level in result.get("load_curve") or []:
+        n = level["concurrent_tournaments"]
         table.add_row(
             "3",
-            f"  load {level['concurrent_tournaments']}: act p50/p95 ms, actions/s",
+            f"  load {n}: act p50/p95 ms, actions/s",
             f"{level['act_p50_ms']:.0f} / {level['act_p95_ms']:.0f}, {level['actions_per_s']:.1f}",
-            f"{level['hands_per_min']:.0f} hands/min",
+            f"{level.get('ratio_p50', 0)}×, {level.get('ratio_to_ceiling', 0):.1%} of ceiling",
         )
+        table.add_row(
+            "8",
+            f"  load {n}: turn p50 / p99 ms (long-poll wake)",
+            f"{level['turn_p50_ms']:.0f} / {level['turn_p99_ms']:.0f}",
+            f"{level.get('turn_ratio_p50', 0)}× baseline",
+        )
+        if cpu := level.get("cpu"):
+            per = cpu["ms_per_unit"]
+            table.add_row(
+                "3",
+                f"  load {n}: CPU ms/action " + " / ".join(per),
+                " / ".join(f"{v:.1f}" for v in per.values()),
+                f"machine {cpu['machine_ms_per_unit']:.1f},"
+                f" busy {cpu['machine_busy_fraction']:.0%}",
+            )
     return table
 
 
@@ -452,6 +724,17 @@ def draw(result: dict[str, Any], path: Path) -> bool:
     return True
 
 
+def check_pragma(pragma: str) -> str:
+    """``NAME=VALUE`` (a SQLite pragma as the dev server's ``--sqlite-pragma`` takes it), or a
+    clear refusal before any stack starts."""
+    name, sep, value = pragma.partition("=")
+    if not sep or not name.strip().isidentifier() or not value.strip():
+        raise typer.BadParameter(
+            f"{pragma!r} is not NAME=VALUE (e.g. journal_mode=WAL)", param_hint="--sqlite-pragma"
+        )
+    return f"{name.strip()}={value.strip()}"
+
+
 def bench(
     out: Annotated[Path, typer.Option("--out", help="where to write the JSON")] = Path(
         "bench.json"
@@ -472,8 +755,22 @@ def bench(
     updates: Annotated[int | None, typer.Option(min=1, help="baseline Updates")] = None,
     pollers: Annotated[int | None, typer.Option(min=1, help="game-state pollers")] = None,
     engine_hands: Annotated[int | None, typer.Option(min=1, help="engine hands")] = None,
+    sqlite_pragma: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--sqlite-pragma",
+            help="a pragma for the Temporal dev server's SQLite, NAME=VALUE (repeatable), e.g."
+            " journal_mode=WAL; own stack only",
+        ),
+    ] = None,
 ) -> None:
     """Benchmark the service against a bare Temporal Update: a table, JSON and a PNG."""
+    pragmas = [check_pragma(p) for p in sqlite_pragma or []]
+    if pragmas and api_url:
+        raise typer.BadParameter(
+            "applies to the bench's own dev server only, not to a stack given by --api",
+            param_hint="--sqlite-pragma",
+        )
     cfg = QUICK if quick else BenchConfig()
     overrides: dict[str, Any] = {
         "concurrency": concurrency,
@@ -488,9 +785,9 @@ def bench(
     if api_url:
         result = asyncio.run(run_bench(api_url, get_settings(), cfg, console))
     else:
-        with own_stack(console) as (settings, replicas):
+        with own_stack(console, pragmas) as (settings, replicas, watched):
             url = f"http://{settings.api_host}:{settings.api_port}"
-            result = asyncio.run(run_bench(url, settings, cfg, console, replicas))
+            result = asyncio.run(run_bench(url, settings, cfg, console, replicas, watched, pragmas))
     out.write_text(json.dumps(result, indent=2) + "\n")
     Console().print(render(result))
     console.print(f"JSON written to {out}")

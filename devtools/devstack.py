@@ -89,7 +89,10 @@ def start_temporal(
     namespace: str,
     log: Path,
     ui_codec: str | None = None,
+    sqlite_pragmas: tuple[str, ...] = (),
 ) -> subprocess.Popen[bytes]:
+    """The dev server on its SQLite file; ``sqlite_pragmas`` (``NAME=VALUE``, e.g.
+    ``journal_mode=WAL``) go to its ``--sqlite-pragma`` flag (``sng bench --sqlite-pragma``)."""
     data_dir.mkdir(parents=True, exist_ok=True)
     args = [
         temporal_binary(),
@@ -111,6 +114,8 @@ def start_temporal(
     ]
     if ui_codec:
         args += ["--ui-codec-endpoint", ui_codec]
+    for pragma in sqlite_pragmas:
+        args += ["--sqlite-pragma", pragma]
     out = open(log, "ab")
     return subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
 
@@ -147,6 +152,8 @@ class DevStack:
     """Milestones of the last ``start``: (what, seconds since it began)."""
     show_timings: bool = False
     """``sng dev --timings``: print them under the banner."""
+    sqlite_pragmas: tuple[str, ...] = ()
+    """The dev server's SQLite pragmas, ``NAME=VALUE`` (``sng bench --sqlite-pragma``)."""
     _started: float = 0.0
 
     @property
@@ -216,6 +223,7 @@ class DevStack:
             log=logs / "temporal.log",
             # The UI decrypts payloads through the API's codec endpoint (api/routes/codec.py).
             ui_codec=f"http://127.0.0.1:{s.api_port}/codec",
+            sqlite_pragmas=self.sqlite_pragmas,
         )
         self.children.append(("temporal", temporal))
 
