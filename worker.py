@@ -11,7 +11,9 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+import os
 import signal
+import sys
 from collections.abc import Sequence
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
@@ -264,6 +266,14 @@ def main() -> None:
     refuse_implicit_dev(settings, "the worker")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     asyncio.run(run_worker(settings))
+    # Shut down cleanly (every task finished or handed back): leave without the interpreter's
+    # finalisation, during which the Temporal core's threads can abort the process
+    # (PyGILState_Release, exit -6; seen in CI after a clean SIGTERM shutdown, as with
+    # `sng schedules`). A failure above still raises and exits non-zero as before.
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 if __name__ == "__main__":

@@ -95,9 +95,13 @@ async def played(db: Database) -> AsyncIterator[Played]:
             )
             levels: dict[int, LevelSeen] = {}
             snapshot: TournamentView | None = None
-            for _ in range(60):
-                await env.sleep(timedelta(seconds=10))
+            # Sampled every 2 s of skipped time: at 10 s both busts of this three-player
+            # tournament could fall between two samples (one CI run saw no single bust).
+            for _ in range(300):
+                await env.sleep(timedelta(seconds=2))
                 view = await handle.query(TournamentWorkflow.state)
+                if view.state in ("registering", "starting"):
+                    continue
                 if view.state != "playing":
                     break
                 if view.current_level > 0 and view.current_level not in levels:
@@ -223,7 +227,17 @@ async def test_ranks_are_updated_after_a_bust(played: Played) -> None:
     A player's game state composes ``tournamentMyView`` from the tournament's read-model view
     (``view_fields``, api/routes/play.py), which the bust's hand writes with its eliminations."""
     snapshot = played.bust_snapshot
-    assert snapshot is not None, "no bust seen while the others played"
+    busts = [e.payload for e in played.events if e.type == "player_eliminated"]
+    # Each bust's event names its standing, which the final standings keep.
+    assert len(busts) == 2
+    places = {f.player_id: f.place for f in played.final.standings}
+    for bust in busts:
+        assert bust["rank"] == bust["place"] == places[bust["playerId"]]
+    assert sorted(b["place"] for b in busts) == [2, 3]
+    if snapshot is None:
+        # The only way no one-bust state exists: both players went out in one hand.
+        assert len({b["handNumber"] for b in busts}) == 1, "no bust seen while the others played"
+        return
     out = {f.player_id for f in snapshot.standings if f.place > 1}
     assert out, snapshot.standings
     live = {p: c for p, c in snapshot.stacks.items() if c > 0}
@@ -235,14 +249,6 @@ async def test_ranks_are_updated_after_a_bust(played: Played) -> None:
     # Ranked among the survivors only, by the stacks after the bust's hand.
     assert ranks == {p: 1 + sum(1 for c in live.values() if c > live[p]) for p in live}
     assert max(ranks.values()) <= len(live) and min(ranks.values()) == 1
-
-    # Each bust's event names its standing, which the final standings keep.
-    busts = [e.payload for e in played.events if e.type == "player_eliminated"]
-    assert len(busts) == 2
-    places = {f.player_id: f.place for f in played.final.standings}
-    for bust in busts:
-        assert bust["rank"] == bust["place"] == places[bust["playerId"]]
-    assert sorted(b["place"] for b in busts) == [2, 3]
 
 
 async def test_one_advisor_advises_one_player_per_table(
