@@ -32,6 +32,8 @@ from api.play.session import clear_player_cookie, cookie_token, csrf_token, set_
 from api.ui.auth import read_form
 from core.tokens import mint_player_token
 from db import agents
+from db.engine import Database
+from db.models import Agent
 from domain.settings import validate_settings
 
 router = APIRouter(prefix="/play", tags=["players' pages"], include_in_schema=False)
@@ -90,6 +92,14 @@ async def lobby_lists(request: Request) -> Response:
     return render(request, "_lobby_lists.html", await _lists(request), caller=caller)
 
 
+async def _advisors(db: Database, owner: str, kind: str) -> list[Agent]:
+    """What a CoPilot table's Register or Join offers as the advisor: the person's own live
+    agents with the skill (none asked for on another kind of table: no read)."""
+    if kind != "copilot":
+        return []
+    return [a for a in await agents.owned_by(db, owner) if "poker:sng" in a.skills]
+
+
 @router.get("/tournaments/{tournament_id}", response_class=HTMLResponse)
 async def tournament_page(request: Request, tournament_id: str) -> Response:
     caller = await signed_in(request)
@@ -111,12 +121,7 @@ async def tournament_page(request: Request, tournament_id: str) -> Response:
         "places": data.payout_places(settings, t.field_size or t.seats),
         "balance": await data.balance_of(db, caller.owner),
         "chain": t.money_backend == "chain",
-        # A CoPilot registration names one of the person's own agents that has the skill.
-        "advisors": [
-            a
-            for a in await agents.owned_by(db, caller.owner)
-            if t.kind == "copilot" and "poker:sng" in a.skills
-        ],
+        "advisors": await _advisors(db, caller.owner, t.kind),
         "faucet": request.app.state.settings.env == "dev",
         "done": request.query_params.get("done", ""),
     }
@@ -157,11 +162,7 @@ async def room_page(request: Request, room_id: str) -> Response:
     context = {
         "r": room,
         "mine": mine,
-        "advisors": [
-            a
-            for a in await agents.owned_by(db, caller.owner)
-            if room.kind == "copilot" and "poker:sng" in a.skills
-        ],
+        "advisors": await _advisors(db, caller.owner, room.kind),
         "balance": await data.balance_of(db, caller.owner),
         "faucet": request.app.state.settings.env == "dev",
         "done": request.query_params.get("done", ""),
