@@ -13,8 +13,9 @@ from typing import Any
 import httpx
 import pytest
 from temporalio.client import Client, WorkflowHandle
-from temporalio.worker import Worker
+from temporalio.worker import Replayer, Worker
 
+from activities.act_writer import ActWriter
 from core.settings import Settings
 from db.engine import Database
 from db.models import ReadState
@@ -23,6 +24,7 @@ from tests.integration.helpers import eventually, player, start_paid_tournament
 from tests.integration.test_table import start, table_state
 from tests.replay import histories_from, replay_histories
 from wire.table_messages import ActInput, TableActResult, TableView
+from worker import SINGLE_BATCH, WORKFLOWS
 from workflows.table import TableWorkflow
 
 PLAYERS = ["a", "b", "c"]
@@ -116,6 +118,18 @@ async def test_the_worker_writes_the_answer_when_no_api_does(
     await handle.signal(TableWorkflow.stop)
     await handle.result()
     await _replays(client, handle.id)
+    # A replay through the same hook hands it nothing (it writes only what it completes).
+    writer = ActWriter(db)
+    replayer = Replayer(
+        workflows=list(WORKFLOWS),
+        data_converter=client.data_converter,
+        namespace=client.namespace,
+        interceptors=[writer],
+    )
+    replayer._set_default_workflow_logic_flag(SINGLE_BATCH, enabled=True)
+    await replayer.replay_workflow(await handle.fetch_history())
+    await asyncio.sleep(0.1)  # anything handed over would be on this loop by now
+    assert writer.latest == {} and writer.writing is None and writer.written == 0
 
 
 async def test_with_neither_writer_the_next_durable_publication_covers_the_act(
