@@ -144,7 +144,8 @@ WITH written AS (
             WHEN $6::boolean AND r.public->'view'->'hand_no' = excluded.public->'view'->'hand_no'
             THEN r.private ELSE '{}'::jsonb END,
         updated_at = excluded.updated_at
-    WHERE r.version <= excluded.version
+    WHERE r.version < excluded.version
+        OR (r.version = excluded.version AND r.public IS DISTINCT FROM excluded.public)
     RETURNING 1
 )
 SELECT pg_notify($7, $8) FROM written
@@ -157,7 +158,8 @@ async def write_public_now(
     """An act's answer written to the store (docs/read-model.md, "Act answers"), by the API
     replica that made the Update and by the worker that ran it: the public part, upserted by
     version (an older one changes nothing; the same version rewrites what the committed task
-    answered) and a ``NOTIFY`` only when it was written, so the second writer wakes nobody.
+    answered, unless it holds that already) and a ``NOTIFY`` only when it was written, so the
+    second writer of the same answer writes nothing and wakes nobody.
 
     It carries no private part: a seat's hole cards do not change while a hand runs, and the
     hand's first decision published them sealed by local activity (``publish_table``), so the

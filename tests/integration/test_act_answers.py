@@ -19,6 +19,7 @@ from activities.act_writer import ActWriter
 from core.settings import Settings
 from db.engine import Database
 from db.models import ReadState
+from db.readstore import CHANNEL, write_public_now, write_state_now
 from tests.conftest import serve_api
 from tests.integration.helpers import eventually, player, start_paid_tournament
 from tests.integration.test_table import start, table_state
@@ -243,3 +244,44 @@ async def test_either_writer_alone_tells_the_next_player_their_turn(
         assert again.status_code == 200, again.text
         assert again.json()["turn"] == r.json()["turn"]
         assert (await state(other))["turn"] == mine["turn"] + 1  # applied once
+
+
+async def test_the_second_writer_of_an_answer_writes_nothing_and_wakes_nobody(
+    db: Database,
+) -> None:
+    """``write_public_now``: one notification per answer however many write it, an older
+    version changes nothing, and the sealed hole cards stay only while the same hand runs."""
+    key = f"table-aa-{uuid.uuid4().hex[:8]}"
+    heard: list[str] = []
+
+    def public(hand_no: int, turn: int) -> dict[str, Any]:
+        return {"view": {"hand_no": hand_no, "hand": {"over": False, "turn": turn}}}
+
+    async with db.engine.connect() as conn:
+        raw = await conn.get_raw_connection()
+        listener: Any = raw.driver_connection
+        await listener.add_listener(CHANNEL, lambda *args: heard.append(args[3]))
+        await write_state_now(
+            db, key=key, kind="table", version=4, public=public(1, 0), private={"a": "sealed"}
+        )
+        for _ in range(2):  # the API's write and the worker's
+            await write_public_now(
+                db, key=key, kind="table", version=5, public=public(1, 1), hand_runs=True
+            )
+        await write_public_now(
+            db, key=key, kind="table", version=3, public=public(1, 9), hand_runs=True
+        )
+        row = await _row(db, key)
+        assert row is not None and row.version == 5 and row.public == public(1, 1)
+        assert row.private == {"a": "sealed"}  # the deal's sealed part, kept
+        await write_public_now(
+            db, key=key, kind="table", version=6, public=public(2, 1), hand_runs=True
+        )
+        row = await _row(db, key)
+        assert row is not None and row.private == {}  # another hand: nothing of it to keep
+
+        async def last() -> bool | None:
+            return True if f"{key} 6" in heard else None
+
+        await eventually(last)
+        assert heard == [f"{key} 4", f"{key} 5", f"{key} 6"]
