@@ -42,6 +42,7 @@ from temporalio.worker import Replayer, Worker
 # each history that used it, so a replay follows it whatever the replayer's default.
 from temporalio.worker._workflow_instance import _WorkflowLogicFlag
 
+from activities.act_writer import ActWriter
 from activities.events import EventActivities
 from activities.money import VirtualMoneyActivities
 from activities.persistence import PersistenceActivities
@@ -137,15 +138,20 @@ def build_worker(
     task_queue: str,
     *,
     chain: ChainMoneyActivities | None = None,
+    write_acts: bool = True,
     **options: Any,
 ) -> Worker:
+    """``write_acts=False``: a test's fault switch, the worker that never writes the act
+    answers it completes (activities/act_writer.py); no setting reaches it."""
     deck_vault.ensure_installed()  # the tables open their decks under it (core/deck_vault.py)
+    interceptors = [*options.pop("interceptors", ()), ActWriter(db, enabled=write_acts)]
     return single_batch(
         Worker(
             client,
             task_queue=task_queue,
             workflows=list(WORKFLOWS),
             activities=activities_for(db, chain, codec=_codec_of(client)),
+            interceptors=interceptors,
             **options,
         )
     )

@@ -153,6 +153,11 @@ class Settings(BaseSettings):
     # opens only with this on: a migration window, like the above (docs/versioning.md).
     codec_accept_unbound: bool = False
 
+    # A test-only fault switch: the API answers an act without writing the snapshot its
+    # answer carries (docs/read-model.md, "Act answers"), as if it died in between. Refused
+    # in prod.
+    test_fault_skip_act_write: bool = False
+
     # Telemetry, all off by default: the worker's SDK metrics for Prometheus ("host:port")
     # and OTLP/HTTP trace export (e.g. "http://127.0.0.1:4318/v1/traces").
     worker_metrics_address: str = ""
@@ -190,6 +195,12 @@ class Settings(BaseSettings):
 
             parse(value)  # raises ValueError on "100 per fortnight"
         return value
+
+    @model_validator(mode="after")
+    def _refuse_test_faults_in_prod(self) -> Settings:
+        if self.env == "prod" and self.test_fault_skip_act_write:
+            raise ValueError("refusing to start in prod with a test fault switch on")
+        return self
 
     @model_validator(mode="after")
     def _refuse_missing_codec_key_outside_dev(self) -> Settings:

@@ -14,6 +14,7 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 
 from db.engine import Database
 from db.models import ReadState
+from wire.table_messages import TableSnapshot
 
 CHANNEL = "sng_read_state"
 """The PostgreSQL channel: each notification is ``<key> <version>``."""
@@ -131,3 +132,63 @@ async def read_public(db: Database, key: str) -> dict[str, Any] | None:
     async with db.session() as session:
         row = await session.get(ReadState, key)
     return None if row is None else dict(row.public)
+
+
+UPSERT_PUBLIC_AND_NOTIFY = """
+WITH written AS (
+    INSERT INTO read_states AS r (key, kind, version, public, private, updated_at)
+    VALUES ($1, $2, $3, $4::jsonb, '{}'::jsonb, $5)
+    ON CONFLICT (key) DO UPDATE SET
+        kind = excluded.kind, version = excluded.version, public = excluded.public,
+        private = CASE
+            WHEN $6::boolean AND r.public->'view'->'hand_no' = excluded.public->'view'->'hand_no'
+            THEN r.private ELSE '{}'::jsonb END,
+        updated_at = excluded.updated_at
+    WHERE r.version < excluded.version
+        OR (r.version = excluded.version AND r.public IS DISTINCT FROM excluded.public)
+    RETURNING 1
+)
+SELECT pg_notify($7, $8) FROM written
+"""
+
+
+async def write_public_now(
+    db: Database, *, key: str, kind: str, version: int, public: dict[str, Any], hand_runs: bool
+) -> None:
+    """An act's answer written to the store (docs/read-model.md, "Act answers"), by the API
+    replica that made the Update and by the worker that ran it: the public part, upserted by
+    version (an older one changes nothing; the same version rewrites what the committed task
+    answered, unless it holds that already) and a ``NOTIFY`` only when it was written, so the
+    second writer of the same answer writes nothing and wakes nobody.
+
+    It carries no private part: a seat's hole cards do not change while a hand runs, and the
+    hand's first decision published them sealed by local activity (``publish_table``), so the
+    row keeps them while ``hand_runs`` and the stored row is of the same hand; otherwise
+    (the hand is over, or the row is of another hand) there is none to keep."""
+    async with db.engine.connect() as conn:
+        raw = await conn.get_raw_connection()
+        driver: Any = raw.driver_connection
+        await driver.execute(
+            UPSERT_PUBLIC_AND_NOTIFY,
+            key,
+            kind,
+            version,
+            json.dumps(public),
+            datetime.now(UTC),
+            hand_runs,
+            CHANNEL,
+            f"{key} {version}",
+        )
+
+
+async def write_act_answer(db: Database, state: TableSnapshot) -> None:
+    """``write_public_now`` for the snapshot an act's answer carries (``TableActResult.state``)."""
+    view = state.view
+    await write_public_now(
+        db,
+        key=state.key,
+        kind="room" if view.room else "table",
+        version=view.version,
+        public={"view": view.model_dump(mode="json"), "legal": state.legal},
+        hand_runs=view.hand is not None and not view.hand.get("over", False),
+    )

@@ -99,3 +99,9 @@ def test_prod_wants_https_even_on_localhost() -> None:
     }
     with pytest.raises(ValueError, match="must be https"):
         Settings(**local, env="prod", codec_key=CODEC, _env_file=None)  # type: ignore[arg-type]
+
+
+def test_prod_refuses_a_test_fault_switch() -> None:
+    with pytest.raises(ValueError, match="test fault switch"):
+        Settings(env="prod", codec_key=CODEC, test_fault_skip_act_write=True, _env_file=None)  # type: ignore[call-arg]
+    assert Settings(env="test", test_fault_skip_act_write=True, _env_file=None)  # type: ignore[call-arg]

@@ -287,16 +287,6 @@ class TableView(WireModel):
     chain_head: str | None = None
 
 
-class TableActResult(ActResult):
-    """What the table's ``act`` answers: the wire's ``ActResult`` plus the table as the action
-    left it, for the actor and for spectators, so the API serves the actor's next read
-    without asking the table again (read-your-writes at no query). The API strips the views
-    from its answer."""
-
-    actor_view: TableView | None = None
-    spectator_view: TableView | None = None
-
-
 class TableSnapshot(WireModel):
     """One published version of a table for the read store (docs/read-model.md): the
     spectators' view, the actor's legal actions (public), and each seat's private part while
@@ -307,6 +297,24 @@ class TableSnapshot(WireModel):
     view: TableView
     legal: dict[str, Any] | None = None
     private: dict[str, list[str]] = Field(default_factory=dict)
+
+
+class TableActResult(ActResult):
+    """What the table's ``act`` answers: the wire's ``ActResult`` plus the table as the action
+    left it, for the actor and for spectators, so the API serves the actor's next read
+    without asking the table again (read-your-writes at no query). The API strips the views
+    from its answer."""
+
+    actor_view: TableView | None = None
+    spectator_view: TableView | None = None
+    state: TableSnapshot | None = None
+    """From ``act-answers-v1`` (workflows/hand_loop.py ``ACT_ANSWER_PATCH``) the act's answer
+    carries the table's new public snapshot instead of the two views: the spectators' view and
+    the actor's legal actions, with **no** private part (the hole cards stay where the deal's
+    durable publication sealed them; nobody's cards go into the Update's answer). The API that
+    made the Update and the worker that ran it both write it to the read store
+    (``db/readstore.py write_public_now``), since the table no longer publishes such a
+    decision by local activity."""
 
 
 def seat_view(snapshot: TableSnapshot, viewer: str | None, hole: list[str] | None) -> TableView:

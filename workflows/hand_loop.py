@@ -111,6 +111,17 @@ tournament's table alike. Before it a room gave the grace only to lapsed polling
 tournament's table none. Decided once at each run's start (``HandLoop.stream_grace``)."""
 
 
+ACT_ANSWER_PATCH = "act-answers-v1"
+"""A decision an ``act`` Update caused, while its hand runs, is not published by local
+activity: the Update's answer carries the table's new public snapshot (``TableActResult.state``,
+no private part and no views), and the API that made the Update and the worker that ran it
+write it to the read store (docs/read-model.md, "Act answers"). sdk-core holds a workflow
+task's completion, and so the Update's answer, while a local activity is outstanding; without
+one the answer leaves when the task completes. Deals, timeouts, grace, pauses, finishes and
+served requests still publish durably. Decided once at each run's start
+(``HandLoop.act_answers``); a tournament's table only, for now."""
+
+
 def _sealed_for(draw: DeckDraw, table_hand: str) -> DeckDraw:
     """The draw, once it is known to come from a worker holding the deck key (``DECK_KEY_PATCH``):
     sealed, for this table and hand. Anything else fails the workflow task (retried, visible in
@@ -203,6 +214,10 @@ class HandLoop:
         self.fold_second_timeout = False
         # ``GRACE_PATCH``: likewise, set by the table's or room's run at its start.
         self.stream_grace = False
+        # ``ACT_ANSWER_PATCH``: likewise. ``pending_act`` is the act applied in this decision
+        # whose answer waits for the next decision's snapshot (its deadline included).
+        self.act_answers = False
+        self.pending_act: tuple[int, TableActResult] | None = None
         # Actions waiting for the hand loop (the act handler only records them), and the
         # answers the loop gave, by intent number.
         self.intents: list[tuple[int, ActInput]] = []
@@ -488,11 +503,31 @@ class HandLoop:
                 self.answers[number] = err
                 continue
             self.intents.remove(intent)
-            self.answers[number] = self._apply_act(hand, seat, inp)
+            result = self._apply_act(hand, seat, inp)
+            if self.act_answers:
+                # Answered with the snapshot the next decision starts from (``flush``), or,
+                # if the hand ends first, the snapshot it ends with (``answer_stale_intents``).
+                self.pending_act = (number, result)
+                if hand.over:
+                    self._answer_pending_act()
+            else:
+                self.answers[number] = result
             return
 
+    def _answer_pending_act(self) -> None:
+        """Give the act applied last its answer: the table as it is now, public part only."""
+        if self.pending_act is None:
+            return
+        number, result = self.pending_act
+        self.pending_act = None
+        result.state = self.snapshot(private=False)
+        result.version = self.st.version
+        self.answers[number] = result
+
     def answer_stale_intents(self) -> None:
-        """Between hands nothing recorded can still be legal: refuse what is left."""
+        """Between hands nothing recorded can still be legal: refuse what is left (and answer
+        the act that ended the hand, ``ACT_ANSWER_PATCH``)."""
+        self._answer_pending_act()
         for number, inp in self.intents:
             try:
                 self.verify_act(inp)
@@ -637,6 +672,11 @@ class HandLoop:
         table_seat.timeouts = 0
         table_seat.sitting_out = False
         self.bump()
+        if self.act_answers:
+            # The snapshot comes with the answer (``_answer_pending_act``), built once.
+            return TableActResult(
+                version=self.st.version, hand_number=self.st.hand_no, turn=hand.turn
+            )
         snapshot = self.snapshot()
         return TableActResult(
             version=self.st.version,
@@ -790,14 +830,14 @@ class HandLoop:
             raise refusal(DomainError(ErrorCode.INVALID_STATE, "you are not sitting out"))
 
     # -- what the table shows ------------------------------------------------------------
-    def snapshot(self) -> TableSnapshot:
+    def snapshot(self, *, private: bool = True) -> TableSnapshot:
         """The table now as the read store keeps it: the spectators' view, the actor's legal
-        actions, and each seat's private part while a hand runs."""
+        actions, and (``private``) each seat's private part while a hand runs."""
         hand = self.hand
-        private: dict[str, list[str]] = {}
-        if hand is not None:
+        parts: dict[str, list[str]] = {}
+        if hand is not None and private:
             players = {s.seat: s.player_id for s in self.st.seats}
-            private = {
+            parts = {
                 players[seat]: cards
                 for seat, cards in private_parts(hand).items()
                 if seat in players
@@ -806,7 +846,7 @@ class HandLoop:
             key=workflow.info().workflow_id,
             view=self._spectator_view(),
             legal=actor_legal(hand) if hand is not None and not hand.over else None,
-            private=private,
+            private=parts,
         )
 
     def view(self, viewer: str | None) -> TableView:
@@ -858,6 +898,14 @@ class HandLoop:
                 if batch:
                     await effects.publish_room_events(batch)
                 return
+            hand = self.hand
+            if self.pending_act is not None and not batch and hand is not None and not hand.over:
+                # ``ACT_ANSWER_PATCH``: the act's answer carries this version; its writers
+                # publish it. Nothing here awaits, so the Update answers when the task ends.
+                self._answer_pending_act()
+                self.published_version = self.st.version
+                return
+            self._answer_pending_act()  # anything else changed too: published durably as well
             self.published_version = self.st.version
             await effects.publish_table(
                 TablePublication(events=batch, state=self.snapshot() if changed else None)

@@ -33,6 +33,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from workflows import effects
     from workflows.hand_loop import (
+        ACT_ANSWER_PATCH,
         GRACE_PATCH,
         HANDS_PER_RUN,
         STOP_PATCH,
@@ -66,6 +67,9 @@ class TableWorkflow(PlayerHandlers):
         table.fold_second_timeout = workflow.patched(TIMEOUT_FOLD_PATCH)
         # The disconnect grace from the stream's drop (docs/rooms.md): likewise.
         table.stream_grace = workflow.patched(GRACE_PATCH)
+        # An act's answer carries the table's new public snapshot, written to the read store
+        # by the API and the worker, not by local activity (docs/read-model.md): likewise.
+        table.act_answers = workflow.patched(ACT_ANSWER_PATCH)
         while (at_waits or not st.stop_requested) and len(table.live_seats()) >= 2:
             aborted = await table.play_hand()
             played_this_run += 1

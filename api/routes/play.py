@@ -14,6 +14,7 @@ from api import preplay
 from api.auth import CurrentPlayer
 from api.deps import ID_PATTERN, TemporalDep, TournamentId
 from api.gamestate import (
+    STORE_TROUBLE,
     GameStateCache,
     LongPollDep,
     NoPublishedState,
@@ -26,6 +27,7 @@ from api.stream_auth import StreamCredential
 from api.updates import execute_update
 from db.engine import Database
 from db.models import Tournament
+from db.readstore import write_act_answer
 from domain.errors import ErrorCode
 from domain.game_state import tournament_fields
 from domain.settings import validate_settings
@@ -288,6 +290,13 @@ async def act_at_table(
         # Presence only once the room took the action: an unknown room id writes nothing
         # (security review L7).
         await touch(app.state.db, room_id, player_id, seated=True)
+    if result.state is not None and not app.state.settings.test_fault_skip_act_write:
+        # The table did not publish this decision (``ACT_ANSWER_PATCH``): its answer carries
+        # it, and this replica writes it before it answers (the worker writes it too).
+        try:
+            await write_act_answer(app.state.db, result.state)
+        except STORE_TROUBLE:
+            pass  # the action went through; the worker's write covers the store
     cache: GameStateCache = app.state.game_states
     version = await cache.acted(tournament_id, table_id, player_id, result)
     return ActResult(version=version, hand_number=result.hand_number, turn=result.turn)
