@@ -51,14 +51,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
-from domain.holdem.positions import ButtonPositions, next_positions
+from domain.holdem.positions import ButtonPositions  # noqa: F401 (the examples use it)
 from domain.mtt.seating import (
     RandBelow,
     Table,
     check_table_size,
+    clockwise_from,
     open_seats,
     seat_field,
     table_sizes,
+    waits_for_button,
 )
 from domain.seating import draw_seats
 
@@ -103,10 +105,6 @@ class BoundaryPlan:
     waits: frozenset[str]
 
 
-def _clockwise_from(seat: int, seats: int) -> list[int]:
-    return [(seat + step) % seats for step in range(1, seats + 1)]
-
-
 def next_big_blind(table: Table, seats: int) -> int | None:
     """The seat of the player who posts the big blind next (dead-button rule), if known.
 
@@ -119,7 +117,7 @@ def next_big_blind(table: Table, seats: int) -> int | None:
     if table.last_hand is None:
         return None
     return next(
-        (s for s in _clockwise_from(table.last_hand.big_blind, seats) if s in table.seats),
+        (s for s in clockwise_from(table.last_hand.big_blind, seats) if s in table.seats),
         None,
     )
 
@@ -143,11 +141,8 @@ def worst_seat(table: Table, seats: int, randbelow: RandBelow) -> int:
         raise ValueError(f"table {table.table_id} has no open seat")
     if table.last_hand is None:
         return free[randbelow(len(free))]
-    return next(
-        s
-        for s in _clockwise_from(table.last_hand.big_blind, seats)
-        if s in free and s != table.last_hand.big_blind
-    )
+    # The last big blind's seat comes last and is taken only when it is the one open seat.
+    return next(s for s in clockwise_from(table.last_hand.big_blind, seats) if s in free)
 
 
 def _mover_seat(table: Table, seats: int, randbelow: RandBelow) -> int:
@@ -177,16 +172,9 @@ def _final_table(
 
 
 def _arrivals_waiting(table: Table, arrivals: set[str], seats: int) -> set[str]:
-    if table.last_hand is None or len(table.seats) < 2 or not arrivals:
-        return set()
-    upcoming: ButtonPositions = next_positions(table.last_hand, list(table.seats), seats)
-    between: set[int] = set()
-    for seat in _clockwise_from(upcoming.button, seats):
-        if seat == upcoming.small_blind:
-            break
-        between.add(seat)
-    between.discard(upcoming.button)
-    return {p for s, p in table.seats.items() if p in arrivals and s in between}
+    return {
+        p for s, p in table.seats.items() if p in arrivals and waits_for_button(table, s, seats)
+    }
 
 
 def plan_boundary(tables: Sequence[Table], *, seats: int, randbelow: RandBelow) -> BoundaryPlan:

@@ -21,7 +21,7 @@ next balancing (``balancing.plan_boundary``) fills it from the long tables.
 >>> [(t.table_id, dict(t.seats)) for t in tables]
 [(1, {1: 'b', 2: 'c', 0: 'd'}), (2, {1: 'e', 2: 'a'})]
 >>> seat_late_entrant(tables, "f", seats=3, randbelow=lambda k: 0)
-Placement(entrant='f', table_id=2, seat=0, opens_table=False)
+Placement(entrant='f', table_id=2, seat=0, opens_table=False, waits=False)
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from domain.holdem.positions import ButtonPositions
+from domain.holdem.positions import ButtonPositions, next_positions
 from domain.seating import draw_seats
 from domain.settings import MAX_SEATS
 
@@ -40,11 +40,13 @@ __all__ = [
     "RandBelow",
     "Table",
     "check_table_size",
+    "clockwise_from",
     "open_seats",
     "seat_field",
     "seat_late_entrant",
     "table_sizes",
     "tables_needed",
+    "waits_for_button",
 ]
 
 RandBelow = Callable[[int], int]
@@ -77,12 +79,15 @@ class Table:
 
 @dataclass(frozen=True, slots=True)
 class Placement:
-    """A late entrant's (or a re-entry's) seat; ``opens_table`` when every table was full."""
+    """A late entrant's (or a re-entry's) seat; ``opens_table`` when every table was full;
+    ``waits`` when the seat lies between the next hand's button and small blind (the entrant
+    is dealt in once the button has passed)."""
 
     entrant: str
     table_id: int
     seat: int
     opens_table: bool
+    waits: bool = False
 
 
 def check_table_size(seats: int) -> None:
@@ -168,7 +173,7 @@ def seat_late_entrant(
 
     >>> full = [Table(1, {0: "a", 1: "b", 2: "c"})]
     >>> seat_late_entrant(full, "z", seats=3, randbelow=lambda k: 1)
-    Placement(entrant='z', table_id=2, seat=1, opens_table=True)
+    Placement(entrant='z', table_id=2, seat=1, opens_table=True, waits=False)
     """
     check_table_size(seats)
     if any(entrant in t.seats.values() for t in tables):
@@ -186,4 +191,43 @@ def seat_late_entrant(
         for s in open_seats(t, seats)
     ]
     table_id, seat = pool[randbelow(len(pool))]
-    return Placement(entrant, table_id, seat, opens_table=False)
+    table = next(t for t in tables if t.table_id == table_id)
+    seated = Table(table_id, {**table.seats, seat: entrant}, table.last_hand)
+    return Placement(
+        entrant, table_id, seat, opens_table=False, waits=waits_for_button(seated, seat, seats)
+    )
+
+
+def clockwise_from(seat: int, seats: int) -> list[int]:
+    """Every seat number clockwise after ``seat``, ending with ``seat`` itself.
+
+    >>> clockwise_from(4, 6)
+    [5, 0, 1, 2, 3, 4]
+    """
+    return [(seat + step) % seats for step in range(1, seats + 1)]
+
+
+def waits_for_button(table: Table, seat: int, seats: int) -> bool:
+    """Whether the player just seated at ``seat`` sits out the next hand: his seat lies strictly
+    between the next hand's button and small blind (TDA Rules 8A and 10: a new player is dealt
+    in "except between the small blind and button"). ``table`` already includes him.
+
+    Before a table's first hand nobody waits (the button is drawn among everyone), nor
+    heads-up, where the button is the small blind.
+
+    >>> t = Table(1, {0: "a", 1: "new", 2: "b", 3: "c", 4: "d"}, ButtonPositions(4, 0, 2))
+    >>> waits_for_button(t, 1, 6)  # next hand: button 0, small blind 2, big blind 3
+    True
+    >>> waits_for_button(Table(1, {0: "a", 5: "new", 2: "b", 3: "c", 4: "d"},
+    ...                        ButtonPositions(4, 0, 2)), 5, 6)
+    False
+    """
+    if seat not in table.seats:
+        raise ValueError(f"seat {seat} is empty at table {table.table_id}")
+    if table.last_hand is None or table.players < 2:
+        return False
+    upcoming = next_positions(table.last_hand, list(table.seats), seats)
+    if upcoming.button == upcoming.small_blind:
+        return False
+    between = clockwise_from(upcoming.button, seats)
+    return seat in between[: between.index(upcoming.small_blind)]

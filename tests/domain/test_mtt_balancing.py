@@ -96,6 +96,15 @@ def test_a_late_entrant_sits_at_a_table_with_the_fewest_players_drawn_among_ties
     assert got == {(2, 2), (2, 3), (3, 1), (3, 3)}
 
 
+def test_a_late_entrant_between_the_button_and_the_small_blind_waits_for_the_button() -> None:
+    # Next hand at table 1: button 0, small blind 2, big blind 3. Open seats 1 and 5.
+    table = Table(1, {0: "a", 2: "b", 3: "c", 4: "d"}, ButtonPositions(4, 0, 2))
+    first = seat_late_entrant([table], "z", seats=6, randbelow=lambda n: 0)
+    last = seat_late_entrant([table], "z", seats=6, randbelow=lambda n: n - 1)
+    assert (first.seat, first.waits) == (1, True)
+    assert (last.seat, last.waits) == (5, False)
+
+
 def test_a_late_entrant_opens_a_table_when_every_table_is_full() -> None:
     full = [Table(1, {0: "a", 1: "b", 2: "c"}), Table(2, {0: "d", 1: "e", 2: "f"})]
     placed = seat_late_entrant(full, "z", seats=3, randbelow=lambda n: 0)
@@ -253,7 +262,27 @@ def test_every_boundary_keeps_every_player_on_one_table_and_every_chip(
         applied = apply_moves(standing, plan.moves)
         assert applied == {t.table_id: dict(t.seats) for t in plan.tables}
         assert plan.waits <= {m.entrant for m in plan.moves}
+        for t in plan.tables:
+            if t.last_hand is not None and t.players >= 2:
+                upcoming = next_positions(t.last_hand, list(t.seats), seats)
+                posts = {upcoming.button, upcoming.small_blind, upcoming.big_blind}
+                assert not {p for s, p in t.seats.items() if s in posts} & plan.waits
         check_field(plan.tables, set(stacks), seats)
         assert sum(stacks.values()) == entries * START
         tables = list(plan.tables)
     assert len(tables) == 1
+
+
+def test_an_arrival_at_a_heads_up_table_is_dealt_in() -> None:
+    # Table 3 breaks; its player draws seat 3 at table 1, which is then heads-up: he is big
+    # blind next (the first occupied seat after the last big blind, seat 1) and "a" has the
+    # button, which heads-up is also the small blind. No seat lies between them: nobody waits.
+    t1 = Table(1, {0: "a"}, ButtonPositions(3, 3, 1))
+    t2 = Table(2, {0: "b", 1: "c", 2: "d"}, ButtonPositions(0, 1, 2))
+    t3 = Table(3, {2: "x"}, ButtonPositions(2, 2, 0))
+    plan = plan_boundary([t1, t2, t3], seats=4, randbelow=lambda n: n - 1)
+    assert plan.moves == (Move("x", 3, 2, 1, 3, MoveReason.BREAK),)
+    heads_up = plan.tables[0]
+    assert heads_up.last_hand is not None
+    assert next_positions(heads_up.last_hand, list(heads_up.seats), 4) == ButtonPositions(0, 0, 3)
+    assert plan.waits == frozenset()
