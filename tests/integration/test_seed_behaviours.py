@@ -4,8 +4,9 @@ blinds fixed at the deal, the rank after a bust, and one advisor per CoPilot tab
 Each test reads the seed's words (quoted) against the running workflows and the database.
 The first four share **one** tournament, played once for the module in skipped time (CI time:
 each used to play its own): nobody acts, so the action timeouts play every hand; while it
-plays, the driver records what the database and the read model show at each level and at the
-first bust, then it plays to the end.
+plays, the driver records what the database shows at each level, then it plays to the end;
+the view at the first bust is the one the tournament published to the read model with that
+bust's hand, read back from its history (a sample of the read model could miss it).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
@@ -26,11 +28,18 @@ from temporalio.worker import Worker
 from api.routes.play import view_fields
 from db.engine import Database
 from db.models import Event, Hand, LedgerEntry, PayoutIntent, Tournament
-from db.readstore import read_public
+from db.readstore import CHANNEL
 from tests.conftest import time_skipping_server
 from tests.integration.helpers import eventually, start_paid_tournament
+from tests.replay import histories_from
 from wire.ids import tournament_workflow_id
-from wire.messages import CancelInput, CreateTournamentInput, RegisterInput, TournamentView
+from wire.messages import (
+    CancelInput,
+    CreateTournamentInput,
+    HandRow,
+    RegisterInput,
+    TournamentView,
+)
 from workflows.tournament import TournamentWorkflow
 
 pytestmark = pytest.mark.slow
@@ -65,7 +74,11 @@ class Played:
     final: TournamentView
     levels: list[LevelSeen] = field(default_factory=list)
     bust_snapshot: TournamentView | None = None
-    """The read model's view at the first bust seen while the others still played."""
+    """The view the tournament published to the read model with the first bust's hand, when
+    that hand left more than one player in (None: both went out in it)."""
+    announced: set[int] = field(default_factory=set)
+    """The versions of the tournament's view the read store announced (``NOTIFY``) as written
+    while it played."""
     events: list[Event] = field(default_factory=list)
     hands: dict[int, Hand] = field(default_factory=dict)
 
@@ -81,6 +94,46 @@ async def _events(db: Database, tid: str) -> list[Event]:
         )
 
 
+async def _published_views(client: Client, workflow_id: str) -> dict[int, TournamentView]:
+    """By hand number, the view the tournament published to the read model with each hand it
+    recorded: ``record_hand``'s input (``HandRow.view``), which that activity writes to the read
+    store in the hand's own transaction (``publish_view``, activities/persistence.py). Read
+    from every run's history, so no moment of play has to be caught while it lasts."""
+    views: dict[int, TournamentView] = {}
+    for history in await histories_from(client, [workflow_id]):
+        for event in history.events:
+            if not event.HasField("activity_task_scheduled_event_attributes"):
+                continue
+            scheduled = event.activity_task_scheduled_event_attributes
+            if scheduled.activity_type.name != "record_hand":
+                continue
+            [row] = await client.data_converter.decode(scheduled.input.payloads, [HandRow])
+            if row.view is not None:
+                views[row.hand_no] = row.view
+    return views
+
+
+@asynccontextmanager
+async def _announced(db: Database, key: str) -> AsyncIterator[set[int]]:
+    """The versions of ``key``'s state the read store announces while the block runs (its
+    ``NOTIFY``, db/readstore.py): each one a version it wrote."""
+    heard: set[int] = set()
+
+    def note(_conn: object, _pid: int, _channel: str, payload: str) -> None:
+        announced_key, _, version = payload.rpartition(" ")
+        if announced_key == key:
+            heard.add(int(version))
+
+    async with db.engine.connect() as conn:
+        raw: Any = (await conn.get_raw_connection()).driver_connection
+        await raw.add_listener(CHANNEL, note)
+        try:
+            yield heard
+        finally:
+            await raw.execute("SELECT 1")  # a round trip: what was sent before is delivered
+            await raw.remove_listener(CHANNEL, note)
+
+
 @pytest.fixture(scope="module")
 async def played(db: Database) -> AsyncIterator[Played]:
     """One tournament, played once: what it showed while playing, and how it ended."""
@@ -88,60 +141,57 @@ async def played(db: Database) -> AsyncIterator[Played]:
 
     async with time_skipping_server() as env:
         task_queue = f"tq-{uuid.uuid4().hex[:8]}"
+        tid = f"seed-{uuid.uuid4().hex[:6]}"
         async with build_worker(env.client, db, task_queue):
-            tid = f"seed-{uuid.uuid4().hex[:6]}"
-            handle = await start_paid_tournament(
-                env.client, db, task_queue, tid, PASSIVE, hand_pause_ms=500
-            )
-            levels: dict[int, LevelSeen] = {}
-            snapshot: TournamentView | None = None
-            # Sampled every 2 s of skipped time: at 10 s both busts of this three-player
-            # tournament could fall between two samples (one CI run saw no single bust).
-            for _ in range(300):
-                await env.sleep(timedelta(seconds=2))
-                view = await handle.query(TournamentWorkflow.state)
-                if view.state in ("registering", "starting"):
-                    continue
-                if view.state != "playing":
-                    break
-                if view.current_level > 0 and view.current_level not in levels:
-                    assert view.play_start_ms is not None
+            async with _announced(db, tournament_workflow_id(tid)) as announced:
+                handle = await start_paid_tournament(
+                    env.client, db, task_queue, tid, PASSIVE, hand_pause_ms=500
+                )
+                levels: dict[int, LevelSeen] = {}
+                for _ in range(300):
+                    await env.sleep(timedelta(seconds=2))
+                    view = await handle.query(TournamentWorkflow.state)
+                    if view.state in ("registering", "starting"):
+                        continue
+                    if view.state != "playing":
+                        break
+                    if view.current_level > 0 and view.current_level not in levels:
+                        assert view.play_start_ms is not None
 
-                    async def persisted(level: int = view.current_level) -> Tournament | None:
-                        async with db.session() as s:
-                            row = await s.get(Tournament, tid)
-                        return row if row is not None and row.current_level == level else None
+                        async def persisted(level: int = view.current_level) -> Tournament | None:
+                            async with db.session() as s:
+                                row = await s.get(Tournament, tid)
+                            return row if row is not None and row.current_level == level else None
 
-                    try:
-                        row: Tournament | None = await eventually(persisted)
-                    except AssertionError:  # the test says so, with what the row showed
-                        async with db.session() as s:
-                            row = await s.get(Tournament, tid)
-                    started = row.level_started_at if row is not None else None
-                    levels[view.current_level] = LevelSeen(
-                        level=view.current_level,
-                        row_level=row.current_level if row is not None else None,
-                        row_state=row.state if row is not None else None,
-                        row_level_started_ms=(
-                            round(started.timestamp() * 1000) if started is not None else None
-                        ),
-                        expected_started_ms=view.play_start_ms + view.current_level * 30_000,
-                    )
-                if snapshot is None:
-                    public = await read_public(db, tournament_workflow_id(tid))
-                    if public is not None:
-                        shown = TournamentView.model_validate(public["view"])
-                        if shown.standings and shown.state == "playing":
-                            snapshot = shown
-                if snapshot is not None and len(levels) >= 2:
-                    break
-            # Bounded, so a regression that never ends the tournament (blinds that never rise)
-            # fails the module instead of hanging it; skipped time makes this minutes of play.
-            final = await asyncio.wait_for(handle.result(), 600)
-            played = Played(
-                tid=tid, final=final, levels=list(levels.values()), bust_snapshot=snapshot
-            )
+                        try:
+                            row: Tournament | None = await eventually(persisted)
+                        except AssertionError:  # the test says so, with what the row showed
+                            async with db.session() as s:
+                                row = await s.get(Tournament, tid)
+                        started = row.level_started_at if row is not None else None
+                        levels[view.current_level] = LevelSeen(
+                            level=view.current_level,
+                            row_level=row.current_level if row is not None else None,
+                            row_state=row.state if row is not None else None,
+                            row_level_started_ms=(
+                                round(started.timestamp() * 1000) if started is not None else None
+                            ),
+                            expected_started_ms=view.play_start_ms + view.current_level * 30_000,
+                        )
+                    if len(levels) >= 2:
+                        break
+                # Bounded, so a regression that never ends the tournament (blinds that never rise)
+                # fails the module instead of hanging it; skipped time makes this minutes of play.
+                final = await asyncio.wait_for(handle.result(), 600)
+            played = Played(tid=tid, final=final, levels=list(levels.values()), announced=announced)
             played.events = await _events(db, tid)
+            busts = [e.payload for e in played.events if e.type == "player_eliminated"]
+            if busts:
+                # The view at the first bust: what its hand published, whenever the next came.
+                first = min(b["handNumber"] for b in busts)
+                view = (await _published_views(env.client, handle.id))[first]
+                if sum(1 for chips in view.stacks.values() if chips > 0) > 1:
+                    played.bust_snapshot = view
             async with db.session() as s:
                 played.hands = {
                     h.hand_no: h
@@ -235,9 +285,12 @@ async def test_ranks_are_updated_after_a_bust(played: Played) -> None:
         assert bust["rank"] == bust["place"] == places[bust["playerId"]]
     assert sorted(b["place"] for b in busts) == [2, 3]
     if snapshot is None:
-        # The only way no one-bust state exists: both players went out in one hand.
-        assert len({b["handNumber"] for b in busts}) == 1, "no bust seen while the others played"
+        # The first bust's hand left one player: both went out in it, no one-bust state exists.
+        assert len({b["handNumber"] for b in busts}) == 1, busts
         return
+    # The read store took this view (it announces each version it writes) and the API serves it.
+    assert snapshot.version in played.announced, (snapshot.version, sorted(played.announced))
+    assert snapshot.state == "playing"
     out = {f.player_id for f in snapshot.standings if f.place > 1}
     assert out, snapshot.standings
     live = {p: c for p, c in snapshot.stacks.items() if c > 0}
