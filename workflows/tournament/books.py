@@ -10,9 +10,9 @@ from temporalio import workflow
 from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
+    from domain import registration
     from domain.clock import level_deadline_ms, level_started_at_ms
     from domain.payouts import resolved_prize_structure
-    from domain.registration import taken
     from domain.settings import TournamentSettings
     from wire.messages import (
         CreateTournamentInput,
@@ -57,7 +57,7 @@ class Books:
         return sorted(self.s.finishes, key=lambda f: f.place)
 
     def taken(self) -> int:
-        return taken(self.s.entrants)
+        return registration.taken(self.s.entrants)
 
     def count(self, status: EntrantStatus) -> int:
         return sum(1 for e in self.s.entrants.values() if e.status is status)
