@@ -24,6 +24,23 @@ FORCE_END_MIN_LEVEL_AGE_MS = 5 * 60 * 1000
 """The seed's threshold; deployments may change it (``force_end_min_level_age_seconds``)."""
 
 
+def verify_playing(state: str) -> None:
+    """Only a playing tournament can be force-ended: the rule a tournament re-checks when it
+    takes the request (the level age reads the clock, so only its validator checks that).
+
+    >>> verify_playing("playing")
+    >>> verify_playing("ended")
+    Traceback (most recent call last):
+    ...
+    domain.errors.DomainError: cannot force-end from state 'ended': only a playing tournament
+    """
+    if state != "playing":
+        raise DomainError(
+            ErrorCode.INVALID_STATE,
+            f"cannot force-end from state '{state}': only a playing tournament",
+        )
+
+
 def verify_force_end(
     state: str,
     level_started_at_ms: int | None,
@@ -42,11 +59,7 @@ def verify_force_end(
     ...
     domain.errors.DomainError: the current level is 60s old: force-end needs 300s
     """
-    if state != "playing":
-        raise DomainError(
-            ErrorCode.INVALID_STATE,
-            f"cannot force-end from state '{state}': only a playing tournament",
-        )
+    verify_playing(state)
     if level_started_at_ms is None:
         # Playing without a level start cannot happen once play began; refuse rather than guess.
         raise DomainError(ErrorCode.INVALID_STATE, "the current level has no start time yet")

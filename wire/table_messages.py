@@ -198,7 +198,8 @@ class HandReport(WireModel):
     """HMAC-SHA256 under the report secret over (table id, hand number, content)."""
     ended_at_ms: int = 0
     """When the hand ended by the table's clock: the tournament orders a report against a level
-    deadline that fired in the same task by it (workflows/tournament.py ``_level_first``)."""
+    deadline that fired in the same task by it (workflows/tournament/play.py
+    ``Play.level_first``)."""
 
 
 class DeckDraw(WireModel):

@@ -28,6 +28,7 @@ from temporalio.worker import Worker
 from core.settings import Settings
 from db import ledger
 from db.engine import Database
+from domain.registration import MAX_ENTRIES
 from tests.integration.helpers import SETTINGS, create, player
 from wire.messages import (
     CancelInput,
@@ -38,7 +39,6 @@ from wire.messages import (
     UnregisterInput,
 )
 from workflows.tournament import TournamentWorkflow
-from workflows.tournament_entries import MAX_ENTRIES
 
 SEATS = 6
 FEE = int(SETTINGS["entryFee"])

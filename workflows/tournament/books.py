@@ -1,16 +1,16 @@
-"""The tournament's bookkeeping, shared by its parts (workflows/tournament.py,
-tournament_registration.py, tournament_settlement.py): the version and current details, the
-view, the read-model rows and the tournament.lifecycle span's transitions and record.
+"""The tournament's books, which every part of TournamentWorkflow holds (registration, play,
+settlement): the state carried across continue-as-new, the settings, the version and current
+details, the view, the read-model rows and the tournament.lifecycle span's transitions and
+record.
 """
 
 from __future__ import annotations
-
-from typing import Any, TypeVar
 
 from temporalio import workflow
 from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
+    from domain import registration
     from domain.clock import level_deadline_ms, level_started_at_ms
     from domain.payouts import resolved_prize_structure
     from domain.settings import TournamentSettings
@@ -30,9 +30,6 @@ with workflow.unsafe.imports_passed_through():
     )
     from workflows import effects
     from workflows import search_attributes as sa
-    from workflows.errors import checked
-
-T = TypeVar("T")
 
 LIFECYCLE_PATCH = "lifecycle-live-v1"
 """From this patch on (asked once, at the seal), each transition from ``starting`` on is
@@ -40,41 +37,44 @@ emitted as it happens, a state_transition span under the tournament's lifecycle 
 (activities/telemetry.py); tournaments sealed before it emit the root at close only."""
 
 
-class TournamentBase:
-    """What every part of TournamentWorkflow holds (set in its ``__init__``)."""
+class Books:
+    """One run's books: ``s`` is the state a continue-as-new carries, the rest is the run's."""
 
-    settings: TournamentSettings
-    inp: CreateTournamentInput
-    raw_settings: dict[str, Any]
-    s: TournamentState
-    row_saved: bool
-    updates_this_run: int
-    draining: bool
+    def __init__(
+        self, inp: CreateTournamentInput, settings: TournamentSettings, state: TournamentState
+    ) -> None:
+        self.inp = inp
+        self.settings = settings
+        self.raw_settings = inp.settings
+        self.s = state
+        # Entrant rows reference the tournament row: handlers wait until it exists.
+        self.row_saved = inp.carry is not None
+        # Updates accepted by this run, and whether it is handing over to a fresh one.
+        self.updates_this_run = 0
+        self.draining = False
 
-    _recheck = staticmethod(checked)
-
-    def _standings(self) -> list[Placing]:
+    def standings(self) -> list[Placing]:
         return sorted(self.s.finishes, key=lambda f: f.place)
 
-    def _taken(self) -> int:
-        return sum(1 for e in self.s.entrants.values() if e.status is not EntrantStatus.RELEASED)
+    def taken(self) -> int:
+        return registration.taken(self.s.entrants)
 
-    def _count(self, status: EntrantStatus) -> int:
+    def count(self, status: EntrantStatus) -> int:
         return sum(1 for e in self.s.entrants.values() if e.status is status)
 
-    def _now_ms(self) -> int:
+    def now_ms(self) -> int:
         return int(workflow.now().timestamp() * 1000)
 
-    def _bump(self) -> None:
+    def bump(self) -> None:
         self.s.version += 1
         # What the Temporal UI shows as this workflow's current details.
         alive = sum(1 for chips in self.s.stacks.values() if chips > 0)
         workflow.set_current_details(
-            f"{self.s.phase.value}: {self._taken()}/{self.settings.seats} entrants, level "
+            f"{self.s.phase.value}: {self.taken()}/{self.settings.seats} entrants, level "
             f"{self.s.level}, {self.s.hands_played} hands, {alive or '-'} players left"
         )
 
-    def _view(self) -> TournamentView:
+    def view(self) -> TournamentView:
         return TournamentView(
             tournament_id=self.s.tournament_id,
             name=self.s.name,
@@ -83,8 +83,8 @@ class TournamentBase:
             seats=self.settings.seats,
             entry_fee=self.settings.entry_fee,
             starting_stack=self.settings.starting_stack,
-            registered_count=self._taken(),
-            paid_count=self._count(EntrantStatus.PAID),
+            registered_count=self.taken(),
+            paid_count=self.count(EntrantStatus.PAID),
             money_backend=self.inp.money_backend,
             field_size=self.s.field_size,
             starts_at_ms=self.s.starts_at_ms,
@@ -98,7 +98,7 @@ class TournamentBase:
             table_workflow_id=self.s.table_workflow_id,
             hands_played=self.s.hands_played,
             stacks=dict(self.s.stacks),
-            standings=self._standings(),
+            standings=self.standings(),
             payouts=list(self.s.payouts),
             payout_retry_at_ms=self.s.payout_retry_at_ms,
             entry_fees_total=self.settings.entry_fee * (self.s.field_size or 0),
@@ -112,14 +112,14 @@ class TournamentBase:
             version=self.s.version,
         )
 
-    def _record_transition(self) -> bool:
+    def record_transition(self) -> bool:
         """Note the phase's start if it is a new phase; say whether it was."""
         if not self.s.transitions or self.s.transitions[-1].state != self.s.phase.value:
-            self.s.transitions.append(Transition(state=self.s.phase.value, at_ms=self._now_ms()))
+            self.s.transitions.append(Transition(state=self.s.phase.value, at_ms=self.now_ms()))
             return True
         return False
 
-    def _lifecycle_config(self) -> LifecycleConfig:
+    def lifecycle_config(self) -> LifecycleConfig:
         field_size = self.s.field_size or self.settings.seats
         summary = "/".join(
             f"{p.percent:g}" for p in resolved_prize_structure(self.settings, field_size)
@@ -134,13 +134,13 @@ class TournamentBase:
             prize_structure_summary=summary,
         )
 
-    async def _emit_transition(self) -> None:
+    async def emit_transition(self) -> None:
         """The transition just recorded, emitted now (``LIFECYCLE_PATCH``); best effort."""
         *before, entered = self.s.transitions
         try:
             await effects.record_transition(
                 LifecycleTransition(
-                    **self._lifecycle_config().model_dump(),
+                    **self.lifecycle_config().model_dump(),
                     index=len(before),
                     from_state=before[-1].state if before else "",
                     to_state=entered.state,
@@ -150,13 +150,13 @@ class TournamentBase:
         except ActivityError:
             workflow.logger.warning("state_transition to %s not emitted", entered.state)
 
-    async def _record_lifecycle(self) -> None:
+    async def record_lifecycle(self) -> None:
         try:
             await effects.record_lifecycle(
                 LifecycleRecord(
-                    **self._lifecycle_config().model_dump(),
+                    **self.lifecycle_config().model_dump(),
                     transitions=list(self.s.transitions),
-                    closed_at_ms=self._now_ms(),
+                    closed_at_ms=self.now_ms(),
                     actual_payouts=[p.amount for p in self.s.payouts],
                     auto_fold_count=self.s.auto_folds,
                 )
@@ -164,8 +164,8 @@ class TournamentBase:
         except ActivityError:
             workflow.logger.warning("tournament.lifecycle span not recorded")
 
-    async def _save_tournament(self) -> None:
-        entered = self._record_transition()
+    async def save_tournament(self) -> None:
+        entered = self.record_transition()
         workflow.upsert_search_attributes(
             [
                 sa.TOURNAMENT_STATE.value_set(self.s.phase.value),
@@ -187,7 +187,7 @@ class TournamentBase:
                 settings=self.raw_settings,
                 state=self.s.phase,
                 workflow_id=workflow.info().workflow_id,
-                registered_count=self._taken(),
+                registered_count=self.taken(),
                 current_level=self.s.level,
                 field_size=self.s.field_size,
                 play_started_at_ms=self.s.play_start_ms,
@@ -198,13 +198,13 @@ class TournamentBase:
                 ),
                 ended_at_ms=self.s.ended_at_ms,
                 closed_at_ms=self.s.closed_at_ms,
-                view=self._view(),
+                view=self.view(),
             )
         )
         if entered and self.s.lifecycle_live:
-            await self._emit_transition()
+            await self.emit_transition()
 
-    async def _save_entrant(self, entrant: EntrantView) -> None:
+    async def save_entrant(self, entrant: EntrantView) -> None:
         await effects.save_entrant(
             EntrantRow(
                 tournament_id=self.s.tournament_id,

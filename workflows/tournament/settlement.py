@@ -1,5 +1,5 @@
 """Settlement: one payout intent per paid place, each paid exactly once, then ``closed``.
-Part of TournamentWorkflow (workflows/tournament.py)."""
+One part of TournamentWorkflow (workflows/tournament/__init__.py)."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.alarm import Alarm
     from workflows.budget import run_budget_spent
     from workflows.errors import refuse
-    from workflows.tournament_base import TournamentBase
+    from workflows.tournament.books import Books
 
 MAX_RETRY_SECONDS = 30 * 60
 STANDINGS_PATCH = "standings-checked-v1"
@@ -38,13 +38,17 @@ STANDINGS_PATCH = "standings-checked-v1"
 any payout intent is made (security review N1)."""
 
 
-class SettlementMixin(TournamentBase):
-    async def _settle(self) -> None:
+class Settlement:
+    def __init__(self, books: Books) -> None:
+        self.books = books
+
+    async def run(self) -> None:
         """Prizes from the resolved distribution, one intent per paid place, each paid once."""
-        if self.s.phase is TournamentPhase.ENDED:
-            field_size = self.s.field_size or 0
-            amounts = resolve_payout_amounts(self.settings, field_size)
-            places = [Finish(f.player_id, f.place, f.rank) for f in self.s.finishes]
+        b = self.books
+        if b.s.phase is TournamentPhase.ENDED:
+            field_size = b.s.field_size or 0
+            amounts = resolve_payout_amounts(b.settings, field_size)
+            places = [Finish(f.player_id, f.place, f.rank) for f in b.s.finishes]
             if workflow.patched(STANDINGS_PATCH):
                 try:
                     places = list(final_standings(places, field_size=field_size))
@@ -52,150 +56,143 @@ class SettlementMixin(TournamentBase):
                     # Never pay a place twice: fail the task (visibly, retried) rather than
                     # make intents from standings that are not one place per entrant.
                     raise RuntimeError(f"refusing to settle: {err}") from None
-            self.s.payouts = [
+            b.s.payouts = [
                 PayoutView(
-                    intent_id=payout_intent_id(self.s.tournament_id, award.place),
+                    intent_id=payout_intent_id(b.s.tournament_id, award.place),
                     position=award.place,
                     player_id=award.entrant,
                     amount=award.amount,
-                    destination=self._destination(award.entrant),
+                    destination=self.destination(award.entrant),
                 )
                 for award in split_prizes(places, amounts)
                 if award.amount > 0
             ]
-            self.s.rake_total = self.settings.rake_fee * field_size
-            await effects.create_payout_intents([self._payment(p) for p in self.s.payouts])
-            self.s.phase = TournamentPhase.SETTLING
-            self._bump()
-            await self._save_tournament()
+            b.s.rake_total = b.settings.rake_fee * field_size
+            await effects.create_payout_intents([self.payment(p) for p in b.s.payouts])
+            b.s.phase = TournamentPhase.SETTLING
+            b.bump()
+            await b.save_tournament()
             await effects.publish(
-                self.s.tournament_id, "state:settling", TournamentStateChanged(state="settling")
+                b.s.tournament_id, "state:settling", TournamentStateChanged(state="settling")
             )
             await effects.publish(
-                self.s.tournament_id,
+                b.s.tournament_id,
                 "ended",
                 TournamentEnded(
-                    final_standings=self._standings(),
-                    payouts=[self._payout_wire(p) for p in self.s.payouts],
+                    final_standings=b.standings(),
+                    payouts=[self.payout_wire(p) for p in b.s.payouts],
                 ),
             )
         while True:
-            if self._rake_due():
-                await self._collect_rake()
-            pending = [p for p in self.s.payouts if p.status is not PayoutStatus.CONFIRMED]
-            await asyncio.gather(*(self._pay(p) for p in pending))
-            if not self._rake_due() and all(
-                p.status is PayoutStatus.CONFIRMED for p in self.s.payouts
-            ):
+            if self.rake_due():
+                await self.collect_rake()
+            pending = [p for p in b.s.payouts if p.status is not PayoutStatus.CONFIRMED]
+            await asyncio.gather(*(self.pay(p) for p in pending))
+            if not self.rake_due() and all(p.status is PayoutStatus.CONFIRMED for p in b.s.payouts):
                 break
-            await self._wait_for_a_retry()
-        if all(p.status is PayoutStatus.CONFIRMED for p in self.s.payouts):
-            self.s.phase = TournamentPhase.CLOSED
-            self.s.closed_at_ms = self._now_ms()
-            self._bump()
-            await self._save_tournament()
+            await self.wait_for_a_retry()
+        if all(p.status is PayoutStatus.CONFIRMED for p in b.s.payouts):
+            b.s.phase = TournamentPhase.CLOSED
+            b.s.closed_at_ms = b.now_ms()
+            b.bump()
+            await b.save_tournament()
             await effects.publish(
-                self.s.tournament_id,
+                b.s.tournament_id,
                 "state:closed",
-                TournamentStateChanged(state="closed", closed_at=self.s.closed_at_ms),
+                TournamentStateChanged(state="closed", closed_at=b.s.closed_at_ms),
             )
-            await self._record_lifecycle()
+            await b.record_lifecycle()
 
-    def _rake_due(self) -> bool:
-        return (
-            bool(self.s.rake_total)
-            and self.inp.money_backend == "virtual"
-            and not self.s.rake_collected
-        )
+    def rake_due(self) -> bool:
+        b = self.books
+        return bool(b.s.rake_total) and b.inp.money_backend == "virtual" and not b.s.rake_collected
 
-    async def _collect_rake(self) -> None:
+    async def collect_rake(self) -> None:
         """The house's share, keyed once per tournament: a definite refusal (the escrow is
         short) waits for the reconciler with the payouts instead of failing the workflow."""
+        b = self.books
         try:
             await effects.collect_rake(
                 MoneyMove(
-                    key=rake_key(self.s.tournament_id),
-                    tournament_id=self.s.tournament_id,
+                    key=rake_key(b.s.tournament_id),
+                    tournament_id=b.s.tournament_id,
                     player_id="house",
-                    amount=self.s.rake_total,
+                    amount=b.s.rake_total,
                 )
             )
         except ActivityError as err:
             cause = err.cause if isinstance(err.cause, FailureError) else err
-            self.s.rake_failure = str(cause)
-            self._bump()
+            b.s.rake_failure = str(cause)
+            b.bump()
             return
-        self.s.rake_collected = True
-        self.s.rake_failure = None
-        self._bump()
+        b.s.rake_collected = True
+        b.s.rake_failure = None
+        b.bump()
 
-    async def _wait_for_a_retry(self) -> None:
+    async def wait_for_a_retry(self) -> None:
         """A payout was refused (a definite answer): stay in ``settling``, the reason on the
         intent, until the reconciler's next try (30 s, doubling up to 30 minutes) or an
         operator's re-drive (``retry_payouts``), then try the failed ones again. Each intent
         is keyed, so a retry pays at most once whatever happened before."""
-        self.s.payout_attempts += 1
-        delay = min(
-            self.inp.payout_retry_seconds * 2 ** (self.s.payout_attempts - 1), MAX_RETRY_SECONDS
-        )
-        self.s.payout_retry_at_ms = self._now_ms() + delay * 1000
-        self._bump()
-        await self._save_tournament()
+        b = self.books
+        b.s.payout_attempts += 1
+        delay = min(b.inp.payout_retry_seconds * 2 ** (b.s.payout_attempts - 1), MAX_RETRY_SECONDS)
+        b.s.payout_retry_at_ms = b.now_ms() + delay * 1000
+        b.bump()
+        await b.save_tournament()
         alarm = await Alarm.start(timedelta(seconds=delay), "payout reconciler")
-        await workflow.wait_condition(lambda: alarm.fired or self.s.payout_redrive)
+        await workflow.wait_condition(lambda: alarm.fired or b.s.payout_redrive)
         alarm.cancel()
-        self.s.payout_redrive = False
-        self.s.payout_retry_at_ms = None
-        for payout in self.s.payouts:
+        b.s.payout_redrive = False
+        b.s.payout_retry_at_ms = None
+        for payout in b.s.payouts:
             if payout.status is PayoutStatus.FAILED:
                 payout.status = PayoutStatus.PENDING
-        self._bump()
-        if run_budget_spent(self.updates_this_run):
+        b.bump()
+        if run_budget_spent(b.updates_this_run):
             await workflow.wait_condition(workflow.all_handlers_finished)
-            workflow.continue_as_new(self.inp.model_copy(update={"carry": self.s}))
+            workflow.continue_as_new(b.inp.model_copy(update={"carry": b.s}))
 
-    @workflow.update
     async def retry_payouts(self, _req: RetryPayoutsInput) -> TournamentView:
         """Operators: try the refused payouts again now (the loop does it; this records it)."""
-        self.updates_this_run += 1
-        self.s.payout_redrive = True
-        self._bump()
-        await workflow.wait_condition(lambda: not self.s.payout_redrive)
-        return self._view()
+        b = self.books
+        b.s.payout_redrive = True
+        b.bump()
+        await workflow.wait_condition(lambda: not b.s.payout_redrive)
+        return b.view()
 
-    @retry_payouts.validator
-    def _validate_retry_payouts(self, _req: RetryPayoutsInput) -> None:
-        failed = any(p.status is PayoutStatus.FAILED for p in self.s.payouts) or bool(
-            self.s.rake_failure
-        )
-        if self.s.phase is not TournamentPhase.SETTLING or not failed or self.s.payout_redrive:
+    def validate_retry_payouts(self, _req: RetryPayoutsInput) -> None:
+        b = self.books
+        failed = any(p.status is PayoutStatus.FAILED for p in b.s.payouts) or bool(b.s.rake_failure)
+        if b.s.phase is not TournamentPhase.SETTLING or not failed or b.s.payout_redrive:
             raise refuse(
                 ErrorCode.INVALID_STATE,
                 "only a settling tournament with a refused payout can retry its payouts",
             )
 
-    async def _pay(self, payout: PayoutView) -> None:
+    async def pay(self, payout: PayoutView) -> None:
+        b = self.books
         try:
-            receipt = await effects.pay_prize(self._payment(payout))
+            receipt = await effects.pay_prize(self.payment(payout))
         except ActivityError as err:
             # Only a definite refusal gets here (transient faults retry forever): keep the
             # tournament in `settling` with the reason visible to operators.
             cause = err.cause if isinstance(err.cause, FailureError) else err
             payout.status = PayoutStatus.FAILED
             payout.failure_reason = str(cause)
-            self._bump()
+            b.bump()
             await effects.fail_payout(PayoutFailure(intent_id=payout.intent_id, reason=str(cause)))
             return
         payout.status = PayoutStatus.CONFIRMED
         payout.tx_hash = receipt.tx_hash
-        self._bump()
+        b.bump()
         await effects.confirm_payout(
             PayoutConfirmation(
                 intent_id=payout.intent_id, tx_hash=receipt.tx_hash, reference=receipt.reference
             )
         )
         await effects.publish(
-            self.s.tournament_id,
+            b.s.tournament_id,
             f"payout:{payout.position}",
             TournamentPayoutSettled(
                 position=payout.position,
@@ -205,18 +202,20 @@ class SettlementMixin(TournamentBase):
             ),
         )
 
-    def _destination(self, player_id: str) -> str:
-        if self.inp.money_backend == "chain":
-            wallet = self.s.entrants[player_id].wallet
+    def destination(self, player_id: str) -> str:
+        b = self.books
+        if b.inp.money_backend == "chain":
+            wallet = b.s.entrants[player_id].wallet
             assert wallet, "an on-chain entrant paid from a wallet"
             return wallet
         # The owner's account, which paid the entry (an agent's prize goes to its owner).
-        return f"user:{self.s.entrants[player_id].owner_user_id}"
+        return f"user:{b.s.entrants[player_id].owner_user_id}"
 
-    def _payment(self, payout: PayoutView) -> PrizePayment:
+    def payment(self, payout: PayoutView) -> PrizePayment:
+        b = self.books
         return PrizePayment(
             intent_id=payout.intent_id,
-            tournament_id=self.s.tournament_id,
+            tournament_id=b.s.tournament_id,
             position=payout.position,
             player_id=payout.player_id,
             amount=payout.amount,
@@ -224,5 +223,5 @@ class SettlementMixin(TournamentBase):
         )
 
     @staticmethod
-    def _payout_wire(p: PayoutView) -> Prize:
+    def payout_wire(p: PayoutView) -> Prize:
         return Prize(position=p.position, user_id=p.player_id, amount=p.amount)
