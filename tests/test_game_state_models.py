@@ -18,7 +18,7 @@ from typing import Any
 from pydantic.alias_generators import to_camel
 from temporalio.api.common.v1 import Payload
 
-from api.gamestate import game_state
+from api.read_model import game_state
 from core.settings import Settings
 from core.temporal import data_converter
 from domain.deck import shuffled_deck

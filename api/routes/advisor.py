@@ -7,7 +7,7 @@ the room's players who named it when they joined (checked and bound by the join 
 ``db/advice.py``). On each turn of one of
 them it gets ``advice_request {requestId, playerId, handNumber, turn, deadline, legalActions,
 gameState}``: ``gameState`` is that player's own game state, from the same pushed read model
-the player's stream reads (api/gamestate.py: no Temporal query, no Update), so it holds that
+the player's stream reads (api/read_model.py: no Temporal query, no Update), so it holds that
 player's hole cards and nobody else's (sealed to the advisor's card key when its Agent Card
 has one). The advisor answers ``{"type": "advice", "requestId"?, "playerId"?, "handNumber",
 "turn", "action", "amount"?, "reason"}``; it is checked like an action (the player's current
@@ -34,7 +34,7 @@ from fastapi import APIRouter, WebSocket
 from pydantic import ValidationError
 
 from api.errors import ApiError, refusal_of
-from api.gamestate import GameStateCache, NoPublishedState, sealed_for
+from api.read_model import GameStateCache, NoPublishedState, sealed_for
 from api.routes.events import POLL_SECONDS
 from api.routes.play import PRE_PLAY, tournament_game_state
 from api.routes.player_stream import (

@@ -13,7 +13,9 @@ from temporalio.client import WorkflowHandle
 from api import preplay
 from api.auth import CurrentPlayer
 from api.deps import ID_PATTERN, TemporalDep, TournamentId
-from api.gamestate import (
+from api.preplay import PrePlayRows, row_version, tournament_row
+from api.presence import touch
+from api.read_model import (
     STORE_TROUBLE,
     GameStateCache,
     LongPollDep,
@@ -21,8 +23,6 @@ from api.gamestate import (
     game_state,
     unavailable,
 )
-from api.preplay import PrePlayRows, row_version, tournament_row
-from api.presence import touch
 from api.stream_auth import StreamCredential
 from api.updates import execute_update
 from db.engine import Database

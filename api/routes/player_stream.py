@@ -55,8 +55,8 @@ from starlette.background import BackgroundTask
 from api.auth import Caller, CurrentPlayer, current_player
 from api.deps import ID_PATTERN, TournamentId
 from api.errors import ApiError, refusal_of
-from api.gamestate import GameStateCache, NoPublishedState
 from api.presence import stream_dropped, stream_open, touch
+from api.read_model import GameStateCache, NoPublishedState
 from api.routes.events import PAGE, PING_SECONDS, POLL_SECONDS, _ended_by, _page, is_final
 from api.routes.play import (
     PRE_PLAY,

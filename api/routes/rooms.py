@@ -26,14 +26,14 @@ from temporalio.exceptions import ApplicationError
 from api.auth import Caller, CurrentPlayer, MaybePlayer, ServiceKey
 from api.deps import ID_PATTERN, NAME_PATTERN, DbDep, PageLimit, SettingsDep, TemporalDep
 from api.errors import ApiError
-from api.gamestate import (
+from api.presence import anonymous, observers, touch
+from api.read_model import (
     GameStateCache,
     LongPollDep,
     NoPublishedState,
     game_state,
     unavailable,
 )
-from api.presence import anonymous, observers, touch
 from api.routes.play import ActBody, IdempotencyKey, SeedBody, act_at_table, seed_at_table
 from api.stream_auth import StreamCredential
 from api.updates import execute_update

@@ -15,7 +15,7 @@ from temporalio.workflow import UpdateMethodMultiParam
 from api.auth import CurrentPlayer
 from api.deps import DbDep, TemporalDep, TournamentId, TournamentViewsDep
 from api.errors import QUERY_TIMEOUT, ApiError
-from api.gamestate import WORKFLOW_QUERIES
+from api.read_model import WORKFLOW_QUERIES
 from api.routes.play import view_fields
 from api.updates import execute_update
 from db import agents, readstore, wallets

@@ -92,7 +92,7 @@ PROBE = 10.0
 """How often the listening connection is checked."""
 MISSING_FOR = 5.0
 """A table found unpublished is answered as such, without waiting again, for this long."""
-log = logging.getLogger("sng.api.gamestate")
+log = logging.getLogger("sng.api.read_model")
 
 STORE_TROUBLE = (OSError, asyncpg.PostgresError, DBAPIError, ValidationError)
 """What reading the store can raise when PostgreSQL is away (or a row is not what we wrote)."""
