@@ -18,7 +18,7 @@ from typing import Any
 from pydantic.alias_generators import to_camel
 from temporalio.api.common.v1 import Payload
 
-from api.read_model import game_state
+from api.game_state import compose
 from core.settings import Settings
 from core.temporal import data_converter
 from domain.deck import shuffled_deck
@@ -122,7 +122,7 @@ def test_a_game_state_is_camel_case_all_the_way_down() -> None:
         hand=public_view(hand, 1),
         last_hand=None,
     )
-    state = game_state(9, None, table, {}, viewer="b")
+    state = compose(9, table, viewer="b", tournament=None).to_wire()
     GameState.model_validate(state)
 
     def keys(value: Any, key: str = "") -> set[str]:
