@@ -60,6 +60,11 @@ STORE_READS = Counter(
     "sng_api_read_store_reads_total",
     "Reads of the pushed read model (per process): one per announced version per watched table.",
 )
+COMPOSED = Counter(
+    "sng_api_game_states_composed_total",
+    "Game states composed (per process): one per viewer, or for all spectators, per version,"
+    " whichever route or stream asks; an agent's own at each read.",
+)
 LISTENING = Gauge(
     "sng_api_read_store_listening",
     "1 while this replica's LISTEN connection to the read model's channel is up.",
@@ -401,6 +406,7 @@ class GameStateCache:
         cached = watch.rendered.get(shared) if kept else None
         if cached is not None and cached.version == watch.version:
             return cached
+        COMPOSED.inc()
         state = compose(
             watch.version,
             self._view_for(watch, viewer),
