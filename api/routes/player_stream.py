@@ -124,8 +124,20 @@ it (``GameStateCache.render``, shared with the HTTP route), sent as it is."""
 
 
 def frame(id_: str, event: str, data: bytes) -> str:
-    """A WebSocket frame ``{"id", "event", "data"}`` around a body already JSON."""
-    return f'{{"id":{json.dumps(id_)},"event":{json.dumps(event)},"data":{data.decode()}}}'
+    """A WebSocket frame ``{"id", "event", "data"}`` around a body already JSON, the very text
+    ``send_json`` writes for it (which leaves non-ASCII characters unescaped: a body that
+    escaped one is written again that way).
+
+    >>> frame("3-7", "game_state", b'{"a":[1,"x"]}')
+    '{"id":"3-7","event":"game_state","data":{"a":[1,"x"]}}'
+    >>> frame("3-7", "game_state", json.dumps({"name": "Zoë"}).encode())
+    '{"id":"3-7","event":"game_state","data":{"name":"Zoë"}}'
+    """
+    text = data.decode()
+    if "\\u" in text:
+        text = json.dumps(json.loads(text), separators=(",", ":"), ensure_ascii=False)
+    head = json.dumps({"id": id_, "event": event}, separators=(",", ":"), ensure_ascii=False)
+    return f'{head[:-1]},"data":{text}}}'
 
 
 async def player_messages(

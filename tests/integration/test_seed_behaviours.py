@@ -24,10 +24,10 @@ from temporalio.exceptions import ApplicationError
 from temporalio.worker import Worker
 
 from api.game_state import WatchedTournament
-from domain.game_state import tournament_my_view
 from db.engine import Database
 from db.models import Event, Hand, LedgerEntry, PayoutIntent, Tournament
 from db.readstore import read_public
+from domain.game_state import tournament_my_view
 from tests.conftest import time_skipping_server
 from tests.integration.helpers import eventually, start_paid_tournament
 from wire.ids import tournament_workflow_id
