@@ -14,7 +14,6 @@ from limits.aio.strategies import MovingWindowRateLimiter
 from api import errors, openapi
 from api.backfill import Backfill
 from api.fastpath import GameStateFastPath
-from api.gamestate import GameStateCache
 from api.guards import LoopbackHostOnly, RefuseNul, SameOriginWebSockets
 from api.play import oidc as play_oidc
 from api.play import routes as play_pages
@@ -22,6 +21,7 @@ from api.play import table as play_table
 from api.play import wallet as wallet_pages
 from api.preplay import PrePlayRows
 from api.ratelimit import RateLimit
+from api.read_model import GameStateCache
 from api.readcache import SingleFlight
 from api.routes import (
     admin,

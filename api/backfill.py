@@ -16,7 +16,7 @@ from typing import Any
 from temporalio.client import Client, WorkflowHandle, WorkflowQueryFailedError
 from temporalio.service import RPCError
 
-from api.gamestate import WORKFLOW_QUERIES
+from api.read_model import WORKFLOW_QUERIES
 from db.engine import Database
 from db.readstore import write_state
 from workflows.table import TableWorkflow

@@ -34,8 +34,8 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from api.auth import remembered_player
 from api.deps import ID_PATTERN
 from api.errors import ApiError
-from api.gamestate import GameStateCache, WaitForChange, WaitSeconds
 from api.ratelimit import count_identity
+from api.read_model import GameStateCache, WaitForChange, WaitSeconds
 from api.routes.play import game_state_body
 from api.stream_auth import StreamCredential
 from db import agents

@@ -30,7 +30,7 @@ from prometheus_client import Counter
 from sqlmodel import select
 
 from api.errors import ApiError
-from api.gamestate import SAFETY, STORE_TROUBLE, TICK, GameStateCache
+from api.read_model import SAFETY, STORE_TROUBLE, TICK, GameStateCache
 from db.engine import Database
 from db.models import Tournament
 from domain.errors import ErrorCode

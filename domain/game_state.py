@@ -1,27 +1,87 @@
-"""The tournament part of a player's game state: the seed's three optional ``mode='sng'`` fields.
+"""The rules' part of a player's game state, as snake_case values the API composes
+(``api/game_state.py``): the seed's three optional ``mode='sng'`` fields and who the caller is.
 
-``tournament`` (state, level, blinds, level end, registered count), ``tournamentSchedule`` (an
-open-ended preview and the resolved prize structure) and ``tournamentMyView`` (rank, stack in
-big blinds, M-ratio, pay jump, ICM equity), composed from the tournament's own numbers so the
-API only forwards them.
+``tournament`` (state, level, blinds, level end, registered count) and ``tournamentSchedule`` (an
+open-ended preview and the resolved prize structure) are the same for every viewer of one
+tournament version (:func:`tournament_parts`, made once per version); ``tournamentMyView`` (rank,
+stack in big blinds, M-ratio, pay jump, ICM equity) is one live entrant's
+(:func:`tournament_my_view`); ``you`` is the caller's seat and what they may do (:func:`you`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
 
-from domain.blinds import resolve_blinds
+from domain.blinds import Blinds, resolve_blinds
 from domain.clock import level_deadline_ms
-from domain.payouts import resolve_payout_amounts, resolved_prize_structure
-from domain.schedule import schedule_preview
+from domain.payouts import ResolvedPrizePlace, resolve_payout_amounts, resolved_prize_structure
+from domain.schedule import ScheduledLevel, schedule_preview
 from domain.settings import TournamentSettings
-from domain.views import my_view
+from domain.views import TournamentMyView, my_view
 
 PREVIEW_LEVELS = 8
 
+Status = Literal["playing", "sitting_out", "joining", "leaving", "eliminated", "won"]
 
-def tournament_fields(
+
+@dataclass(frozen=True, slots=True)
+class Brief:
+    """The seed's ``tournament`` field."""
+
+    state: str
+    current_level: int
+    small_blind: int
+    big_blind: int
+    ante: int
+    level_ends_at: int | None
+    """Epoch ms; None before play starts."""
+    registered_count: int
+
+
+@dataclass(frozen=True, slots=True)
+class TournamentParts:
+    """What every viewer of one tournament version shares: the brief, the schedule's levels
+    and prizes, and what a live entrant's own view is computed from."""
+
+    brief: Brief
+    levels: list[ScheduledLevel]
+    prize_structure: list[ResolvedPrizePlace]
+    blinds: Blinds
+    field_size: int
+
+
+@dataclass(frozen=True, slots=True)
+class You:
+    """Who the caller is at this table (the wire's ``you``)."""
+
+    player_id: str
+    seat: int | None
+    stack: int
+    status: Status
+    place: int | None
+    to_act: bool
+    may_do: list[str]
+
+
+class Seat(Protocol):
+    """A seat as the table lists it (``wire.table_messages.TableSeat``); ``pending`` and
+    ``leaving`` are a room's."""
+
+    @property
+    def seat(self) -> int: ...
+    @property
+    def stack(self) -> int: ...
+    @property
+    def sitting_out(self) -> bool: ...
+    @property
+    def pending(self) -> bool: ...
+    @property
+    def leaving(self) -> bool: ...
+
+
+def tournament_parts(
     settings: TournamentSettings,
     *,
     state: str,
@@ -29,89 +89,111 @@ def tournament_fields(
     play_start_ms: int | None,
     registered_count: int,
     field_size: int | None,
-    stacks: Mapping[str, int],
-    viewer: str | None,
-) -> dict[str, Any]:
-    """The wire's ``tournament``, ``tournamentSchedule`` and (for a live entrant)
-    ``tournamentMyView``.
+) -> TournamentParts:
+    """The wire's ``tournament`` and ``tournamentSchedule`` at one tournament version.
 
     >>> from domain.settings import validate_settings
     >>> s = validate_settings({"seats": 2, "entryFee": 100, "startingStack": 1000,
     ...     "actionTimeoutSeconds": 30, "blindStructure": {"startingSmallBlind": 10,
     ...     "increaseFactor": 1.5, "levelDurationSeconds": 60}})
-    >>> f = tournament_fields(s, state="playing", level=1, play_start_ms=0, registered_count=2,
-    ...                       field_size=2, stacks={"a": 1500, "b": 500}, viewer="b")
-    >>> f["tournament"]["smallBlind"], f["tournament"]["levelEndsAt"], f["tournamentMyView"]["rank"]
-    (15, 120000, 2)
+    >>> p = tournament_parts(s, state="playing", level=1, play_start_ms=0, registered_count=2,
+    ...                      field_size=2)
+    >>> p.brief.small_blind, p.brief.level_ends_at, len(p.levels)
+    (15, 120000, 8)
     """
     blinds = resolve_blinds(settings, level)
     size = field_size or settings.seats
-    tournament: dict[str, Any] = {
-        "state": state,
-        "currentLevel": level,
-        "smallBlind": blinds.sb,
-        "bigBlind": blinds.bb,
-        "ante": blinds.ante,
-        "levelEndsAt": (
-            level_deadline_ms(settings, play_start_ms, level) if play_start_ms is not None else None
-        ),
-        "registeredCount": registered_count,
-    }
     preview = schedule_preview(
         settings, from_level=level, count=PREVIEW_LEVELS, play_start_ms=play_start_ms
     )
-    schedule = {
-        "levels": [lv.to_wire() for lv in preview.levels],
-        "continues": True,
-        "totalLevels": None,
-        "prizeStructure": [p.to_wire() for p in resolved_prize_structure(settings, size)],
-    }
-    fields: dict[str, Any] = {"tournament": tournament, "tournamentSchedule": schedule}
+    return TournamentParts(
+        brief=Brief(
+            state=state,
+            current_level=level,
+            small_blind=blinds.sb,
+            big_blind=blinds.bb,
+            ante=blinds.ante,
+            level_ends_at=(
+                level_deadline_ms(settings, play_start_ms, level)
+                if play_start_ms is not None
+                else None
+            ),
+            registered_count=registered_count,
+        ),
+        levels=list(preview.levels),
+        prize_structure=resolved_prize_structure(settings, size),
+        blinds=blinds,
+        field_size=size,
+    )
+
+
+def tournament_my_view(
+    settings: TournamentSettings,
+    parts: TournamentParts,
+    stacks: Mapping[str, int],
+    viewer: str | None,
+) -> TournamentMyView | None:
+    """The wire's ``tournamentMyView`` for a live entrant (chips left); None for anyone else.
+
+    >>> from domain.settings import validate_settings
+    >>> s = validate_settings({"seats": 2, "entryFee": 100, "startingStack": 1000,
+    ...     "actionTimeoutSeconds": 30, "blindStructure": {"startingSmallBlind": 10,
+    ...     "increaseFactor": 1.5, "levelDurationSeconds": 60}})
+    >>> p = tournament_parts(s, state="playing", level=1, play_start_ms=0, registered_count=2,
+    ...                      field_size=2)
+    >>> tournament_my_view(s, p, {"a": 1500, "b": 500}, "b").rank
+    2
+    >>> tournament_my_view(s, p, {"a": 2000, "b": 0}, "b") is None
+    True
+    """
     live = {player: chips for player, chips in stacks.items() if chips > 0}
-    if viewer is not None and viewer in live:
-        amounts = resolve_payout_amounts(settings, size)
-        fields["tournamentMyView"] = my_view(live, viewer, blinds, amounts).to_wire()
-    return fields
+    if viewer is None or viewer not in live:
+        return None
+    amounts = resolve_payout_amounts(settings, parts.field_size)
+    return my_view(live, viewer, parts.blinds, amounts)
 
 
-def you_view(
+def you(
     viewer: str | None,
     *,
-    seat: Mapping[str, Any] | None,
+    seat: Seat | None,
     hand: Mapping[str, Any] | None,
     place: int | None,
     room: bool,
-) -> dict[str, Any] | None:
+) -> You | None:
     """Who the caller is at this table (the wire's ``you``), or None for a spectator.
 
-    ``seat`` is the caller's seat as the table lists it (``seat``, ``stack``, ``sittingOut``,
-    and in a room ``pending`` and ``leaving``); ``hand`` the running hand's public view for
-    the caller; ``place`` the caller's finishing place once out of a tournament.
+    ``seat`` is the caller's seat as the table lists it; ``hand`` the running hand's view for
+    the caller (the engine's, ``domain.holdem.public_view``); ``place`` the caller's finishing
+    place once out of a tournament.
 
-    >>> you_view("b", seat={"seat": 2, "stack": 0}, hand=None, place=3, room=False)["status"]
+    >>> from types import SimpleNamespace as S
+    >>> def seat(n, stack, sitting_out=False):
+    ...     return S(seat=n, stack=stack, sitting_out=sitting_out, pending=False, leaving=False)
+    >>> you("b", seat=seat(2, 0), hand=None, place=3, room=False).status
     'eliminated'
-    >>> you = you_view("a", seat={"seat": 1, "stack": 900, "sittingOut": True}, hand=None,
-    ...                place=None, room=False)
-    >>> you["status"], you["mayDo"]
+    >>> me = you("a", seat=seat(1, 900, True), hand=None, place=None, room=False)
+    >>> me.status, me.may_do
     ('sitting_out', ['sit_in'])
-    >>> you_view("c", seat={"seat": 0, "stack": 3000}, hand=None, place=1, room=False)["status"]
+    >>> you("c", seat=seat(0, 3000), hand=None, place=1, room=False).status
     'won'
-    >>> you_view(None, seat=None, hand=None, place=None, room=False) is None
+    >>> you(None, seat=None, hand=None, place=None, room=False) is None
     True
     """
     if viewer is None or (seat is None and place is None):
         return None
     legal = (hand or {}).get("legal")
-    to_act = bool(legal) and seat is not None and (hand or {}).get("actor") == seat.get("seat")
+    to_act = bool(legal) and seat is not None and (hand or {}).get("actor") == seat.seat
+    status: Status
     if place == 1:
         status = "won"
-    elif place is not None or (seat is not None and seat.get("stack", 0) <= 0 and not hand):
+    elif place is not None or (seat is not None and seat.stack <= 0 and not hand):
         status = "eliminated"
-    elif seat is not None and seat.get("pending"):
+    elif seat is not None and seat.pending:
         status = "joining"
-    elif seat is not None and seat.get("leaving"):
+    elif seat is not None and seat.leaving:
         status = "leaving"
-    elif seat is not None and seat.get("sittingOut"):
+    elif seat is not None and seat.sitting_out:
         status = "sitting_out"
     else:
         status = "playing"
@@ -120,12 +202,12 @@ def you_view(
         may_do.append("sit_in")
     if room and status in ("playing", "sitting_out", "joining"):
         may_do.append("leave")
-    return {
-        "playerId": viewer,
-        "seat": seat.get("seat") if seat is not None else None,
-        "stack": seat.get("stack", 0) if seat is not None else 0,
-        "status": status,
-        "place": place,
-        "toAct": to_act,
-        "mayDo": may_do,
-    }
+    return You(
+        player_id=viewer,
+        seat=seat.seat if seat is not None else None,
+        stack=seat.stack if seat is not None else 0,
+        status=status,
+        place=place,
+        to_act=to_act,
+        may_do=may_do,
+    )

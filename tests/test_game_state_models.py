@@ -18,7 +18,7 @@ from typing import Any
 from pydantic.alias_generators import to_camel
 from temporalio.api.common.v1 import Payload
 
-from api.gamestate import game_state
+from api.game_state import compose
 from core.settings import Settings
 from core.temporal import data_converter
 from domain.deck import shuffled_deck
@@ -122,7 +122,7 @@ def test_a_game_state_is_camel_case_all_the_way_down() -> None:
         hand=public_view(hand, 1),
         last_hand=None,
     )
-    state = game_state(9, None, table, {}, viewer="b")
+    state = compose(9, table, viewer="b", tournament=None).to_wire()
     GameState.model_validate(state)
 
     def keys(value: Any, key: str = "") -> set[str]:
@@ -161,3 +161,20 @@ async def test_the_hand_records_the_golden_tournament_stored_are_served_whole() 
     for row in rows:
         record = row["record"]
         assert HandRecord.model_validate(record).to_wire() == camel(record)
+
+
+def test_a_socket_frame_around_a_rendered_body_is_the_text_send_json_wrote() -> None:
+    """The WebSocket sends a game state's body as the read model rendered it
+    (api/routes/player_stream.py ``frame``): the frame is the very text Starlette's
+    ``send_json`` wrote for the parsed message, non-ASCII names and escapes included."""
+    from api.routes.player_stream import frame
+
+    for data in (
+        {"version": 3, "you": None, "seats": [{"playerId": "Zoë ☃", "stack": 1.5}]},
+        {"name": 'quote " backslash \\ newline \n \\u0041 literal', "empty": ""},
+    ):
+        body = json.dumps(data, separators=(",", ":")).encode()  # as GameStateCache.render
+        message = {"id": "12-34", "event": "game_state", "data": data}
+        assert frame("12-34", "game_state", body) == json.dumps(
+            message, separators=(",", ":"), ensure_ascii=False
+        )

@@ -7,7 +7,7 @@ the room's players who named it when they joined (checked and bound by the join 
 ``db/advice.py``). On each turn of one of
 them it gets ``advice_request {requestId, playerId, handNumber, turn, deadline, legalActions,
 gameState}``: ``gameState`` is that player's own game state, from the same pushed read model
-the player's stream reads (api/gamestate.py: no Temporal query, no Update), so it holds that
+the player's stream reads (api/read_model.py: no Temporal query, no Update), so it holds that
 player's hole cards and nobody else's (sealed to the advisor's card key when its Agent Card
 has one). The advisor answers ``{"type": "advice", "requestId"?, "playerId"?, "handNumber",
 "turn", "action", "amount"?, "reason"}``; it is checked like an action (the player's current
@@ -34,22 +34,22 @@ from fastapi import APIRouter, WebSocket
 from pydantic import ValidationError
 
 from api.errors import ApiError, refusal_of
-from api.gamestate import GameStateCache, NoPublishedState, sealed_for
+from api.read_model import GameStateCache, NoPublishedState
 from api.routes.events import POLL_SECONDS
-from api.routes.play import PRE_PLAY, tournament_game_state
+from api.routes.play import PRE_PLAY
 from api.routes.player_stream import (
     VALID_ID,
     WS_CLOSE_CODES,
     _error,
     _ws_caller,
 )
-from api.routes.rooms import room_state_for
 from api.stream_auth import StreamCredential
 from api.streams import Outbox, StreamSlots, run_socket
 from api.ws_protocol import ADVISOR_MESSAGES, AdviceAnswer
 from db import advice
 from db.models import Room, Tournament
 from domain.errors import DomainError, ErrorCode
+from wire.game_state import GameState
 from wire.ids import room_workflow_id, table_workflow_id
 from wire.stream_messages import AdviceRequest, AdviceResult
 
@@ -127,26 +127,22 @@ async def _players(app: Any, scope: Scope, agent_id: str) -> list[str]:
 
 async def _player_state(
     app: Any, scope: Scope, player_id: str, advisor_id: str | None
-) -> dict[str, Any] | None:
+) -> GameState | None:
     """The advised player's game state from the pushed read model (None before the table
     published one); with ``advisor_id``, their hole cards sealed to the advisor's card key
     when it has one."""
     cache: GameStateCache = app.state.game_states
     try:
-        version, tview, table = await cache.get(scope.tournament_id, scope.table_id, player_id)
-        if advisor_id is not None:
-            key = await cache.card_key_of(advisor_id)
-            if key is not None:
-                table = sealed_for(table, player_id, key)
+        rendered = await cache.render(
+            scope.tournament_id, scope.table_id, player_id, sealed_to=advisor_id
+        )
     except NoPublishedState:
         return None
     except ApiError as err:
         if err.code is not ErrorCode.TEMPORARILY_UNAVAILABLE:
             raise
         return None
-    if scope.room:
-        return room_state_for(version, table, player_id)
-    return tournament_game_state(version, tview, table, player_id)
+    return rendered.state
 
 
 async def advisor_messages(
@@ -180,12 +176,11 @@ async def advisor_messages(
         elif scope.room:  # people join (and bind) while the room runs
             players = await _players(app, scope, agent_id)
         for player in players:
-            body = await _player_state(app, scope, player, agent_id)
-            if body is None:
+            state = await _player_state(app, scope, player, agent_id)
+            if state is None:
                 continue
-            you = body.get("you") or {}
-            turn = (int(body["handNumber"]), int(body["turn"] or 0))
-            if not you.get("toAct") or asked.get(player) == turn:
+            turn = (state.hand_number, state.turn or 0)
+            if state.you is None or not state.you.to_act or asked.get(player) == turn:
                 continue
             asked[player] = turn
             await credential.check()
@@ -197,9 +192,9 @@ async def advisor_messages(
                         "player_id": player,
                         "hand_number": turn[0],
                         "turn": turn[1],
-                        "deadline": body.get("deadline"),
-                        "legal_actions": body.get("legalActions"),
-                        "game_state": body,
+                        "deadline": state.deadline,
+                        "legal_actions": state.legal_actions,
+                        "game_state": state,
                     }
                 ).to_wire(),
             }
@@ -235,27 +230,28 @@ async def give_advice(app: Any, scope: Scope, agent_id: str, body: AdviceAnswer)
             ErrorCode.NOT_AN_ADVISOR, "you do not advise this player here", field="playerId"
         )
     state = await _player_state(app, scope, player, None)
-    you = (state or {}).get("you") or {}
     if (
         state is None
-        or not you.get("toAct")
-        or (int(state["handNumber"]), int(state["turn"] or 0)) != (body.hand_number, body.turn)
+        or state.you is None
+        or not state.you.to_act
+        or (state.hand_number, state.turn or 0) != (body.hand_number, body.turn)
     ):
         raise ApiError(
             ErrorCode.STALE_TURN,
             "that is not the player's current turn: advise the turn of the latest request",
             field="turn",
         )
-    legal = state["legalActions"] or {}
-    if body.action not in legal.get("actions", []):
+    legal = state.legal_actions
+    if legal is None or body.action not in legal.actions:
         raise ApiError(
             ErrorCode.ILLEGAL_ACTION,
-            f"'{body.action}' is not among the player's legal actions {legal.get('actions')}",
+            f"'{body.action}' is not among the player's legal actions"
+            f" {legal.actions if legal is not None else None}",
             field="action",
         )
     amount = body.amount
     if body.action == "raise":
-        low, high = legal.get("minRaiseTo"), legal.get("maxRaiseTo")
+        low, high = legal.min_raise_to, legal.max_raise_to
         if amount is None or low is None or high is None or not low <= amount <= high:
             raise ApiError(
                 ErrorCode.AMOUNT_OUT_OF_RANGE,

@@ -13,28 +13,26 @@ from temporalio.client import WorkflowHandle
 from api import preplay
 from api.auth import CurrentPlayer
 from api.deps import ID_PATTERN, TemporalDep, TournamentId
-from api.gamestate import (
+from api.game_state import before_play
+from api.preplay import PrePlayRows, row_version, tournament_row
+from api.presence import touch
+from api.read_model import (
     STORE_TROUBLE,
     GameStateCache,
     LongPollDep,
     NoPublishedState,
-    game_state,
     unavailable,
 )
-from api.preplay import PrePlayRows, row_version, tournament_row
-from api.presence import touch
 from api.stream_auth import StreamCredential
 from api.updates import execute_update
 from db.engine import Database
 from db.models import Tournament
 from db.readstore import write_act_answer
 from domain.errors import ErrorCode
-from domain.game_state import tournament_fields
-from domain.settings import validate_settings
 from wire.game_state import GameState
 from wire.ids import table_workflow_id
-from wire.messages import TournamentView, WireModel
-from wire.table_messages import ActInput, ActResult, SeedInput, SeedResult, SitInInput, TableView
+from wire.messages import WireModel
+from wire.table_messages import ActInput, ActResult, SeedInput, SeedResult, SitInInput
 from workflows.room import RoomWorkflow
 from workflows.table import TableWorkflow
 
@@ -42,9 +40,6 @@ router = APIRouter(prefix="/tournaments", tags=["play"])
 
 PRE_PLAY = preplay.PRE_PLAY
 """A tournament in these states has no table yet (api/preplay.py)."""
-
-SPECTATORS = "\0spectators"
-"""The render key every watcher of a tournament table shares (never a player id)."""
 
 
 @router.get(
@@ -98,9 +93,9 @@ async def game_state_body(
                 rows, row, viewer, wait_for_change, wait_seconds, tournament_id
             )
             if before is not None:
-                return json.dumps(before, separators=(",", ":")).encode()
+                return before
     try:
-        version, tview, table = await cache.get(
+        rendered = await cache.render(
             tournament_id,
             table_id,
             viewer,
@@ -111,37 +106,7 @@ async def game_state_body(
         raise unavailable() from None
     if wait_for_change is not None and wait_seconds > 0:
         await credential.check()
-    # A watcher's body is a spectator's (``GameStateCache.insider``): rendered once for all.
-    shared = viewer if cache.insider(table_id, viewer) else SPECTATORS
-    return cache.render(
-        table_id,
-        shared,
-        version,
-        lambda: tournament_game_state(version, tview, table, viewer),
-    )
-
-
-def tournament_game_state(
-    version: int, tview: TournamentView | None, table: TableView, viewer: str
-) -> dict[str, Any]:
-    """The tournament game state's wire shape for ``viewer`` (the route and the streams)."""
-    assert tview is not None  # a tournament's watch always carries its view
-    return game_state(version, tview, table, view_fields(tview, viewer), viewer)
-
-
-def view_fields(view: TournamentView, viewer: str | None) -> dict[str, Any]:
-    """The seed's tournament fields of a tournament's view, for ``viewer`` (None: the fields
-    everyone sees, without ``tournamentMyView``)."""
-    return tournament_fields(
-        validate_settings(view.settings),
-        state=view.state.value,
-        level=view.current_level,
-        play_start_ms=view.play_start_ms,
-        registered_count=view.registered_count,
-        field_size=view.field_size,
-        stacks=view.stacks,
-        viewer=viewer,
-    )
+    return rendered.body
 
 
 async def _before_play(
@@ -151,7 +116,7 @@ async def _before_play(
     wait_for_change: int | None,
     wait_seconds: float,
     tournament_id: str,
-) -> dict[str, Any] | None:
+) -> bytes | None:
     """Before a table exists the tournament row is the state: a long-poll parks on this
     replica's watch of it, woken by the read model's notifications (api/preplay.py; security
     review N5: it used to re-read the row every 0.25 s per request). None: play started
@@ -160,34 +125,15 @@ async def _before_play(
         row = await rows.wait(tournament_id, viewer, row, wait_for_change, wait_seconds)
     if row.state not in PRE_PLAY:
         return None
-    fields = tournament_fields(
-        validate_settings(row.settings),
+    state = before_play(
+        row_version(row),
+        row.id,
+        row.settings,
         state=row.state,
-        level=0,
-        play_start_ms=None,
         registered_count=row.registered_count,
         field_size=row.field_size,
-        stacks={},
-        viewer=None,
     )
-    return GameState.model_validate(
-        {
-            "version": row_version(row),
-            "tournament_id": row.id,
-            "table_id": None,
-            "hand_number": 0,
-            "stakes": None,
-            "deck_commitment": None,
-            "seats": [],
-            "hand": None,
-            "turn": None,
-            "legal_actions": None,
-            "deadline": None,
-            "last_hand": None,
-            "you": None,
-            **fields,
-        }
-    ).to_wire()
+    return json.dumps(state.to_wire(), separators=(",", ":")).encode()
 
 
 class ActBody(WireModel):

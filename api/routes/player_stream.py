@@ -55,16 +55,12 @@ from starlette.background import BackgroundTask
 from api.auth import Caller, CurrentPlayer, current_player
 from api.deps import ID_PATTERN, TournamentId
 from api.errors import ApiError, refusal_of
-from api.gamestate import GameStateCache, NoPublishedState
+from api.game_state import action_required
 from api.presence import stream_dropped, stream_open, touch
+from api.read_model import GameStateCache, NoPublishedState, Rendered
 from api.routes.events import PAGE, PING_SECONDS, POLL_SECONDS, _ended_by, _page, is_final
-from api.routes.play import (
-    PRE_PLAY,
-    act_at_table,
-    seed_at_table,
-    tournament_game_state,
-)
-from api.routes.rooms import RoomId, room_state_for
+from api.routes.play import PRE_PLAY, act_at_table, seed_at_table
+from api.routes.rooms import RoomId
 from api.stream_auth import StreamCredential
 from api.streams import Outbox, StreamSlots, run_socket
 from api.ws_protocol import CLIENT_MESSAGES, ActRequest, SeedRequest, asyncapi_document
@@ -73,7 +69,7 @@ from db.models import Room, Tournament
 from domain.errors import DomainError, ErrorCode
 from wire.events import room_event_on_wire
 from wire.ids import room_workflow_id, table_workflow_id
-from wire.stream_messages import ActionRequired, Advice, StreamError
+from wire.stream_messages import Advice, StreamError
 
 router = APIRouter(tags=["player streams"])
 log = logging.getLogger(__name__)
@@ -122,8 +118,26 @@ class Target:
     ``advice`` (docs/copilot.md)."""
 
 
-Message = tuple[str, str, dict[str, Any]]
-"""(id, event type, data)."""
+Message = tuple[str, str, dict[str, Any] | bytes]
+"""(id, event type, data): a game state's data is its JSON body as the read model rendered
+it (``GameStateCache.render``, shared with the HTTP route), sent as it is."""
+
+
+def frame(id_: str, event: str, data: bytes) -> str:
+    """A WebSocket frame ``{"id", "event", "data"}`` around a body already JSON, the very text
+    ``send_json`` writes for it (which leaves non-ASCII characters unescaped: a body that
+    escaped one is written again that way).
+
+    >>> frame("3-7", "game_state", b'{"a":[1,"x"]}')
+    '{"id":"3-7","event":"game_state","data":{"a":[1,"x"]}}'
+    >>> frame("3-7", "game_state", json.dumps({"name": "Zoë"}).encode())
+    '{"id":"3-7","event":"game_state","data":{"name":"Zoë"}}'
+    """
+    text = data.decode()
+    if "\\u" in text:
+        text = json.dumps(json.loads(text), separators=(",", ":"), ensure_ascii=False)
+    head = json.dumps({"id": id_, "event": event}, separators=(",", ":"), ensure_ascii=False)
+    return f'{head[:-1]},"data":{text}}}'
 
 
 async def player_messages(
@@ -145,7 +159,7 @@ async def player_messages(
     """The turn whose advice was sent."""
     playing = target.tournament_id is None
 
-    async def state() -> dict[str, Any] | None:
+    async def state() -> Rendered | None:
         nonlocal playing
         if not playing:  # before a tournament's table exists there is no game state to push
             async with db.session() as session:
@@ -154,18 +168,13 @@ async def player_messages(
                 return None
             playing = True
         try:
-            version, tview, table = await cache.get(
-                target.tournament_id, target.table_id, target.viewer
-            )
+            return await cache.render(target.tournament_id, target.table_id, target.viewer)
         except NoPublishedState:
             return None
         except ApiError as err:
             if err.code != ErrorCode.TEMPORARILY_UNAVAILABLE:
                 raise
             return None  # e.g. an agent's card key unreadable for a moment: the next tick
-        if target.tournament_id is None:
-            return room_state_for(version, table, target.viewer)
-        return tournament_game_state(version, tview, table, target.viewer)
 
     async def still_valid() -> list[Message]:
         """Check the credential (raises once it no longer holds); an agent's Agent Card
@@ -176,24 +185,16 @@ async def player_messages(
         card = credential.card_change()
         return [(cursor.id, "agent_card_changed", card)] if card is not None else []
 
-    def game_state_messages(body: dict[str, Any]) -> list[Message]:
+    def game_state_messages(rendered: Rendered) -> list[Message]:
         nonlocal sent_turn, my_turn
-        cursor.version = int(body["version"])
-        out: list[Message] = [(cursor.id, "game_state", body)]
-        you = body.get("you") or {}
-        turn = (int(body["handNumber"]), int(body["turn"] or 0))
-        my_turn = turn if you.get("toAct") else None
-        if you.get("toAct") and turn != sent_turn:
+        cursor.version = rendered.version
+        out: list[Message] = [(cursor.id, "game_state", rendered.body)]
+        state = rendered.state
+        required = action_required(state)
+        turn = (state.hand_number, state.turn or 0)
+        my_turn = turn if required is not None else None
+        if required is not None and turn != sent_turn:
             sent_turn = turn
-            required = ActionRequired.model_validate(
-                {
-                    "hand_number": body["handNumber"],
-                    "turn": body["turn"],
-                    "legal_actions": body["legalActions"],
-                    "deadline": body.get("deadline"),
-                    "stack": you.get("stack"),
-                }
-            )
             out.append((cursor.id, "action_required", required.to_wire()))
         return out
 
@@ -241,8 +242,9 @@ async def player_messages(
         body = await state()
         # On (re)connecting the current state always goes out once, so a resumed client that
         # missed nothing still learns it is its turn.
-        if body is not None and (int(body["version"]) != cursor.version or sent_turn is None):
-            if int(body["version"]) != cursor.version or (body.get("you") or {}).get("toAct"):
+        if body is not None and (body.version != cursor.version or sent_turn is None):
+            you = body.state.you
+            if body.version != cursor.version or (you is not None and you.to_act):
                 for message in [*await still_valid(), *game_state_messages(body)]:
                     yield message
         for message in await advice_messages():
@@ -250,7 +252,8 @@ async def player_messages(
         if len(rows) < PAGE:
             if await disconnected():
                 return
-            seated = body is not None and (body.get("you") or {}).get("seat") is not None
+            you = body.state.you if body is not None else None
+            seated = you is not None and you.seat is not None
             if target.tournament_id is None:
                 # A room player with an open stream is connected: the disconnect grace
                 # (docs/rooms.md) reads this, as it reads polls and actions.
@@ -293,9 +296,12 @@ async def _sse(request: Request, target: Target, cursor: Cursor) -> Response:
             async for id_, type_, data in player_messages(
                 request.app, target, cursor, request.is_disconnected, credential
             ):
-                yield ServerSentEvent(
-                    data=json.dumps(data, separators=(",", ":")), event=type_, id=id_
+                text = (
+                    data.decode()
+                    if isinstance(data, bytes)
+                    else json.dumps(data, separators=(",", ":"))
                 )
+                yield ServerSentEvent(data=text, event=type_, id=id_)
         except ApiError as err:
             if err.code is not ErrorCode.UNAUTHORIZED:
                 raise
@@ -467,7 +473,11 @@ async def _serve_ws(
                 # The credential expired or was revoked: the socket closes with 4401.
                 await websocket.close(code=4401, reason=reason)
                 return
-            await websocket.send_json(message)
+            data = message.get("data")
+            if isinstance(data, bytes):  # a game state's body, already JSON
+                await websocket.send_text(frame(message["id"], message["event"], data))
+            else:
+                await websocket.send_json(message)
             if message.get("event") == "end":
                 await websocket.close()
                 return

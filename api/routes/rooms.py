@@ -26,14 +26,13 @@ from temporalio.exceptions import ApplicationError
 from api.auth import Caller, CurrentPlayer, MaybePlayer, ServiceKey
 from api.deps import ID_PATTERN, NAME_PATTERN, DbDep, PageLimit, SettingsDep, TemporalDep
 from api.errors import ApiError
-from api.gamestate import (
+from api.presence import anonymous, observers, touch
+from api.read_model import (
     GameStateCache,
     LongPollDep,
     NoPublishedState,
-    game_state,
     unavailable,
 )
-from api.presence import anonymous, observers, touch
 from api.routes.play import ActBody, IdempotencyKey, SeedBody, act_at_table, seed_at_table
 from api.stream_auth import StreamCredential
 from api.updates import execute_update
@@ -44,7 +43,7 @@ from db.engine import Database
 from db.models import Room
 from domain.errors import ErrorCode
 from domain.registration import verify_advisor
-from domain.rooms import CURRENCY, MAX_ENTRY, MAX_NAME, MAX_SEATS, MIN_SEATS, validate_room
+from domain.rooms import MAX_ENTRY, MAX_NAME, MAX_SEATS, MIN_SEATS, validate_room
 from domain.settings import TableKind
 from wire.game_state import GameState
 from wire.ids import room_workflow_id
@@ -61,7 +60,6 @@ from wire.table_messages import (
     SeedResult,
     SitInInput,
     TableState,
-    TableView,
 )
 from workflows.room import RoomWorkflow
 
@@ -481,7 +479,7 @@ async def room_game_state(
             if await session.get(Room, room_id) is None:
                 raise ApiError(ErrorCode.NOT_FOUND, "no such room")
     try:
-        version, _, table = await cache.get(
+        rendered = await cache.render(
             None, table_id, viewer, after_version=wait_for_change, wait_seconds=wait_seconds
         )
     except NoPublishedState:
@@ -489,30 +487,10 @@ async def room_game_state(
     if viewer is not None and wait_for_change is not None and wait_seconds > 0:
         # The credential may have ended while the request waited (security review N6).
         await StreamCredential(request, viewer).check()
-    seated = viewer is not None and any(s.player_id == viewer for s in table.seats)
+    you = rendered.state.you
+    seated = you is not None and you.seat is not None
     await touch(db, room_id, viewer or anonymous(request), seated=seated)
-    body = cache.render(table_id, viewer, version, lambda: room_state_for(version, table, viewer))
-    return Response(body, media_type="application/json")  # type: ignore[return-value]
-
-
-def room_state_for(version: int, table: TableView, viewer: str | None) -> dict[str, Any]:
-    """A room's game state for ``viewer``: everything is the workflow's own record (the
-    route and the streams)."""
-    room = table.room
-    assert room is not None  # a room-<hex> workflow is always a room
-    fields = {
-        "room": {
-            "status": room.status,
-            "name": room.name,
-            "speed": room.speed,
-            "timeouts": {
-                "decision": room.decision_timeout,
-                "disconnect_grace": room.disconnect_grace,
-            },
-            "entry": {"amount": room.entry, "currency": CURRENCY},
-        }
-    }
-    return game_state(version, None, table, fields, viewer)
+    return Response(rendered.body, media_type="application/json")  # type: ignore[return-value]
 
 
 @router.post("/{room_id}/action", response_model=ActResult, response_model_by_alias=True)

@@ -15,8 +15,8 @@ from temporalio.workflow import UpdateMethodMultiParam
 from api.auth import CurrentPlayer
 from api.deps import DbDep, TemporalDep, TournamentId, TournamentViewsDep
 from api.errors import QUERY_TIMEOUT, ApiError
-from api.gamestate import WORKFLOW_QUERIES
-from api.routes.play import view_fields
+from api.game_state import WatchedTournament, schedule_of
+from api.read_model import WORKFLOW_QUERIES
 from api.updates import execute_update
 from db import agents, readstore, wallets
 from db.models import Tournament
@@ -214,8 +214,8 @@ async def tournament_state(
     model, N4). A registration, payment or leave accepted through this replica refreshes it;
     a refused one changes nothing."""
     view: TournamentView = await views.get(tournament_id, _fetch_view(temporal, db, tournament_id))
-    fields = view_fields(view, None)
-    return TournamentDetail(**view.model_dump(), tournament_schedule=fields["tournamentSchedule"])
+    schedule = schedule_of(WatchedTournament.of(view))
+    return TournamentDetail(**view.model_dump(), tournament_schedule=schedule)
 
 
 @router.post(

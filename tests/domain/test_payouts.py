@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from domain.errors import DomainError, ErrorCode
-from domain.game_state import tournament_fields
+from domain.game_state import tournament_parts
 from domain.payouts import (
     TOTAL_BPS,
     paid_places,
@@ -151,17 +151,15 @@ def test_resolved_wire_shape() -> None:
 
 
 def test_the_schedule_on_the_wire_carries_shares_that_sum_to_100() -> None:
-    fields = tournament_fields(
+    parts = tournament_parts(
         settings_with(),
         state="playing",
         level=1,
         play_start_ms=0,
         registered_count=9,
         field_size=9,
-        stacks={},
-        viewer=None,
     )
-    places = fields["tournamentSchedule"]["prizeStructure"]
+    places = [p.to_wire() for p in parts.prize_structure]
     assert [p["position"] for p in places] == list(range(1, len(places) + 1))
     assert sum(p["share"] for p in places) == pytest.approx(100)
 

@@ -14,6 +14,7 @@ import pytest
 from prometheus_client import REGISTRY
 from sqlmodel import select
 from temporalio.client import Client
+from websockets.asyncio.client import connect
 
 from core.codec import RefusedPayloadError, codec_for
 from core.settings import Settings
@@ -266,3 +267,74 @@ async def test_a_tournament_finished_before_the_read_model_is_served_from_its_wo
     async with serve_api(settings) as url, httpx.AsyncClient(base_url=url, timeout=30) as http:
         assert (await _state(http, settings, tid, users[1]))["tournament"]["state"] == "closed"
     assert len(QUERIES) == asked  # another replica reads it from the store
+
+
+def _composed() -> float:
+    return REGISTRY.get_sample_value("sng_api_game_states_composed_total") or 0.0
+
+
+async def _sse_until(
+    http: httpx.AsyncClient, path: str, headers: dict[str, str], until: str
+) -> list[tuple[str, str]]:
+    """An SSE stream's (event, data) up to the first ``until``, then disconnect."""
+    out: list[tuple[str, str]] = []
+    async with http.stream("GET", path, headers=headers) as r:
+        assert r.status_code == 200
+        fields: dict[str, str] = {}
+        async for line in r.aiter_lines():
+            if line.startswith(":"):
+                continue
+            if line:
+                name, _, value = line.partition(":")
+                fields[name] = value.strip()
+                continue
+            if "event" in fields:
+                out.append((fields["event"], fields.get("data", "")))
+                if fields["event"] == until:
+                    return out
+            fields = {}
+    return out
+
+
+async def test_polls_and_streams_share_one_composed_game_state_per_viewer_and_version(
+    client: Client, db: Database, task_queue: str, settings: Settings, counting_worker: Any
+) -> None:
+    """One game state per viewer and version, whoever asks (review 2026-12-03, change 2): the
+    route, the SSE stream and the WebSocket send the same composed body, and every watcher
+    shares the spectators' one. The streams used to compose their own from the read model
+    (and parse it back for ``action_required``), beside the route's cache."""
+    async with serve_api(settings) as url, httpx.AsyncClient(base_url=url, timeout=30) as http:
+        tid, users = await _playing(client, db, task_queue, settings, url)
+        states = {u: await _state(http, settings, tid, u) for u in users}  # 300 s to act
+        actor = next(u for u in users if states[u]["you"]["toAct"])
+        path = f"/tournaments/{tid}/game-state"
+        before = _composed()
+        w1 = await http.get(path, headers=player(settings, f"{tid}-watcher1"))
+        assert _composed() == before + 1  # the spectators' state at this version
+        w2 = await http.get(path, headers=player(settings, f"{tid}-watcher2"))
+        polled = await http.get(path, headers=player(settings, actor))
+        assert w1.content == w2.content and polled.json() == states[actor]
+        streamed = await _sse_until(
+            http, f"/tournaments/{tid}/me/stream", player(settings, actor), "action_required"
+        )
+        ws_url = url.replace("http://", "ws://") + f"/tournaments/{tid}/me/ws"
+        framed: list[dict[str, Any]] = []
+        async with connect(ws_url, additional_headers=player(settings, actor)) as ws:
+            async for raw in ws:
+                framed.append(json.loads(raw))
+                if framed[-1]["event"] == "action_required":
+                    break
+        assert _composed() == before + 1  # nothing composed again: the stream sent the poll's
+    sse_state = [data for event, data in streamed if event == "game_state"]
+    assert sse_state == [polled.text]
+    ws_state = [m["data"] for m in framed if m["event"] == "game_state"]
+    assert ws_state == [polled.json()]
+    mine = polled.json()
+    required = {
+        "handNumber": mine["handNumber"],
+        "turn": mine["turn"],
+        "legalActions": mine["legalActions"],
+        "deadline": mine["deadline"],
+        "stack": mine["you"]["stack"],
+    }
+    assert json.loads(streamed[-1][1]) == framed[-1]["data"] == required

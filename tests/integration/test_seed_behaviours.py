@@ -25,10 +25,11 @@ from temporalio.client import Client, WorkflowUpdateFailedError
 from temporalio.exceptions import ApplicationError
 from temporalio.worker import Worker
 
-from api.routes.play import view_fields
+from api.game_state import WatchedTournament
 from db.engine import Database
 from db.models import Event, Hand, LedgerEntry, PayoutIntent, Tournament
 from db.readstore import CHANNEL
+from domain.game_state import tournament_my_view
 from tests.conftest import time_skipping_server
 from tests.integration.helpers import eventually, start_paid_tournament
 from tests.replay import histories_from
@@ -275,7 +276,8 @@ async def test_ranks_are_updated_after_a_bust(played: Played) -> None:
     """Seed: after a bust, "player_eliminated (one per bust) → fresh game_state (each remaining
     agent's tournamentMyView ranks update) → hand_result"; "rank: 1-indexed, smaller = better".
     A player's game state composes ``tournamentMyView`` from the tournament's read-model view
-    (``view_fields``, api/routes/play.py), which the bust's hand writes with its eliminations."""
+    (``tournament_my_view``, composed by api/game_state.py), which the bust's hand writes with
+    its eliminations."""
     snapshot = played.bust_snapshot
     busts = [e.payload for e in played.events if e.type == "player_eliminated"]
     # Each bust's event names its standing, which the final standings keep.
@@ -295,10 +297,15 @@ async def test_ranks_are_updated_after_a_bust(played: Played) -> None:
     assert out, snapshot.standings
     live = {p: c for p, c in snapshot.stacks.items() if c > 0}
     assert 1 < len(live) < 3 and set(live) | out == set(snapshot.stacks)
+    watched = WatchedTournament.of(snapshot)
+
+    def my_view(player: str) -> Any:
+        return tournament_my_view(watched.settings, watched.parts, snapshot.stacks, player)
+
     for player in out:
         assert snapshot.stacks[player] == 0
-        assert "tournamentMyView" not in view_fields(snapshot, player)  # no rank once out
-    ranks = {p: view_fields(snapshot, p)["tournamentMyView"]["rank"] for p in live}
+        assert my_view(player) is None  # no rank once out
+    ranks = {p: my_view(p).rank for p in live}
     # Ranked among the survivors only, by the stacks after the bust's hand.
     assert ranks == {p: 1 + sum(1 for c in live.values() if c > live[p]) for p in live}
     assert max(ranks.values()) <= len(live) and min(ranks.values()) == 1

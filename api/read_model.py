@@ -1,4 +1,5 @@
-"""Game state served from the pushed read model (docs/read-model.md), never from a query.
+"""The read model: game state served from what the tables push (docs/read-model.md), never
+from a query.
 
 Each table publishes every new version of its state to PostgreSQL (``read_states``, written by
 a local activity before the workflow task that made it commits) and ``NOTIFY``s; a tournament
@@ -12,6 +13,10 @@ Temporal), and every ``SAFETY`` seconds in any case.
 A seat's private part (its hole cards while a hand runs) is sealed in the store for that
 table, seat and hand; the replica opens it only for that viewer. Watches stop when nobody has
 asked for ``IDLE`` seconds.
+
+``GameStateCache.render`` is every game-state answer's one way out (the HTTP routes, the fast
+path, SSE, the WebSocket, the advisor's socket): the viewer's ``GameState`` composed by
+``api/game_state.py`` and its JSON body, both kept per viewer and version.
 """
 
 from __future__ import annotations
@@ -34,13 +39,13 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError
 
 from api.errors import ApiError
-from core.card_seal import parse_public_key, seal_cards
+from api.game_state import WatchedTournament, compose
+from core.card_seal import parse_public_key
 from core.codec import EncryptionCodec, RefusedPayloadError
 from db import agents
 from db.engine import Database
 from db.readstore import CHANNEL, seat_binding
 from domain.errors import ErrorCode
-from domain.game_state import you_view
 from wire.game_state import GameState
 from wire.ids import tournament_workflow_id
 from wire.messages import TournamentView
@@ -54,6 +59,11 @@ WORKFLOW_QUERIES = Counter(
 STORE_READS = Counter(
     "sng_api_read_store_reads_total",
     "Reads of the pushed read model (per process): one per announced version per watched table.",
+)
+COMPOSED = Counter(
+    "sng_api_game_states_composed_total",
+    "Game states composed (per process): one per viewer, or for all spectators, per version,"
+    " whichever route or stream asks; an agent's own at each read.",
 )
 LISTENING = Gauge(
     "sng_api_read_store_listening",
@@ -92,10 +102,19 @@ PROBE = 10.0
 """How often the listening connection is checked."""
 MISSING_FOR = 5.0
 """A table found unpublished is answered as such, without waiting again, for this long."""
-log = logging.getLogger("sng.api.gamestate")
+log = logging.getLogger("sng.api.read_model")
 
 STORE_TROUBLE = (OSError, asyncpg.PostgresError, DBAPIError, ValidationError)
 """What reading the store can raise when PostgreSQL is away (or a row is not what we wrote)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Rendered:
+    """One viewer's game state at one version: the model and its JSON body (what is sent)."""
+
+    version: int
+    body: bytes
+    state: GameState
 
 
 class NoPublishedState(Exception):
@@ -120,12 +139,16 @@ class _Watch:
     sealed: dict[str, str] = field(default_factory=dict)
     """Each seat's sealed private part for ``table``'s version."""
     tournament: TournamentView | None = None
+    composing: WatchedTournament | None = None
+    """``tournament`` with its settings parsed (once per watch) and its shared parts, as the
+    composer takes it."""
     pinned: dict[str, TableView] = field(default_factory=dict)
     """A viewer's own view that came with its act's answer, newer than the store held."""
     opened: dict[str, list[str] | None] = field(default_factory=dict)
-    rendered: dict[str | None, tuple[int, bytes]] = field(default_factory=dict)
-    """Each viewer's game-state body (JSON) at a version: polls between versions cost no
-    rendering. Never an agent's (``GameStateCache.render``)."""
+    rendered: dict[str | None, Rendered] = field(default_factory=dict)
+    """Each viewer's game state at a version (None: every viewer who sees a spectator's):
+    polls and streams between versions cost no rendering. Never an agent's own
+    (``GameStateCache.render``)."""
     changed: asyncio.Event = field(default_factory=asyncio.Event)
     poked: asyncio.Event = field(default_factory=asyncio.Event)
     last_used: float = field(default_factory=time.monotonic)
@@ -189,6 +212,7 @@ class _Watch:
             self.tournament is None or tournament.version > self.tournament.version
         ):
             self.tournament = tournament
+            self.composing = WatchedTournament.of(tournament, self.composing)
         # Both versions only grow, so their sum is a version that changes with either.
         version = self.table_version + (self.tournament.version if self.tournament else 0)
         if version != self.version:
@@ -335,7 +359,7 @@ class GameStateCache:
         tournament = watch.tournament.version if watch.tournament else 0
         return max(table_version, watch.table_version) + tournament
 
-    async def get(
+    async def render(
         self,
         tournament_id: str | None,
         table_id: str,
@@ -343,10 +367,18 @@ class GameStateCache:
         *,
         after_version: int | None = None,
         wait_seconds: float = 0.0,
-    ) -> tuple[int, TournamentView | None, TableView]:
-        """The current (version, tournament view, table view for ``viewer``); with
-        ``after_version``, wait up to ``wait_seconds`` for a newer version first. Raises
-        ``NoPublishedState`` when the store has nothing for the table."""
+        sealed_to: str | None = None,
+    ) -> Rendered:
+        """``viewer``'s game state (None: a spectator's) now; with ``after_version``, after
+        waiting up to ``wait_seconds`` for another version first. Raises ``NoPublishedState``
+        when the store has nothing for the table.
+
+        Composed once per viewer and version (``api/game_state.py``); everyone whose state is
+        a spectator's (``insider``) shares one. An agent's own state is composed on every
+        call: it is sealed to the card key this read found, which another request may have
+        found otherwise (security review N8). ``sealed_to``: an advisor reading the player
+        ``viewer``'s state gets the cards sealed to its own key when the player's state has
+        no key of its own (docs/copilot.md); never kept."""
         watch = await self._watch(tournament_id, table_id)
         deadline = time.monotonic() + wait_seconds
         # "Changed" is any other version (not a greater one): a client may carry a version
@@ -359,15 +391,35 @@ class GameStateCache:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(event.wait(), remaining)
         watch.last_used = time.monotonic()
-        # The key first: nothing may await between reading the view and its version. Only a
-        # view with the viewer's own cards needs it (decided here, with no await before the
-        # view is read: a view without them has none to seal).
+        # The keys first: nothing may await between reading the view and its version. Only a
+        # view with the viewer's own cards needs the viewer's (decided here, with no await
+        # before the view is read: a view without them has none to seal).
         private = viewer is not None and (viewer in watch.sealed or viewer in watch.pinned)
         card_key = await self._card_key(viewer) if private else None
-        view = self._view_for(watch, viewer)
-        if card_key is not None and viewer is not None:
-            view = sealed_for(view, viewer, card_key)
-        return watch.version, watch.tournament, view
+        if sealed_to is not None and card_key is None:
+            card_key = await self._card_key(sealed_to)
+        own = viewer is not None and viewer.startswith(agents.AGENT_ID_PREFIX)
+        kept = sealed_to is None and not own
+        shared = viewer if self._insider(watch, viewer) else None
+        if shared is None:
+            viewer, card_key, kept = None, None, True  # a spectator's state: no cards to seal
+        cached = watch.rendered.get(shared) if kept else None
+        if cached is not None and cached.version == watch.version:
+            return cached
+        COMPOSED.inc()
+        state = compose(
+            watch.version,
+            self._view_for(watch, viewer),
+            viewer=viewer,
+            tournament=watch.composing if watch.tournament_key is not None else None,
+            card_key=card_key,
+        )
+        rendered = Rendered(
+            watch.version, json.dumps(state.to_wire(), separators=(",", ":")).encode(), state
+        )
+        if kept:
+            watch.rendered[shared] = rendered
+        return rendered
 
     async def _card_key(self, viewer: str | None) -> bytes | None:
         """The public key on ``viewer``'s Agent Card, if it is an agent with one. A key read
@@ -408,30 +460,15 @@ class GameStateCache:
         """The agent changed its card here: read it again at its next read."""
         self.card_keys.pop(agent_id, None)
 
-    def render(
-        self, table_id: str, viewer: str | None, version: int, build: Callable[[], Any]
-    ) -> bytes:
-        """``build()``'s JSON for this viewer at this version, made once per version. An
-        agent's own body is made on every call: it is sealed to the card key its read found,
-        which another request may have found otherwise (security review N8)."""
-        if viewer is not None and viewer.startswith(agents.AGENT_ID_PREFIX):
-            return json.dumps(build(), separators=(",", ":")).encode()
-        watch = self.watches.get(table_id)
-        cached = watch.rendered.get(viewer) if watch is not None else None
-        if cached is not None and cached[0] == version:
-            return cached[1]
-        body = json.dumps(build(), separators=(",", ":")).encode()
-        if watch is not None and watch.version == version:
-            watch.rendered[viewer] = (version, body)
-        return body
-
-    def insider(self, table_id: str, viewer: str) -> bool:
+    @staticmethod
+    def _insider(watch: _Watch, viewer: str | None) -> bool:
         """Whether ``viewer``'s game state can differ from a spectator's: seated at the table,
         holding a sealed part or a pinned view, or in the tournament's stacks or standings.
-        Everyone else sees what a spectator sees, so their bodies are rendered once between
+        Everyone else sees what a spectator sees, so their states are composed once between
         them (100 watchers of one table cost one rendering per version, not 100)."""
-        watch = self.watches.get(table_id)
-        if watch is None or watch.table is None:
+        if viewer is None:
+            return False
+        if watch.table is None:
             return True
         if viewer in watch.sealed or viewer in watch.pinned:
             return True
@@ -594,66 +631,3 @@ CARD_KEY_TTL = 2.0
 """How long a replica trusts the card key it read for an agent (another replica's change or
 removal of it reaches this one within this; meanwhile cards go sealed to the old key, never
 in clear). "No key" is never trusted from memory."""
-
-
-def sealed_for(view: TableView, viewer: str, public_key: bytes) -> TableView:
-    """``viewer``'s view with its own hole cards sealed to its card key (``sealed_hole_cards``)
-    and left out in clear."""
-    seat = next((s.seat for s in view.seats if s.player_id == viewer), None)
-    if seat is None or view.hand is None:
-        return view
-    players = [
-        {**p, "hole_cards": None, "sealed_hole_cards": seal_cards(public_key, p["hole_cards"])}
-        if p["seat"] == seat and p.get("hole_cards")
-        else p
-        for p in view.hand["players"]
-    ]
-    return view.model_copy(update={"hand": {**view.hand, "players": players}})
-
-
-def game_state(
-    version: int,
-    tournament: TournamentView | None,
-    table: TableView,
-    fields: dict[str, Any],
-    viewer: str | None = None,
-) -> dict[str, Any]:
-    """The wire shape (``wire.game_state.GameState``): the cash fields, the legal actions,
-    and the tournament fields (a cash room has none: its ``roomId`` and ``room`` stand in
-    their place)."""
-    hand = table.hand or {}
-    standings = tournament.standings if tournament is not None else []
-    # A room seat's owner and sitting number are the workflow's bookkeeping, not the wire's.
-    seats = [s.model_dump(by_alias=True, exclude={"owner_user_id", "session"}) for s in table.seats]
-    state = GameState.model_validate(
-        {
-            "version": version,
-            "tournament_id": tournament.tournament_id if tournament is not None else None,
-            "room_id": None if tournament is not None or not table.room else table.room.room_id,
-            "table_id": table.table_id,
-            "hand_number": table.hand_no,
-            "stakes": {
-                "small_blind": table.small_blind,
-                "big_blind": table.big_blind,
-                "ante": table.ante,
-            },
-            "deck_commitment": table.deck_commitment,
-            "seats": seats,
-            "hand": hand or None,
-            "turn": hand.get("turn"),
-            "legal_actions": hand.get("legal"),
-            "deadline": table.deadline_ms if hand and not hand.get("over") else None,
-            "last_hand": table.last_hand,
-            "next_deck": table.next_deck.model_dump() if table.next_deck else None,
-            "chain_head": table.chain_head,
-            "you": you_view(
-                viewer,
-                seat=next((s for s in seats if s["playerId"] == viewer), None),
-                hand=table.hand,
-                place=next((f.rank for f in standings if f.player_id == viewer), None),
-                room=tournament is None,
-            ),
-            **fields,
-        }
-    )
-    return state.to_wire()
