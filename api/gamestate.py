@@ -256,6 +256,7 @@ class GameStateCache:
                 self._set_listening(True)
                 delay = 0.5
                 for watch in self.watches.values():  # what was announced while we were away
+                    watch.echo = None  # an own notification sent meanwhile never comes
                     watch.poked.set()
                 for notified in self.subscribers:
                     notified(None)
