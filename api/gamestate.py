@@ -136,7 +136,7 @@ class _Watch:
     """The workflows were asked once for what finished before the read model existed."""
     echo: int | None = None
     """The table version this replica is writing from an act's answer (``acted``): the first
-    notification of it is this replica's own, for a version it installs without a read."""
+    notification of it is skipped, since the replica installs that version from its write."""
 
     @property
     def table_version(self) -> int:
@@ -296,12 +296,12 @@ class GameStateCache:
                 else (watch.tournament.version if watch.tournament else -1)
             )
             if key == watch.table_key and version.isdigit() and int(version) == watch.echo:
-                # This replica's own write of an act's answer: once installed (``acted``),
-                # nothing to read. Another writer's same version that came first is skipped
-                # too (then ours wrote over it, or both were the same: ours is installed).
+                # The version this replica is writing from an act's answer, and installs
+                # from its write (``acted``; or it reads the store if it cannot): nothing to
+                # read, even when the notification beats the write's own reply. Once: a
+                # later writer of the same version (a rewrite) wakes the watch as usual.
                 watch.echo = None
-                if int(version) == known:
-                    continue
+                continue
             # The same version too: a table re-publishes it after a lost workflow task.
             if not version.isdigit() or int(version) >= known:
                 watch.poked.set()
