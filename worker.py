@@ -139,12 +139,15 @@ def build_worker(
     *,
     chain: ChainMoneyActivities | None = None,
     write_acts: bool = True,
+    act_write_stall: float = 0.0,
     **options: Any,
 ) -> Worker:
-    """``write_acts=False``: a test's fault switch, the worker that never writes the act
-    answers it completes (activities/act_writer.py); no setting reaches it."""
+    """``write_acts=False`` and ``act_write_stall``: test-only fault switches of the worker's
+    writer of act answers (activities/act_writer.py; ``run_worker`` takes them from the
+    settings, which refuse them in prod)."""
     deck_vault.ensure_installed()  # the tables open their decks under it (core/deck_vault.py)
-    interceptors = [*options.pop("interceptors", ()), ActWriter(db, enabled=write_acts)]
+    writer = ActWriter(db, enabled=write_acts, stall=act_write_stall)
+    interceptors = [*options.pop("interceptors", ()), writer]
     return single_batch(
         Worker(
             client,
@@ -246,7 +249,14 @@ async def run_worker(settings: Settings) -> None:
         from activities.chain import ChainMoneyActivities
 
         chain = ChainMoneyActivities.from_settings(settings)
-    worker = build_worker(client, db, settings.temporal_task_queue, chain=chain)
+    worker = build_worker(
+        client,
+        db,
+        settings.temporal_task_queue,
+        chain=chain,
+        write_acts=not settings.test_fault_skip_worker_act_write,
+        act_write_stall=settings.test_fault_stall_worker_act_write_seconds,
+    )
     if settings.reconciler_schedule:
         try:
             await ensure_reconciler_schedule(client, settings.temporal_task_queue)

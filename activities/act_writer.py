@@ -29,6 +29,7 @@ from temporalio.worker import (
     WorkflowInterceptorClassInput,
 )
 
+from core.settings import FAULT_HELD
 from db.engine import Database
 from db.readstore import write_act_answer
 from wire.table_messages import TableSnapshot
@@ -37,13 +38,16 @@ log = logging.getLogger(__name__)
 
 
 class ActWriter(Interceptor):
-    """Give it to the worker (``worker.build_worker`` does); ``enabled=False`` is the tests'
-    fault switch for "the worker died between the Update's completion and its write" (no
-    setting turns it off)."""
+    """Give it to the worker (``worker.build_worker`` does). Two test-only fault switches
+    (``SNG_TEST_FAULT_SKIP_WORKER_ACT_WRITE``, ``SNG_TEST_FAULT_STALL_WORKER_ACT_WRITE_SECONDS``,
+    refused in prod; docs/operations.md): ``enabled=False`` drops every write, as a worker
+    that died between the Update's completion and its write would; ``stall`` waits that long
+    before each write, so a test can kill the worker in between."""
 
-    def __init__(self, db: Database, *, enabled: bool = True) -> None:
+    def __init__(self, db: Database, *, enabled: bool = True, stall: float = 0.0) -> None:
         self.db = db
         self.enabled = enabled
+        self.stall = stall
         self.loop: asyncio.AbstractEventLoop | None = None
         self.latest: dict[str, TableSnapshot] = {}
         self.writing: asyncio.Task[None] | None = None
@@ -80,6 +84,9 @@ class ActWriter(Interceptor):
         while self.latest:
             key, state = next(iter(self.latest.items()))
             del self.latest[key]
+            if self.stall:  # a test fault: killed meanwhile, it never writes
+                log.warning(FAULT_HELD, key, state.view.version, self.stall)
+                await asyncio.sleep(self.stall)
             try:
                 await write_act_answer(self.db, state)
                 self.written += 1

@@ -44,7 +44,7 @@ from core.card_seal import parse_public_key
 from core.codec import EncryptionCodec, RefusedPayloadError
 from db import agents
 from db.engine import Database
-from db.readstore import CHANNEL, seat_binding
+from db.readstore import CHANNEL, seat_binding, write_act_answer
 from domain.errors import ErrorCode
 from wire.game_state import GameState
 from wire.ids import tournament_workflow_id
@@ -157,6 +157,9 @@ class _Watch:
     """When the store wrote ``table`` (a same-version rewrite replaces it)."""
     backfilled: bool = False
     """The workflows were asked once for what finished before the read model existed."""
+    echo: int | None = None
+    """The table version this replica is writing from an act's answer (``acted``): the first
+    notification of it is skipped, since the replica installs that version from its write."""
 
     @property
     def table_version(self) -> int:
@@ -277,6 +280,7 @@ class GameStateCache:
                 self._set_listening(True)
                 delay = 0.5
                 for watch in self.watches.values():  # what was announced while we were away
+                    watch.echo = None  # an own notification sent meanwhile never comes
                     watch.poked.set()
                 for notified in self.subscribers:
                     notified(None)
@@ -315,21 +319,45 @@ class GameStateCache:
                 if key == watch.table_key
                 else (watch.tournament.version if watch.tournament else -1)
             )
+            if key == watch.table_key and version.isdigit() and int(version) == watch.echo:
+                # The version this replica is writing from an act's answer, and installs
+                # from its write (``acted``; or it reads the store if it cannot): nothing to
+                # read, even when the notification beats the write's own reply. Once: a
+                # later writer of the same version (a rewrite) wakes the watch as usual.
+                watch.echo = None
+                continue
             # The same version too: a table re-publishes it after a lost workflow task.
             if not version.isdigit() or int(version) >= known:
                 watch.poked.set()
 
     # -- reads -------------------------------------------------------------------------------
     async def acted(
-        self, tournament_id: str | None, table_id: str, actor: str, result: TableActResult
+        self,
+        tournament_id: str | None,
+        table_id: str,
+        actor: str,
+        result: TableActResult,
+        *,
+        write: bool = False,
     ) -> int:
-        """An action went through this replica. The table published the state the action left
-        before it answered, so one read of the store serves it (read-your-writes); the
-        actor's own view from the answer covers a store that was not written (a table from
-        before the read model). Returns the game state's version."""
+        """An action went through this replica (read-your-writes). Returns the game state's
+        version.
+
+        From ``act-answers-v1`` the answer carries the table's new public snapshot
+        (``result.state``); with ``write`` this replica writes it to the store
+        (``write_act_answer``; the worker writes it too) and serves it from memory with what
+        the write says the row holds (its sealed parts and stamp), without reading the row
+        back; its own notification then finds the version installed (``_Watch.echo``).
+        Without ``write`` (the test fault switch ``SNG_TEST_FAULT_SKIP_ACT_WRITE``), after a
+        failed write, or when the row holds another version: one read of the store.
+
+        Before that patch the table published the state the action left before it answered,
+        so one read of the store serves it; the actor's own view from the answer covers a
+        store that was not written (a table from before the read model)."""
         try:
             watch = await self._watch(tournament_id, table_id)
-            await self._refresh(watch)
+            if not (write and await self._install_answer(watch, result.state)):
+                await self._refresh(watch)
         except (NoPublishedState, ApiError, *STORE_TROUBLE):
             # The action went through; only this replica's copy is missing. Answer anyway.
             return result.version
@@ -338,6 +366,25 @@ class GameStateCache:
             watch.rendered.pop(actor, None)  # its cached body predates the action
         tournament = watch.tournament.version if watch.tournament else 0
         return max(result.version, watch.table_version) + tournament
+
+    async def _install_answer(self, watch: _Watch, state: TableSnapshot | None) -> bool:
+        """Write an act's answer and install it (``acted``); False: the store must be read."""
+        if state is None:
+            return False
+        version = state.view.version
+        watch.echo = version
+        stored = None
+        try:
+            stored = await write_act_answer(self.db, state)
+        except STORE_TROUBLE:
+            log.warning("could not write act answer %s v%s", state.key, version)
+        finally:
+            if stored is None or not stored.wrote:
+                watch.echo = None  # no notification of ours will come
+        if stored is None or stored.version != version:
+            return False  # a newer version is there (its notification brings it), or none
+        watch.install(state, stored.private, None, stored.updated_at)
+        return True
 
     async def caught_up(
         self, tournament_id: str | None, table_id: str, table_version: int, limit: float = 2.0

@@ -22,6 +22,17 @@ ANVIL_DEV_OPERATOR_KEY = "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae78
 """anvil's account 0 from the public test mnemonic: the dev chain's operator, refused in prod."""
 
 
+TEST_FAULTS = (
+    "test_fault_skip_act_write",
+    "test_fault_stall_act_write_seconds",
+    "test_fault_skip_worker_act_write",
+    "test_fault_stall_worker_act_write_seconds",
+)
+"""The test-only fault switches (below): any of them on refuses ``SNG_ENV=prod``."""
+FAULT_HELD = "test fault: act answer %s v%s held %.0f s before its write"
+"""Logged when a stall switch holds a write (the crash tests kill the process on it)."""
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="SNG_",
@@ -153,10 +164,15 @@ class Settings(BaseSettings):
     # opens only with this on: a migration window, like the above (docs/versioning.md).
     codec_accept_unbound: bool = False
 
-    # A test-only fault switch: the API answers an act without writing the snapshot its
-    # answer carries (docs/read-model.md, "Act answers"), as if it died in between. Refused
-    # in prod.
+    # Test-only fault switches for the two writers of an act's answer (docs/read-model.md,
+    # "Act answers"; docs/operations.md, "Fault switches"). Refused in prod. The API: answer
+    # without writing the snapshot (as if the write were lost), or wait this long between the
+    # Update's answer and its write (a test kills the process meanwhile). The worker: write
+    # no act answer, or wait this long before each write (likewise).
     test_fault_skip_act_write: bool = False
+    test_fault_stall_act_write_seconds: float = Field(default=0.0, ge=0, le=3600)
+    test_fault_skip_worker_act_write: bool = False
+    test_fault_stall_worker_act_write_seconds: float = Field(default=0.0, ge=0, le=3600)
 
     # Telemetry, all off by default: the worker's SDK metrics for Prometheus ("host:port")
     # and OTLP/HTTP trace export (e.g. "http://127.0.0.1:4318/v1/traces").
@@ -198,8 +214,16 @@ class Settings(BaseSettings):
 
     @model_validator(mode="after")
     def _refuse_test_faults_in_prod(self) -> Settings:
-        if self.env == "prod" and self.test_fault_skip_act_write:
-            raise ValueError("refusing to start in prod with a test fault switch on")
+        on = [
+            name
+            for name in TEST_FAULTS
+            if getattr(self, name) != type(self).model_fields[name].default
+        ]
+        if self.env == "prod" and on:
+            raise ValueError(
+                "refusing to start in prod with a test fault switch on: "
+                + ", ".join(f"SNG_{name.upper()}" for name in on)
+            )
         return self
 
     @model_validator(mode="after")

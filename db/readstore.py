@@ -4,6 +4,7 @@ version, and the ``NOTIFY`` that tells every API replica a newer version is ther
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -146,20 +147,34 @@ WITH written AS (
         updated_at = excluded.updated_at
     WHERE r.version < excluded.version
         OR (r.version = excluded.version AND r.public IS DISTINCT FROM excluded.public)
-    RETURNING 1
+    RETURNING r.version, r.private, r.updated_at
 )
-SELECT pg_notify($7, $8) FROM written
+SELECT version, private, updated_at, true AS wrote, pg_notify($7, $8)::text FROM written
+UNION ALL
+SELECT version, private, updated_at, false, NULL FROM read_states
+    WHERE key = $1 AND NOT EXISTS (SELECT 1 FROM written)
 """
 
 
+@dataclass(frozen=True, slots=True)
+class StoredAnswer:
+    """The row an act answer's write left: ``wrote`` (it notified) or found in its place."""
+
+    version: int
+    private: dict[str, str]
+    updated_at: datetime
+    wrote: bool
+
+
 async def write_public_now(
-    db: Database, *, key: str, kind: str, version: int, public: dict[str, Any], hand_runs: bool
-) -> None:
+    db: Database, *, key: str, kind: str, version: int, public: str, hand_runs: bool
+) -> StoredAnswer | None:
     """An act's answer written to the store (docs/read-model.md, "Act answers"), by the API
-    replica that made the Update and by the worker that ran it: the public part, upserted by
-    version (an older one changes nothing; the same version rewrites what the committed task
-    answered, unless it holds that already) and a ``NOTIFY`` only when it was written, so the
-    second writer of the same answer writes nothing and wakes nobody.
+    replica that made the Update and by the worker that ran it: the public part (JSON),
+    upserted by version (an older one changes nothing; the same version rewrites what the
+    committed task answered, unless it holds that already) and a ``NOTIFY`` only when it was
+    written, so the second writer of the same answer writes nothing and wakes nobody; one
+    round trip. Returns what the row holds afterwards (None: no row).
 
     It carries no private part: a seat's hole cards do not change while a hand runs, and the
     hand's first decision published them sealed by local activity (``publish_table``), so the
@@ -168,27 +183,43 @@ async def write_public_now(
     async with db.engine.connect() as conn:
         raw = await conn.get_raw_connection()
         driver: Any = raw.driver_connection
-        await driver.execute(
+        row = await driver.fetchrow(
             UPSERT_PUBLIC_AND_NOTIFY,
             key,
             kind,
             version,
-            json.dumps(public),
+            public,
             datetime.now(UTC),
             hand_runs,
             CHANNEL,
             f"{key} {version}",
         )
+    if row is None:
+        return None
+    private = row["private"]
+    return StoredAnswer(
+        version=row["version"],
+        private=dict(json.loads(private) if isinstance(private, str) else private),
+        updated_at=row["updated_at"],
+        wrote=row["wrote"],
+    )
 
 
-async def write_act_answer(db: Database, state: TableSnapshot) -> None:
-    """``write_public_now`` for the snapshot an act's answer carries (``TableActResult.state``)."""
+async def write_act_answer(db: Database, state: TableSnapshot) -> StoredAnswer | None:
+    """``write_public_now`` for the snapshot an act's answer carries
+    (``TableActResult.state``), by both its writers. Its view is encoded once
+    (``model_dump_json``, not a dict and then JSON). What it returns lets the API serve the
+    answer from memory without reading the row back (``api/gamestate.py acted``).
+
+    (The answer's own JSON cannot go to the store as received: the payload converter writes
+    it camelCased, while the store holds the views by field name, as the durable publication
+    writes them and the private parts' hand check reads them.)"""
     view = state.view
-    await write_public_now(
+    return await write_public_now(
         db,
         key=state.key,
         kind="room" if view.room else "table",
         version=view.version,
-        public={"view": view.model_dump(mode="json"), "legal": state.legal},
+        public=f'{{"view":{view.model_dump_json()},"legal":{json.dumps(state.legal)}}}',
         hand_runs=view.hand is not None and not view.hand.get("over", False),
     )

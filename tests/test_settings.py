@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.settings import Settings, require_api_secrets
+from core.settings import TEST_FAULTS, Settings, require_api_secrets
 
 
 def test_dev_defaults_work_without_configuration() -> None:
@@ -101,7 +101,27 @@ def test_prod_wants_https_even_on_localhost() -> None:
         Settings(**local, env="prod", codec_key=CODEC, _env_file=None)  # type: ignore[arg-type]
 
 
-def test_prod_refuses_a_test_fault_switch() -> None:
-    with pytest.raises(ValueError, match="test fault switch"):
-        Settings(env="prod", codec_key=CODEC, test_fault_skip_act_write=True, _env_file=None)  # type: ignore[call-arg]
-    assert Settings(env="test", test_fault_skip_act_write=True, _env_file=None)  # type: ignore[call-arg]
+@pytest.mark.parametrize(
+    ("switch", "value"),
+    [
+        ("test_fault_skip_act_write", True),
+        ("test_fault_stall_act_write_seconds", 30.0),
+        ("test_fault_skip_worker_act_write", True),
+        ("test_fault_stall_worker_act_write_seconds", 0.5),
+    ],
+)
+def test_prod_refuses_a_test_fault_switch(
+    switch: str, value: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every fault switch of the act answers' writers (docs/operations.md), from the
+    environment as a deployment would set it; each is accepted outside prod."""
+    assert switch in TEST_FAULTS
+    monkeypatch.setenv(f"SNG_{switch.upper()}", str(value))
+    with pytest.raises(ValueError, match=f"test fault switch on: SNG_{switch.upper()}"):
+        Settings(env="prod", codec_key=CODEC, _env_file=None)  # type: ignore[call-arg]
+    assert getattr(Settings(env="test", _env_file=None), switch) == value  # type: ignore[call-arg]
+
+
+def test_every_test_fault_switch_is_refused_in_prod() -> None:
+    """A switch added to Settings without joining TEST_FAULTS would start in prod."""
+    assert {n for n in Settings.model_fields if n.startswith("test_fault")} == set(TEST_FAULTS)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
+import logging
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Header, Request, Response
@@ -17,7 +19,6 @@ from api.game_state import before_play
 from api.preplay import PrePlayRows, row_version, tournament_row
 from api.presence import touch
 from api.read_model import (
-    STORE_TROUBLE,
     GameStateCache,
     LongPollDep,
     NoPublishedState,
@@ -25,9 +26,9 @@ from api.read_model import (
 )
 from api.stream_auth import StreamCredential
 from api.updates import execute_update
+from core.settings import FAULT_HELD, Settings
 from db.engine import Database
 from db.models import Tournament
-from db.readstore import write_act_answer
 from domain.errors import ErrorCode
 from wire.game_state import GameState
 from wire.ids import table_workflow_id
@@ -37,6 +38,7 @@ from workflows.room import RoomWorkflow
 from workflows.table import TableWorkflow
 
 router = APIRouter(prefix="/tournaments", tags=["play"])
+log = logging.getLogger("sng.api.play")
 
 PRE_PLAY = preplay.PRE_PLAY
 """A tournament in these states has no table yet (api/preplay.py)."""
@@ -236,15 +238,19 @@ async def act_at_table(
         # Presence only once the room took the action: an unknown room id writes nothing
         # (security review L7).
         await touch(app.state.db, room_id, player_id, seated=True)
-    if result.state is not None and not app.state.settings.test_fault_skip_act_write:
+    write = False
+    if result.state is not None:
         # The table did not publish this decision (``ACT_ANSWER_PATCH``): its answer carries
-        # it, and this replica writes it before it answers (the worker writes it too).
-        try:
-            await write_act_answer(app.state.db, result.state)
-        except STORE_TROUBLE:
-            pass  # the action went through; the worker's write covers the store
+        # it, and this replica writes it before it answers (``acted``; the worker writes it
+        # too). The test-only fault switches stall or skip the write (docs/operations.md).
+        settings: Settings = app.state.settings
+        stall = settings.test_fault_stall_act_write_seconds
+        if stall:  # killed meanwhile, this replica never writes it
+            log.warning(FAULT_HELD, table_id, result.state.view.version, stall)
+            await asyncio.sleep(stall)
+        write = not settings.test_fault_skip_act_write
     cache: GameStateCache = app.state.game_states
-    version = await cache.acted(tournament_id, table_id, player_id, result)
+    version = await cache.acted(tournament_id, table_id, player_id, result, write=write)
     return ActResult(version=version, hand_number=result.hand_number, turn=result.turn)
 
 

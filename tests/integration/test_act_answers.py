@@ -7,6 +7,7 @@ the next durable publication does. Nothing is applied twice, and every history r
 from __future__ import annotations
 
 import asyncio
+import json
 import uuid
 from typing import Any
 
@@ -264,18 +265,32 @@ async def test_the_second_writer_of_an_answer_writes_nothing_and_wakes_nobody(
         await write_state_now(
             db, key=key, kind="table", version=4, public=public(1, 0), private={"a": "sealed"}
         )
-        for _ in range(2):  # the API's write and the worker's
+        stored = [  # the API's write and the worker's
             await write_public_now(
-                db, key=key, kind="table", version=5, public=public(1, 1), hand_runs=True
+                db,
+                key=key,
+                kind="table",
+                version=5,
+                public=json.dumps(public(1, 1)),
+                hand_runs=True,
             )
-        await write_public_now(
-            db, key=key, kind="table", version=3, public=public(1, 9), hand_runs=True
+            for _ in range(2)
+        ]
+        # Each says what the row holds (the API serves that without reading it back).
+        assert [(s.version, s.wrote, s.private) for s in stored if s] == [
+            (5, True, {"a": "sealed"}),
+            (5, False, {"a": "sealed"}),
+        ]
+        assert stored[0] and stored[1] and stored[0].updated_at == stored[1].updated_at
+        older = await write_public_now(
+            db, key=key, kind="table", version=3, public=json.dumps(public(1, 9)), hand_runs=True
         )
+        assert older is not None and (older.version, older.wrote) == (5, False)
         row = await _row(db, key)
         assert row is not None and row.version == 5 and row.public == public(1, 1)
         assert row.private == {"a": "sealed"}  # the deal's sealed part, kept
         await write_public_now(
-            db, key=key, kind="table", version=6, public=public(2, 1), hand_runs=True
+            db, key=key, kind="table", version=6, public=json.dumps(public(2, 1)), hand_runs=True
         )
         row = await _row(db, key)
         assert row is not None and row.private == {}  # another hand: nothing of it to keep
