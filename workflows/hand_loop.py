@@ -122,6 +122,14 @@ served requests still publish durably. Decided once at each run's start
 (``HandLoop.act_answers``); a tournament's table only, for now."""
 
 
+LOCAL_DRAW_PATCH = "deck-local-v1"
+"""A hand's deck is drawn by local activity (one marker event) instead of an activity (three
+events and a workflow task of their own), and the hand's time, at which its blinds are read,
+is ``workflow.now()`` where the table asks for the draw (a local activity's own time is the
+worker's clock, which Temporal's time skipping does not move). Decided once at each run's
+start (``HandLoop.local_draw``)."""
+
+
 def _sealed_for(draw: DeckDraw, table_hand: str) -> DeckDraw:
     """The draw, once it is known to come from a worker holding the deck key (``DECK_KEY_PATCH``):
     sealed, for this table and hand. Anything else fails the workflow task (retried, visible in
@@ -218,6 +226,8 @@ class HandLoop:
         # whose answer waits for the next decision's snapshot (its deadline included).
         self.act_answers = False
         self.pending_act: tuple[int, TableActResult] | None = None
+        # ``LOCAL_DRAW_PATCH``: likewise, set by the table's or room's run at its start.
+        self.local_draw = False
         # Actions waiting for the hand loop (the act handler only records them), and the
         # answers the loop gave, by intent number.
         self.intents: list[tuple[int, ActInput]] = []
@@ -237,6 +247,24 @@ class HandLoop:
         # The table version the read store last got from this run (docs/read-model.md); a
         # new run publishes its first version again, which the store takes as a no-op.
         self.published_version = -1
+
+    def decide_local_draw(self) -> None:
+        """``LOCAL_DRAW_PATCH``, asked once at a run's start; a run that draws by local
+        activity also asks here every patch the loop would first ask right after a draw
+        (``deck-key-v1``, ``deck-v2``) or later in a hand (``read-model-v1``,
+        ``record-players-v1``), so that none of their markers is written after a draw.
+
+        Why: a draw that outlasts its workflow task (a slow vault, a worker killed mid-draw)
+        is heartbeated into later tasks, and when the next worker's draw resolves there and a
+        patch is asked right after it, sdk-core replays that history with the patch's marker
+        seen before the draw resolved ("Non-deprecated patch marker encountered for change
+        deck-key-v1, but there is no corresponding change command",
+        tests/integration/test_deck_draw.py). Asked at the start, each is memoized for the
+        run and writes nothing later. Runs from before the patch ask them where they did."""
+        self.local_draw = workflow.patched(LOCAL_DRAW_PATCH)
+        if self.local_draw:
+            for patch in (DECK_KEY_PATCH, DECK_PATCH, READ_MODEL_PATCH, RECORD_PLAYERS_PATCH):
+                workflow.patched(patch)
 
     # -- one hand ------------------------------------------------------------------------
     async def play_hand(self) -> int | None:
@@ -319,6 +347,8 @@ class HandLoop:
         """A deck draw; under ``STOP_PATCH`` None instead when a stop came while it ran. The
         draw's result is taken first when both came: a stop that came after it found the
         hand dealt and its first decision begun (docs/durability.md, rule 9)."""
+        if self.local_draw:
+            return await self._draw_locally(table_hand)
         if not self.stop_at_waits:
             return _sealed_for(await effects.draw_deck(table_hand), table_hand)
         draw = effects.start_draw_deck(table_hand)
@@ -327,6 +357,20 @@ class HandLoop:
             return _sealed_for(await draw, table_hand)
         self.stopped = True
         return None
+
+    async def _draw_locally(self, table_hand: str) -> DeckDraw:
+        """``LOCAL_DRAW_PATCH``: the draw by local activity, stamped with the time the table
+        asked for it (``workflow.now()``: the workflow task's start on Temporal's clock, the
+        same on replay; the local activity's own time is the worker's clock).
+
+        A stop is not read here: the draw runs inside the workflow task that asked for it
+        (sdk-core holds the task until it resolves), so it is no wait, and a stop that came
+        with that task's input or during the draw is read at the hand's first decision, which
+        voids the hand (docs/durability.md, rule 9). The commands are then the same whether
+        the stop came with the task that drew or after it."""
+        drawn_at_ms = self.now_ms()
+        draw = _sealed_for(await effects.local_draw_deck(table_hand), table_hand)
+        return draw.model_copy(update={"drawn_at_ms": drawn_at_ms})
 
     async def _deal_committed(
         self, hand_no: int, draw: DeckDraw, live: list[int]

@@ -123,6 +123,9 @@ class RoomWorkflow(PlayerHandlers):
         self.table.fold_second_timeout = workflow.patched(TIMEOUT_FOLD_PATCH)
         # The disconnect grace from the stream's drop (docs/rooms.md): likewise.
         self.table.stream_grace = workflow.patched(GRACE_PATCH)
+        # Each hand's deck by local activity, stamped with workflow.now() (docs/fairness.md):
+        # likewise, with the patches the hand loop asks after a draw (``decide_local_draw``).
+        self.table.decide_local_draw()
         await self._save_room()
         while not room.close_requested:
             if played_this_run >= HANDS_PER_RUN or self.table.run_budget_spent(

@@ -70,6 +70,9 @@ class TableWorkflow(PlayerHandlers):
         # An act's answer carries the table's new public snapshot, written to the read store
         # by the API and the worker, not by local activity (docs/read-model.md): likewise.
         table.act_answers = workflow.patched(ACT_ANSWER_PATCH)
+        # Each hand's deck by local activity, stamped with workflow.now() (docs/fairness.md):
+        # likewise, with the patches the hand loop asks after a draw (``decide_local_draw``).
+        table.decide_local_draw()
         while (at_waits or not st.stop_requested) and len(table.live_seats()) >= 2:
             aborted = await table.play_hand()
             played_this_run += 1
