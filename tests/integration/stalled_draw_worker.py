@@ -31,7 +31,7 @@ async def main(address: str, task_queue: str, database_url: str, started: Path) 
 
     @activity.defn(name="new_deck_seed")
     async def stalled(table_hand: str) -> DeckDraw:
-        started.write_text(table_hand)
+        started.write_text(table_hand)  # noqa: ASYNC240 (a test's marker file)
         await asyncio.Event().wait()  # until the process is killed
         raise AssertionError("unreachable")
 

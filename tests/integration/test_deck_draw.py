@@ -166,7 +166,7 @@ async def test_a_worker_killed_mid_draw_leaves_it_to_the_next_which_deals_the_re
     deals; the history holds one marker per draw, the published roots are those draws', and
     the history replays (a replay reads the draw from its marker, never draws)."""
     started = tmp_path / "started"
-    proc = subprocess.Popen(
+    proc = subprocess.Popen(  # noqa: ASYNC220 (killed below, never awaited)
         [
             sys.executable,
             "-m",
