@@ -126,8 +126,10 @@ LOCAL_DRAW_PATCH = "deck-local-v1"
 """A hand's deck is drawn by local activity (one marker event) instead of an activity (three
 events and a workflow task of their own), and the hand's time, at which its blinds are read,
 is ``workflow.now()`` where the table asks for the draw (a local activity's own time is the
-worker's clock, which Temporal's time skipping does not move). Decided once at each run's
-start (``HandLoop.local_draw``)."""
+worker's clock, which Temporal's time skipping does not move). The draw is no wait, so a
+tournament table reads a stop in the pause between hands and at the first decision instead
+(docs/durability.md, rule 9). Decided once at each run's start (``HandLoop.decide_local_draw``,
+which asks the loop's later patches there too)."""
 
 
 LEGAL_ONCE_PATCH = "legal-once-v1"
@@ -375,8 +377,9 @@ class HandLoop:
         A stop is not read here: the draw runs inside the workflow task that asked for it
         (sdk-core holds the task until it resolves), so it is no wait, and a stop that came
         with that task's input or during the draw is read at the hand's first decision, which
-        voids the hand (docs/durability.md, rule 9). The commands are then the same whether
-        the stop came with the task that drew or after it."""
+        voids the hand, or in the pause before the next draw (``pause_between_hands``;
+        docs/durability.md, rules 4 and 9). The commands are then the same whether the stop
+        came with the task that drew or after it."""
         drawn_at_ms = self.now_ms()
         draw = _sealed_for(await effects.local_draw_deck(table_hand), table_hand)
         return draw.model_copy(update={"drawn_at_ms": drawn_at_ms})
