@@ -593,9 +593,10 @@ class HandLoop:
         actions before it (a sit-in, a grace or a publication changes no betting). So an act
         that still answers this hand and turn, for the seat to act, was verified against
         this very state. The loop decides from replayed state and the act's own data only,
-        never from what the validator saw, so a replay (no validator) decides the same; an
-        act accepted before a timeout moved the turn (recorded in one task with it, as the
-        worker-death anomaly writes) no longer answers this turn and is checked again."""
+        never from what the validator saw, so a replay (no validator) decides the same. An
+        act that answers another turn than the table's (one a timeout overtook, or one
+        recorded in a task with the timeout before it, as the worker-death anomaly writes)
+        is checked, kept or refused by ``verify_act`` as before."""
         if not self.legal_once or hand.over:
             return None
         if inp.hand_no != self.st.hand_no or inp.turn != hand.turn:
