@@ -136,6 +136,22 @@ def start_draw_deck(table_hand: str) -> workflow.ActivityHandle[DeckDraw]:
     )
 
 
+async def local_draw_deck(table_hand: str) -> DeckDraw:
+    """The same draw by local activity (``deck-local-v1``): one marker event, in the task
+    that asked for it, instead of an activity's three events and a task of its own. The
+    marker's result goes through the payload codec like the activity's did, and a worker
+    that dies mid-draw leaves no marker: the next one draws again, and a replay reads the
+    recorded draw. Its time is not the hand's: the table records ``workflow.now()``
+    (``HandLoop._draw``)."""
+    return await workflow.execute_local_activity(
+        new_deck_seed,
+        table_hand,
+        start_to_close_timeout=timedelta(seconds=5),
+        retry_policy=RetryPolicy(maximum_interval=timedelta(seconds=5)),
+        summary=f"deck seed for {table_hand}",
+    )
+
+
 async def save_tournament(row: TournamentRow) -> None:
     await workflow.execute_activity_method(
         PersistenceActivities.save_tournament,

@@ -122,6 +122,23 @@ served requests still publish durably. Decided once at each run's start
 (``HandLoop.act_answers``); a tournament's table only, for now."""
 
 
+LOCAL_DRAW_PATCH = "deck-local-v1"
+"""A hand's deck is drawn by local activity (one marker event) instead of an activity (three
+events and a workflow task of their own), and the hand's time, at which its blinds are read,
+is ``workflow.now()`` where the table asks for the draw (a local activity's own time is the
+worker's clock, which Temporal's time skipping does not move). The draw is no wait, so a
+tournament table reads a stop in the pause between hands and at the first decision instead
+(docs/durability.md, rule 9). Decided once at each run's start (``HandLoop.decide_local_draw``,
+which asks the loop's later patches there too)."""
+
+
+LEGAL_ONCE_PATCH = "legal-once-v1"
+"""An act's legality is checked once, by its validator: the loop applies a recorded act that
+answers the hand and turn the table is at without checking it again (``HandLoop.act``).
+Decided once at each run's start (``HandLoop.legal_once``): a run recorded before it may hold
+acts its validator of the time let through and the loop refused."""
+
+
 def _sealed_for(draw: DeckDraw, table_hand: str) -> DeckDraw:
     """The draw, once it is known to come from a worker holding the deck key (``DECK_KEY_PATCH``):
     sealed, for this table and hand. Anything else fails the workflow task (retried, visible in
@@ -218,6 +235,10 @@ class HandLoop:
         # whose answer waits for the next decision's snapshot (its deadline included).
         self.act_answers = False
         self.pending_act: tuple[int, TableActResult] | None = None
+        # ``LOCAL_DRAW_PATCH``: likewise, set by the table's or room's run at its start.
+        self.local_draw = False
+        # ``LEGAL_ONCE_PATCH``: likewise.
+        self.legal_once = False
         # Actions waiting for the hand loop (the act handler only records them), and the
         # answers the loop gave, by intent number.
         self.intents: list[tuple[int, ActInput]] = []
@@ -237,6 +258,24 @@ class HandLoop:
         # The table version the read store last got from this run (docs/read-model.md); a
         # new run publishes its first version again, which the store takes as a no-op.
         self.published_version = -1
+
+    def decide_local_draw(self) -> None:
+        """``LOCAL_DRAW_PATCH``, asked once at a run's start; a run that draws by local
+        activity also asks here every patch the loop would first ask right after a draw
+        (``deck-key-v1``, ``deck-v2``) or later in a hand (``read-model-v1``,
+        ``record-players-v1``), so that none of their markers is written after a draw.
+
+        Why: a draw that outlasts its workflow task (a slow vault, a worker killed mid-draw)
+        is heartbeated into later tasks, and when the next worker's draw resolves there and a
+        patch is asked right after it, sdk-core replays that history with the patch's marker
+        seen before the draw resolved ("Non-deprecated patch marker encountered for change
+        deck-key-v1, but there is no corresponding change command",
+        tests/integration/test_deck_draw.py). Asked at the start, each is memoized for the
+        run and writes nothing later. Runs from before the patch ask them where they did."""
+        self.local_draw = workflow.patched(LOCAL_DRAW_PATCH)
+        if self.local_draw:
+            for patch in (DECK_KEY_PATCH, DECK_PATCH, READ_MODEL_PATCH, RECORD_PLAYERS_PATCH):
+                workflow.patched(patch)
 
     # -- one hand ------------------------------------------------------------------------
     async def play_hand(self) -> int | None:
@@ -319,6 +358,8 @@ class HandLoop:
         """A deck draw; under ``STOP_PATCH`` None instead when a stop came while it ran. The
         draw's result is taken first when both came: a stop that came after it found the
         hand dealt and its first decision begun (docs/durability.md, rule 9)."""
+        if self.local_draw:
+            return await self._draw_locally(table_hand)
         if not self.stop_at_waits:
             return _sealed_for(await effects.draw_deck(table_hand), table_hand)
         draw = effects.start_draw_deck(table_hand)
@@ -327,6 +368,21 @@ class HandLoop:
             return _sealed_for(await draw, table_hand)
         self.stopped = True
         return None
+
+    async def _draw_locally(self, table_hand: str) -> DeckDraw:
+        """``LOCAL_DRAW_PATCH``: the draw by local activity, stamped with the time the table
+        asked for it (``workflow.now()``: the workflow task's start on Temporal's clock, the
+        same on replay; the local activity's own time is the worker's clock).
+
+        A stop is not read here: the draw runs inside the workflow task that asked for it
+        (sdk-core holds the task until it resolves), so it is no wait, and a stop that came
+        with that task's input or during the draw is read at the hand's first decision, which
+        voids the hand, or in the pause before the next draw (``pause_between_hands``;
+        docs/durability.md, rules 4 and 9). The commands are then the same whether the stop
+        came with the task that drew or after it."""
+        drawn_at_ms = self.now_ms()
+        draw = _sealed_for(await effects.local_draw_deck(table_hand), table_hand)
+        return draw.model_copy(update={"drawn_at_ms": drawn_at_ms})
 
     async def _deal_committed(
         self, hand_no: int, draw: DeckDraw, live: list[int]
@@ -442,16 +498,28 @@ class HandLoop:
             table_seat.disconnected_at = table_seat.grace_until = None
 
     async def pause_between_hands(self) -> None:
-        """A short pause so players can read the result. Only its timer ends it; requests
-        (sit-in, a room's join, leave, close) are served meanwhile, and a stop that arrives is
-        read after it, so what the table does next never depends on which of the two a task
-        delivered first."""
+        """A short pause so players can read the result. Only its timer ends it (or, from
+        ``LOCAL_DRAW_PATCH`` at a tournament's table, a stop that came before the timer
+        fired: then ``stopped``); requests (sit-in, a room's join, leave, close) are served
+        meanwhile, and a stop that arrives with the firing is read after it, so what the
+        table does next never depends on which of the two a task delivered first."""
         alarm = await Alarm.start(
             timedelta(milliseconds=self.st.hand_pause_ms), "pause between hands"
         )
         await self.flush()  # the finished hand (each served request publishes its own)
-        while not await wait_or_serve(lambda: alarm.fired, self.inbox, self.serve):
+        # ``LOCAL_DRAW_PATCH`` with ``stop_at_waits``: the next draw is no wait, so the pause
+        # is where a hand boundary reads a stop, as the last input: only while its timer has
+        # not fired (a stop that came with the firing or after it is read at the next
+        # hand's first decision, docs/durability.md rule 9). Without this a table whose
+        # seats all sit out (no decision) would read a stop only at its continue-as-new.
+        stops = self.local_draw and self.stop_at_waits
+        while not await wait_or_serve(
+            lambda: alarm.fired or (stops and self.st.stop_requested), self.inbox, self.serve
+        ):
             pass
+        if stops and not alarm.fired:
+            alarm.cancel()
+            self.stopped = True
 
     def run_budget_spent(self, update_budget: int = UPDATE_BUDGET) -> bool:
         """Time for a fresh run at this hand boundary (workflows/budget.py). No-ops are
@@ -494,14 +562,16 @@ class HandLoop:
         self.intents_new = False
         for intent in list(self.intents):
             number, inp = intent
-            try:
-                seat = self.verify_act(inp)
-            except ApplicationError as err:
-                if inp.hand_no == self.st.hand_no and inp.turn > hand.turn and not hand.over:
-                    continue  # the hand may yet get there (a timeout in the same task)
-                self.intents.remove(intent)
-                self.answers[number] = err
-                continue
+            seat = self._verified_here(hand, inp)
+            if seat is None:
+                try:
+                    seat = self.verify_act(inp)
+                except ApplicationError as err:
+                    if inp.hand_no == self.st.hand_no and inp.turn > hand.turn and not hand.over:
+                        continue  # the hand may yet get there (a timeout in the same task)
+                    self.intents.remove(intent)
+                    self.answers[number] = err
+                    continue
             self.intents.remove(intent)
             result = self._apply_act(hand, seat, inp)
             if self.act_answers:
@@ -513,6 +583,26 @@ class HandLoop:
             else:
                 self.answers[number] = result
             return
+
+    def _verified_here(self, hand: Hand, inp: ActInput) -> int | None:
+        """``LEGAL_ONCE_PATCH``: the seat of an act its validator verified against the state
+        the hand is in now, or None (then the loop checks it, ``verify_act``).
+
+        The validator accepts an act only for the hand and turn the table is at, from the
+        seat to act, and checks its legality there; a hand's state at a turn is fixed by the
+        actions before it (a sit-in, a grace or a publication changes no betting). So an act
+        that still answers this hand and turn, for the seat to act, was verified against
+        this very state. The loop decides from replayed state and the act's own data only,
+        never from what the validator saw, so a replay (no validator) decides the same. An
+        act that answers another turn than the table's (one a timeout overtook, or one
+        recorded in a task with the timeout before it, as the worker-death anomaly writes)
+        is checked, kept or refused by ``verify_act`` as before."""
+        if not self.legal_once or hand.over:
+            return None
+        if inp.hand_no != self.st.hand_no or inp.turn != hand.turn:
+            return None
+        seat = next((s.seat for s in self.st.seats if s.player_id == inp.player_id), None)
+        return seat if seat is not None and seat == hand.actor_seat else None
 
     def _answer_pending_act(self) -> None:
         """Give the act applied last its answer: the table as it is now, public part only."""
@@ -653,7 +743,16 @@ class HandLoop:
 
     # -- the players' Updates (the workflows' handlers call these) ----------------------------
     async def act(self, inp: ActInput) -> TableActResult:
-        """Record the action; the hand loop applies it (``_apply_intents``) and answers."""
+        """Record the action; the hand loop applies it (``_apply_intents``) and answers.
+
+        Legality is checked once per action on the normal path (``LEGAL_ONCE_PATCH``): the
+        validator (``verify_new_act``) checks it against the hand and turn the table is at;
+        the loop applies an act that still answers that hand and turn, for the seat to act,
+        without a second check (``_verified_here``), and the engine applies it without a
+        third (``Hand.act_verified``). Only an act the table moved past since (a timeout in
+        the same task, a recording where the acceptance came with the timer) is checked
+        again by the loop, and refused or kept for its turn as before (durability rule 3).
+        Runs from before the patch check in the loop every time, as they did."""
         self.updates_this_run += 1
         self.acted.setdefault((inp.player_id, inp.hand_no, inp.turn), inp)
         self.intent_seq += 1
@@ -667,7 +766,9 @@ class HandLoop:
         return answer
 
     def _apply_act(self, hand: Hand, seat: int, inp: ActInput) -> TableActResult:
-        hand.act(seat, inp.action, inp.amount)
+        # Verified against this state already (the validator, or the loop's ``verify_act``
+        # just now): the engine does not check it a third time.
+        hand.act_verified(seat, inp.action, inp.amount)
         table_seat = self.seat(seat)
         table_seat.timeouts = 0
         table_seat.sitting_out = False

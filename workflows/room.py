@@ -84,6 +84,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.hand_loop import (
         GRACE_PATCH,
         HANDS_PER_RUN,
+        LEGAL_ONCE_PATCH,
         TIMEOUT_FOLD_PATCH,
         HandLoop,
         PlayerHandlers,
@@ -123,6 +124,11 @@ class RoomWorkflow(PlayerHandlers):
         self.table.fold_second_timeout = workflow.patched(TIMEOUT_FOLD_PATCH)
         # The disconnect grace from the stream's drop (docs/rooms.md): likewise.
         self.table.stream_grace = workflow.patched(GRACE_PATCH)
+        # Each hand's deck by local activity, stamped with workflow.now() (docs/fairness.md):
+        # likewise, with the patches the hand loop asks after a draw (``decide_local_draw``).
+        self.table.decide_local_draw()
+        # An act's legality checked once, by its validator (``HandLoop._verified_here``).
+        self.table.legal_once = workflow.patched(LEGAL_ONCE_PATCH)
         await self._save_room()
         while not room.close_requested:
             if played_this_run >= HANDS_PER_RUN or self.table.run_budget_spent(

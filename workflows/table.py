@@ -36,6 +36,7 @@ with workflow.unsafe.imports_passed_through():
         ACT_ANSWER_PATCH,
         GRACE_PATCH,
         HANDS_PER_RUN,
+        LEGAL_ONCE_PATCH,
         STOP_PATCH,
         TIMEOUT_FOLD_PATCH,
         HandLoop,
@@ -70,6 +71,11 @@ class TableWorkflow(PlayerHandlers):
         # An act's answer carries the table's new public snapshot, written to the read store
         # by the API and the worker, not by local activity (docs/read-model.md): likewise.
         table.act_answers = workflow.patched(ACT_ANSWER_PATCH)
+        # Each hand's deck by local activity, stamped with workflow.now() (docs/fairness.md):
+        # likewise, with the patches the hand loop asks after a draw (``decide_local_draw``).
+        table.decide_local_draw()
+        # An act's legality checked once, by its validator (``HandLoop._verified_here``).
+        table.legal_once = workflow.patched(LEGAL_ONCE_PATCH)
         while (at_waits or not st.stop_requested) and len(table.live_seats()) >= 2:
             aborted = await table.play_hand()
             played_this_run += 1
@@ -77,7 +83,7 @@ class TableWorkflow(PlayerHandlers):
                 break
             if st.hand_pause_ms:
                 await table.pause_between_hands()
-                if st.stop_requested and not at_waits:
+                if (st.stop_requested and not at_waits) or table.stopped:
                     break
             if played_this_run >= HANDS_PER_RUN or table.run_budget_spent():
                 if st.stop_requested:

@@ -197,6 +197,32 @@ class Hand:
         player = self.verify_action(seat, kind, amount)
         return self._apply(player, seat, ActionKind(kind), amount)
 
+    def act_verified(
+        self, seat: int, kind: ActionKind | str, amount: int | None = None
+    ) -> dict[str, Any]:
+        """Apply an action already verified (``verify_action``) against this very state: the
+        table's act validator checked it at this hand and turn, so only the turn is checked
+        again here, not its legality (issue 30: legality once per action).
+
+        >>> from domain.holdem.cards import ALL_CARDS
+        >>> hand = Hand.start(seats=[0, 1], stacks=[100, 100], blinds=[1, 2], antes=[0, 0],
+        ...                   min_bet=2, deck=ALL_CARDS)
+        >>> small = hand.actor_seat
+        >>> hand.act_verified(small, "call")["action"], hand.actor_seat == 1 - small
+        ('call', True)
+        >>> hand.can_act(small, "check")  # not the small blind's turn now
+        False
+        >>> try:
+        ...     hand.act_verified(small, "check")
+        ... except DomainError as err:
+        ...     print(err.code.value)
+        not_your_turn
+        """
+        player = self.index_of(seat)
+        if self.over or player != self.actor:
+            raise DomainError(ErrorCode.NOT_YOUR_TURN, f"it is not seat {seat}'s turn")
+        return self._apply(player, seat, ActionKind(kind), amount)
+
     def fold_out(self, seat: int) -> dict[str, Any]:
         """The table folds ``seat`` on its turn, even where a check is free: the penalty for a
         second decision timeout in a row (seed 004; ``domain.holdem.timeouts``). A player's

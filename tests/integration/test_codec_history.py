@@ -65,10 +65,13 @@ async def test_a_client_without_the_key_sees_neither_seed_nor_hole_cards(
     )
     # The first deck drawn dealt hand 1 (a table's first hand has no deck committed ahead):
     # its root is the last hand's, and the secret itself is revealed nowhere.
+    # From ``deck-local-v1`` a draw is its local activity's marker (before: the activity's
+    # completion), its result through the same codec.
     seed_payload: Payload = next(
-        e.activity_task_completed_event_attributes.result.payloads[0]
+        e.marker_recorded_event_attributes.details["result"].payloads[0]
         for e in table_events
-        if e.HasField("activity_task_completed_event_attributes")
+        if e.HasField("marker_recorded_event_attributes")
+        and "new_deck_seed" in str(e.marker_recorded_event_attributes.details["data"])
     )
     [draw] = await client.data_converter.decode([seed_payload], [DeckDraw])
     # Sealed again under the worker's deck key (tests/security/test_deck_secret_sealed.py).

@@ -247,7 +247,9 @@ PREVIOUS = {
     # What the task before the stop must have taken and started, for each scenario.
     "timeout": ("EVENT_TYPE_TIMER_FIRED", "EVENT_TYPE_TIMER_STARTED"),
     "action": ("update", "EVENT_TYPE_TIMER_STARTED"),
-    "fold-then-deal": ("update", "EVENT_TYPE_ACTIVITY_TASK_SCHEDULED"),
+    # From ``deck-local-v1`` the next hand's draw is a marker in the fold's task, which also
+    # begins the hand's first decision: the stop is read there (rule 9).
+    "fold-then-deal": ("update", "EVENT_TYPE_MARKER_RECORDED"),
     "fold-then-pause": ("update", "EVENT_TYPE_TIMER_STARTED"),
 }
 

@@ -254,6 +254,42 @@ async def test_a_second_timeout_in_a_row_folds_even_where_checking_is_legal(
     assert result.auto_folds == 1 and sum(result.stacks.values()) == 2000
 
 
+async def test_an_act_the_timeout_overtook_is_refused_and_changes_nothing(
+    skipping: tuple[Client, str], time_skipping_env: WorkflowEnvironment
+) -> None:
+    """Legality once per action (issue 30): the loop applies without a second check only an
+    act that still answers the hand and turn the table is at. The big blind's timer runs
+    out (the timeout checks for them); their check for that turn, sent after, answers a turn
+    the table moved past: refused, coded, and nothing changes (the version, the hand)."""
+    client, task_queue = skipping
+    handle, sleeper, (hand_no, turn) = await _big_blind_to_act(
+        client, task_queue, actionTimeoutSeconds=5
+    )
+    await time_skipping_env.sleep(timedelta(seconds=6))
+    view = await handle.query(TableWorkflow.view, None)
+    assert view.hand is not None and view.hand["turn"] == turn + 1
+    assert view.hand["actions"][-1]["auto"] == "timeout"
+    with pytest.raises(WorkflowUpdateFailedError) as info:
+        await handle.execute_update(
+            TableWorkflow.act,
+            ActInput(player_id=sleeper.player_id, action="check", hand_no=hand_no, turn=turn),
+        )
+    assert isinstance(info.value.cause, ApplicationError)
+    assert info.value.cause.type == "stale_turn"
+    # (The time-skipping server writes a task for a refused Update, so the history's length
+    # is not the measure here; test_refusals_are_coded_and_leave_no_history checks it.)
+    after = await handle.query(TableWorkflow.view, None)
+    assert after.version == view.version and after.hand == view.hand
+    # The same player's act for the turn the table is at goes through.
+    result = await handle.execute_update(
+        TableWorkflow.act,
+        ActInput(player_id=sleeper.player_id, action="check", hand_no=hand_no, turn=turn + 1),
+    )
+    assert result.turn == turn + 2
+    await handle.signal(TableWorkflow.stop)
+    assert sum((await handle.result()).stacks.values()) == 2000
+
+
 async def _big_blind_to_act(
     client: Client, task_queue: str, **settings: Any
 ) -> tuple[WorkflowHandle[Any, TableResult], TableSeat, tuple[int, int]]:

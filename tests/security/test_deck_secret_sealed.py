@@ -39,7 +39,7 @@ from tests.integration.helpers import eventually
 from tests.integration.test_table import table_state
 from tests.replay import refusing_on_purpose
 from wire.table_messages import DeckDraw
-from worker import activities_for, build_worker
+from worker import WORKFLOWS, activities_for, build_worker, single_batch
 from workflows.table import TableWorkflow
 
 HEX32 = re.compile(rb"[0-9a-f]{64}")
@@ -84,10 +84,17 @@ async def test_the_codec_endpoint_shows_no_secret_of_a_running_hands_deck(
     assert found == [], "the codec endpoint gave out a deck secret of the running table"
 
     # The draws are there, sealed: only the worker's deck key opens them, to those roots.
+    # From ``deck-local-v1`` a draw's result is its local activity's marker (through the
+    # same codec); before it, the activity's completion.
     draws = [
         e.activity_task_completed_event_attributes.result.payloads[0]
         for e in history.events
         if e.HasField("activity_task_completed_event_attributes")
+    ] + [
+        e.marker_recorded_event_attributes.details["result"].payloads[0]
+        for e in history.events
+        if e.HasField("marker_recorded_event_attributes")
+        and "new_deck_seed" in str(e.marker_recorded_event_attributes.details["data"])
     ]
     decoded = [d for d in await client.data_converter.decode(draws, [DeckDraw] * len(draws))]
     assert decoded and all(d.sealed and not d.seed for d in decoded)
@@ -110,10 +117,28 @@ async def test_a_deck_drawn_by_a_rogue_worker_is_refused(
     codec = client.data_converter.payload_codec
     assert isinstance(codec, EncryptionCodec)
     theirs = [rogue_draw, *(a for a in activities_for(db, codec=codec) if a is not new_deck_seed)]
+
+    # From ``deck-local-v1`` the draw is a local activity: it runs in the worker that holds
+    # the table's workflow task, so a worker polling the queue for activities never gets
+    # one to answer. The table deals from its own sealed draws.
     st = table_state(["a", "b"], actionTimeoutSeconds=60)
     async with (
         build_worker(client, db, task_queue, no_remote_activities=True),
         Worker(client, task_queue=task_queue, activities=theirs),
+    ):
+        table = await client.start_workflow(
+            TableWorkflow.run, st, id=st.table_id, task_queue=task_queue
+        )
+        view = await play(client, table.id, ["a", "b"], passive, until=lambda v: v.hand_no >= 1)
+        assert view.deck_commitment != commit(chosen).root_hex
+        await table.signal(TableWorkflow.stop)
+        await table.result()
+
+    # A rogue that runs the table's workflow tasks itself, its draw answering with a secret
+    # it chose: the table refuses the draw.
+    st = table_state(["a", "b"], actionTimeoutSeconds=60)
+    async with single_batch(
+        Worker(client, task_queue=task_queue, workflows=list(WORKFLOWS), activities=theirs)
     ):
         table = await client.start_workflow(
             TableWorkflow.run, st, id=st.table_id, task_queue=task_queue
