@@ -196,6 +196,24 @@ def calling_station(state: dict[str, Any], rng: random.Random) -> tuple[str, int
     return actions[0], None
 
 
+LASTING_STACK = 100_000
+"""The load curve's starting stack: 5,000 big blinds at the first level."""
+
+
+def lasting_bot(state: dict[str, Any], rng: random.Random) -> tuple[str, int | None]:
+    """Random play that keeps a table dealing: any legal action but all-in, raises at the
+    minimum. The load curve measures tables in play with it (and ``LASTING_STACK``): with
+    ``random_bot`` at 1,500 chips a table busted in about 6.5 hands (13 s), so at 8 tables
+    most of the stack's work in a window was registrations, seals and settlements, not play
+    (docs/capacity.md, "Issue 30: the act path after the merge")."""
+    legal = state["legalActions"]
+    actions = [a for a in legal["actions"] if a != "all_in"] or legal["actions"]
+    action = rng.choice(actions)
+    if action == "raise":
+        return action, legal["minRaiseTo"]
+    return action, None
+
+
 async def _bot(client: SngClient, tid: str, policy: Policy, rec: Recorder, *, seed: int) -> None:
     """Play until the tournament is over or this bot busts (cancelled by the phase's clock)."""
     rng = random.Random(seed)
@@ -268,9 +286,11 @@ async def open_tournament(target: Target, operator: SngClient, *, stack: int = 1
     return Tournament(tid, players)
 
 
-async def _play(target: Target, operator: SngClient, rec: Recorder, policy: Policy) -> None:
+async def _play(
+    target: Target, operator: SngClient, rec: Recorder, policy: Policy, stack: int
+) -> None:
     """One tournament start to finish (cancellation leaves it to the caller to force-end)."""
-    tournament = await open_tournament(target, operator)
+    tournament = await open_tournament(target, operator, stack=stack)
     try:
         bots = [
             asyncio.create_task(_bot(c, tournament.tid, policy, rec, seed=i))
@@ -292,10 +312,31 @@ async def _play(target: Target, operator: SngClient, rec: Recorder, policy: Poli
         await tournament.close()
 
 
-async def _slot(target: Target, operator: SngClient, rec: Recorder, policy: Policy) -> None:
+async def _slot(
+    target: Target, operator: SngClient, rec: Recorder, policy: Policy, stack: int
+) -> None:
     """Keep one tournament running: when it ends, open the next (until the window closes)."""
     while time.monotonic() < rec.create_until:
-        await _play(target, operator, rec, policy)
+        await _play(target, operator, rec, policy, stack)
+
+
+async def whole_tournaments(
+    target: Target, operator: SngClient, count: int, *, timeout_s: float
+) -> list[dict[str, Any]]:
+    """``count`` short tournaments of random play (``random_bot``, 1,500 chips) played to
+    their end, for the history section's whole hands when the load curve's lasting tables were
+    force-ended; one still running after ``timeout_s`` is force-ended and not returned."""
+    rec = Recorder()
+    plays = [
+        asyncio.create_task(_play(target, operator, rec, random_bot, 1500)) for _ in range(count)
+    ]
+    _, pending = await asyncio.wait(plays, timeout=timeout_s)
+    for task in pending:
+        task.cancel()
+    await asyncio.gather(*plays, return_exceptions=True)
+    for tid in rec.unfinished:
+        await end_tournament(operator, tid)
+    return rec.finished
 
 
 FORCE_END_REFUSED: list[str] = []
@@ -332,17 +373,21 @@ async def run_level(
     window_s: float,
     drain_s: float,
     meter: CpuMeter | None = None,
+    churn: bool = False,
 ) -> tuple[dict[str, Any], Recorder]:
     """``concurrency`` tournaments kept running through a measured window; then up to
     ``drain_s`` for the last ones to finish by themselves; the rest are force-ended.
 
     The window opens once every table has dealt (registration and the start grace are not
     play), or after ``warmup_s`` at the latest. With a ``meter``, the watched processes' CPU
-    is sampled at the window's two ends and divided by the actions accepted in it."""
+    is sampled at the window's two ends and divided by the actions accepted in it.
+
+    The tables play ``lasting_bot`` at ``LASTING_STACK``; ``churn`` plays ``random_bot`` at
+    1,500 chips instead (the definition before 2026-12-03's last run: short tournaments, so
+    registrations and settlements weigh in every window)."""
+    play = (random_bot, 1500) if churn else (lasting_bot, LASTING_STACK)
     rec = Recorder()
-    slots = [
-        asyncio.create_task(_slot(target, operator, rec, random_bot)) for _ in range(concurrency)
-    ]
+    slots = [asyncio.create_task(_slot(target, operator, rec, *play)) for _ in range(concurrency)]
     for _ in range(int(warmup_s * 10)):
         if len(rec.hands_seen) >= concurrency:
             break

@@ -56,6 +56,8 @@ class BenchConfig:
     warmup_s: float = 30.0
     window_s: float = 15.0
     drain_s: float = 30.0
+    """the main level's wait for its tournaments to end by themselves (``churn`` only: the
+    lasting tables are force-ended at once)"""
     pollers: int = 100
     poll_s: float = 8.0
     engine_hands: int = 500
@@ -64,6 +66,8 @@ class BenchConfig:
     quiesce_s: float = 35.0
     ceiling_s: float = 5.0
     """seconds of concurrent bare Updates per load level (the ceiling)"""
+    churn: bool = False
+    """the load curve's short random tournaments (bench/load.py ``run_level``)"""
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -154,6 +158,7 @@ async def run_bench(
         settle,
         turn_latency,
         turn_latency_long_poll,
+        whole_tournaments,
     )
     from core.temporal import connect
     from sdk.client import SngClient
@@ -235,8 +240,9 @@ async def run_bench(
                     concurrency=level,
                     warmup_s=cfg.warmup_s,
                     window_s=cfg.window_s,
-                    drain_s=cfg.drain_s if is_main else 0.0,
+                    drain_s=cfg.drain_s if is_main and cfg.churn else 0.0,
                     meter=meter,
+                    churn=cfg.churn,
                 )
                 level_seconds = time.monotonic() - level_began
                 queries = await query_counter(api_url) - queries_before
@@ -280,6 +286,19 @@ async def run_bench(
             if result[name] and base and base["p50_ms"]:
                 result[name]["ratio_p50"] = round(result[name]["p50_ms"] / base["p50_ms"], 2)
 
+        if not cfg.churn:
+            # The lasting tables were force-ended: a hand cut short is never counted, so the
+            # history's whole hands come from short tournaments played to their end.
+            console.print(f"4. {cfg.concurrency} short tournament(s) played to the end…")
+            finished.extend(
+                await section(
+                    "whole tournaments",
+                    lambda: whole_tournaments(
+                        target, operator, cfg.concurrency, timeout_s=cfg.settle_s * 4
+                    ),
+                )
+                or []
+            )
         console.print(f"4. histories of {len(finished)} finished tournament(s)…")
         hands_by_tid = (
             await section(
@@ -763,6 +782,14 @@ def bench(
             " journal_mode=WAL; own stack only",
         ),
     ] = None,
+    churn: Annotated[
+        bool,
+        typer.Option(
+            "--churn",
+            help="load tables with short random tournaments (1,500 chips, any action) instead"
+            " of lasting ones: registrations and settlements in every window",
+        ),
+    ] = False,
 ) -> None:
     """Benchmark the service against a bare Temporal Update: a table, JSON and a PNG."""
     pragmas = [check_pragma(p) for p in sqlite_pragma or []]
@@ -779,6 +806,7 @@ def bench(
         "pollers": pollers,
         "engine_hands": engine_hands,
         "levels": tuple(int(x) for x in levels.split(",")) if levels else None,
+        "churn": churn or None,
     }
     cfg = replace(cfg, **{k: v for k, v in overrides.items() if v is not None})
     console = Console(stderr=True)
