@@ -1,12 +1,18 @@
 """Golden histories (docs/versioning.md): a tournament played to the end, its table, and a
 cash room that dealt a few hands and closed, recorded by earlier builds
 (``python -m tests.histories.golden.record``): ``golden/`` before card commitments,
-``golden/v2/`` with committed decks sealed under a deck key (kept beside the codec key). Today's code must replay each one exactly: a
-change that cannot is a change that would break workflows still running, and needs a
-``workflow.patched`` branch (or a new recording, announced in the changelog)."""
+``golden/v2/`` with committed decks sealed under a deck key (kept beside the codec key),
+``golden/v3/`` taking the new side of every patch (``PATCHES``: each v3 history must carry the
+marker of each patch listed for it, so the set cannot silently lose coverage). Today's code
+must replay each one exactly: a change that cannot is a change that would break workflows
+still running, and needs a ``workflow.patched`` branch (or a new recording, announced in the
+changelog)."""
 
 from __future__ import annotations
 
+import base64
+import json
+import re
 from pathlib import Path
 
 import pytest
@@ -19,7 +25,43 @@ from worker import build_replayer
 
 GOLDEN = Path(__file__).parent / "histories" / "golden"
 KINDS = ("tournament", "table", "room")
-BUILDS = [GOLDEN, *(p for p in (GOLDEN / "v2",) if (p / "codec.key").exists())]
+BUILDS = [GOLDEN, *(p for p in (GOLDEN / "v2", GOLDEN / "v3") if (p / "codec.key").exists())]
+V3 = GOLDEN / "v3"
+
+# The patches whose new side each v3 history takes (docs/versioning.md lists every id). A patch
+# added to workflows/ belongs here, and in a new recording, before a refactor leans on replay.
+_HAND_LOOP = {
+    "timeout-fold-v1",
+    "stream-grace-v1",
+    "deck-local-v1",
+    "deck-key-v1",
+    "deck-v2",
+    "read-model-v1",
+    "record-players-v1",
+    "legal-once-v1",
+}
+PATCHES: dict[str, set[str]] = {
+    "tournament": {
+        "registration-loop-v1",
+        "reports-v2",
+        "lifecycle-live-v1",
+        "standings-checked-v1",
+    },
+    "table": _HAND_LOOP | {"stop-at-waits-v1", "act-answers-v1"},  # a room asks neither
+    "room": _HAND_LOOP,
+}
+
+
+def patch_markers(history_json: str) -> set[str]:
+    """The ids of the patch markers a recorded history carries (``workflow.patched`` that
+    answered True wrote one; a run on the old side of a patch has none)."""
+    found = set()
+    for event in json.loads(history_json)["events"]:
+        marker = event.get("markerRecordedEventAttributes")
+        if marker and marker["markerName"] == "core_patch":
+            payload = marker["details"]["patch-data"]["payloads"][0]["data"]
+            found.add(json.loads(base64.b64decode(payload))["id"])
+    return found
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -45,3 +87,30 @@ def test_a_divergence_would_be_caught() -> None:
     """The check is not vacuous: the recording holds the commands a replay must match."""
     text = (GOLDEN / "table.json").read_text()
     assert "EVENT_TYPE_TIMER_STARTED" in text and "EVENT_TYPE_MARKER_RECORDED" in text
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_the_v3_histories_take_the_new_side_of_every_patch(kind: str) -> None:
+    carried = patch_markers((V3 / f"{kind}.json").read_text())
+    assert PATCHES[kind] <= carried, f"{kind}: no marker of {sorted(PATCHES[kind] - carried)}"
+
+
+def test_the_check_refuses_a_history_on_the_old_side() -> None:
+    """The check can fail: v2's table was recorded before most of these patches."""
+    carried = patch_markers((GOLDEN / "v2" / "table.json").read_text())
+    assert {"deck-v2", "stop-at-waits-v1"} <= carried
+    assert not {"deck-local-v1", "legal-once-v1", "act-answers-v1"} & carried
+
+
+def test_every_patch_in_the_workflows_is_listed() -> None:
+    """A new ``*_PATCH = "..."`` in workflows/ fails here until it is listed in ``PATCHES``
+    (and a v3, or later, recording carries it)."""
+    declared = {
+        m.group(1)
+        for path in (Path(__file__).parents[1] / "workflows").rglob("*.py")
+        for m in re.finditer(r'^[A-Z_]+_PATCH = "([^"]+)"', path.read_text(), re.M)
+    }
+    assert declared, "no patch constant found: the pattern no longer matches the code"
+    assert declared <= set().union(*PATCHES.values()), sorted(
+        declared - set().union(*PATCHES.values())
+    )
