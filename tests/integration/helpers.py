@@ -38,6 +38,22 @@ SETTINGS: dict[str, Any] = {
 }
 
 
+def heads_up(*, action_timeout_seconds: int = 300, stack: int = 1000) -> dict[str, Any]:
+    """A two-seat tournament that waits for its players: 10/20 blinds for ten minutes and
+    ``action_timeout_seconds`` to act."""
+    return {
+        "seats": 2,
+        "entryFee": 10,
+        "startingStack": stack,
+        "actionTimeoutSeconds": action_timeout_seconds,
+        "blindStructure": {
+            "startingSmallBlind": 10,
+            "increaseFactor": 1.5,
+            "levelDurationSeconds": 600,
+        },
+    }
+
+
 def admin(settings: Settings) -> dict[str, str]:
     return {"X-Service-Key": settings.key("admin")}
 

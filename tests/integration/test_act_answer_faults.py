@@ -34,7 +34,7 @@ from db.engine import Database
 from db.readstore import CHANNEL
 from devtools.devstack import free_port, wait_for_tcp
 from tests.conftest import serve_api
-from tests.integration.helpers import eventually, player, start_paid_tournament
+from tests.integration.helpers import eventually, heads_up, player, start_paid_tournament
 from tests.replay import histories_from, replay_histories
 from wire.ids import table_workflow_id
 from wire.table_messages import TableActResult
@@ -46,17 +46,7 @@ STALL = 120.0
 
 
 def tournament(timeout_seconds: int) -> dict[str, Any]:
-    return {
-        "seats": 2,
-        "entryFee": 10,
-        "startingStack": STACK,
-        "actionTimeoutSeconds": timeout_seconds,
-        "blindStructure": {
-            "startingSmallBlind": 10,
-            "increaseFactor": 1.5,
-            "levelDurationSeconds": 600,
-        },
-    }
+    return heads_up(action_timeout_seconds=timeout_seconds, stack=STACK)
 
 
 def _env(settings: Settings, **faults: object) -> dict[str, str]:
@@ -165,6 +155,14 @@ class Table:
 
         return await eventually(found, limit=60)
 
+    async def park_the_other(self, mover: str) -> tuple[str, asyncio.Task[dict[str, Any]]]:
+        """The seat that waits, and its long-poll for the next version, parked now."""
+        other = next(u for u in self.users if u != mover)
+        theirs = await self.state(other)
+        return other, asyncio.create_task(
+            self.state(other, waitForChange=theirs["version"], timeout=30)
+        )
+
     def act(self, mover: str, mine: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
         """The mover's check or call (the hand goes on), and the headers of its one key."""
         legal = mine["legalActions"]
@@ -257,11 +255,7 @@ async def test_the_api_killed_between_the_answer_and_its_write(
         )
         table = Table(http, settings, tid)
         mover, mine = await table.mover()
-        other = next(u for u in table.users if u != mover)
-        theirs = await table.state(other)
-        parked = asyncio.create_task(
-            table.state(other, waitForChange=theirs["version"], timeout=30)
-        )
+        other, parked = await table.park_the_other(mover)
         body, headers = table.act(mover, mine)
         sent = asyncio.create_task(
             _post(http_doomed, f"/tournaments/{tid}/act", headers=headers, json=body)
@@ -304,11 +298,7 @@ async def test_the_worker_killed_between_the_completion_and_its_write(
         )
         table = Table(http, settings, tid)
         mover, mine = await table.mover()
-        other = next(u for u in table.users if u != mover)
-        theirs = await table.state(other)
-        parked = asyncio.create_task(
-            table.state(other, waitForChange=theirs["version"], timeout=30)
-        )
+        other, parked = await table.park_the_other(mover)
         body, headers = table.act(mover, mine)
         r = await http.post(f"/tournaments/{tid}/act", headers=headers, json=body)
         assert r.status_code == 200, r.text

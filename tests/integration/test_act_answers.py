@@ -22,7 +22,7 @@ from db.engine import Database
 from db.models import ReadState
 from db.readstore import CHANNEL, write_public_now, write_state_now
 from tests.conftest import serve_api
-from tests.integration.helpers import eventually, player, start_paid_tournament
+from tests.integration.helpers import eventually, heads_up, player, start_paid_tournament
 from tests.integration.test_table import start, table_state
 from tests.replay import histories_from, replay_histories
 from wire.table_messages import ActInput, TableActResult, TableView
@@ -170,17 +170,7 @@ async def test_with_neither_writer_the_next_durable_publication_covers_the_act(
     await _replays(client, handle.id)
 
 
-SETTINGS = {
-    "seats": 2,
-    "entryFee": 10,
-    "startingStack": 1000,
-    "actionTimeoutSeconds": 300,
-    "blindStructure": {
-        "startingSmallBlind": 10,
-        "increaseFactor": 1.5,
-        "levelDurationSeconds": 600,
-    },
-}
+SETTINGS = heads_up()
 
 
 @pytest.mark.parametrize(

@@ -16,20 +16,10 @@ from websockets.asyncio.client import connect
 
 from core.settings import Settings
 from db.engine import Database
-from tests.integration.helpers import eventually, player, start_paid_tournament
+from tests.integration.helpers import eventually, heads_up, player, start_paid_tournament
 from wire.ids import table_workflow_id
 
-SETTINGS = {
-    "seats": 2,
-    "entryFee": 10,
-    "startingStack": 1000,
-    "actionTimeoutSeconds": 300,
-    "blindStructure": {
-        "startingSmallBlind": 10,
-        "increaseFactor": 1.5,
-        "levelDurationSeconds": 600,
-    },
-}
+SETTINGS = heads_up()
 
 
 async def _play_over_ws(url: str, settings: Settings, tid: str, user: str) -> list[dict[str, Any]]:

@@ -26,21 +26,12 @@ from tests.integration.helpers import (
     QUERIES,
     CountQueries,
     eventually,
+    heads_up,
     player,
     start_paid_tournament,
 )
 
-SETTINGS = {
-    "seats": 2,
-    "entryFee": 10,
-    "startingStack": 1000,
-    "actionTimeoutSeconds": 300,
-    "blindStructure": {
-        "startingSmallBlind": 10,
-        "increaseFactor": 1.5,
-        "levelDurationSeconds": 600,
-    },
-}
+SETTINGS = heads_up()
 
 
 @pytest.fixture

@@ -12,21 +12,11 @@ from temporalio.exceptions import ApplicationError
 from temporalio.worker import Worker
 
 from db.engine import Database
-from tests.integration.helpers import eventually, start_paid_tournament
+from tests.integration.helpers import eventually, heads_up, start_paid_tournament
 from wire.messages import ForceEndInput, TournamentPhase
 from workflows.tournament import TournamentWorkflow
 
-SETTINGS = {
-    "seats": 2,
-    "entryFee": 10,
-    "startingStack": 1000,
-    "actionTimeoutSeconds": 300,
-    "blindStructure": {
-        "startingSmallBlind": 10,
-        "increaseFactor": 1.5,
-        "levelDurationSeconds": 600,
-    },
-}
+SETTINGS = heads_up()
 
 
 async def _playing(client: Client, db: Database, task_queue: str, **options: object) -> object:
