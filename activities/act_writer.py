@@ -10,9 +10,10 @@ no command and no history event, does nothing while the workflow replays
 (``workflow.unsafe.is_replaying``), and hands the snapshot to this process's event loop
 (``call_soon_threadsafe``: workflows run on the SDK's own threads and loops), where a short
 task writes the newest version per table (``db/readstore.py write_act_answer``: upsert by
-version, an older one changes nothing). Like the local activity it replaces, it writes before
-the workflow task's completion has reached the server: if that task is lost, the next one
-writes the same version again, and the same version overwrites.
+version, an older one changes nothing) after a grace (``WORKER_WRITE_GRACE``): the acting
+replica writes first and wakes the next player, and this write normally finds the row written
+and wakes nobody. It never rewrites a row of the same version (``rewrite=False``): written
+after the grace, a lost task's snapshot could otherwise land after its retry's.
 """
 
 from __future__ import annotations
@@ -36,6 +37,9 @@ from wire.table_messages import TableSnapshot
 
 log = logging.getLogger(__name__)
 
+WORKER_WRITE_GRACE = 0.25
+"""Seconds the worker's write waits for the acting replica's (``ActWriter._drain``)."""
+
 
 class ActWriter(Interceptor):
     """Give it to the worker (``worker.build_worker`` does). Two test-only fault switches
@@ -44,14 +48,24 @@ class ActWriter(Interceptor):
     that died between the Update's completion and its write would; ``stall`` waits that long
     before each write, so a test can kill the worker in between."""
 
-    def __init__(self, db: Database, *, enabled: bool = True, stall: float = 0.0) -> None:
+    def __init__(
+        self,
+        db: Database,
+        *,
+        enabled: bool = True,
+        stall: float = 0.0,
+        grace: float = WORKER_WRITE_GRACE,
+    ) -> None:
         self.db = db
         self.enabled = enabled
         self.stall = stall
+        self.grace = grace
         self.loop: asyncio.AbstractEventLoop | None = None
         self.latest: dict[str, TableSnapshot] = {}
         self.writing: asyncio.Task[None] | None = None
         self.written = 0
+        self.landed = 0
+        """Writes that changed the row (the acting replica had not written it yet)."""
 
     def workflow_interceptor_class(
         self, input: WorkflowInterceptorClassInput
@@ -81,6 +95,13 @@ class ActWriter(Interceptor):
             self.writing = asyncio.get_running_loop().create_task(self._drain())
 
     async def _drain(self) -> None:
+        # The acting replica writes the same snapshot before it answers, and wakes the next
+        # player: give it that long, so this write finds the row written and wakes nobody
+        # (issue 30: written first, it woke every replica's re-read while the Update's
+        # completion was still on its way, on the same cores). Snapshots that come meanwhile
+        # coalesce, newest per table.
+        if self.grace:
+            await asyncio.sleep(self.grace)
         while self.latest:
             key, state = next(iter(self.latest.items()))
             del self.latest[key]
@@ -88,8 +109,9 @@ class ActWriter(Interceptor):
                 log.warning(FAULT_HELD, key, state.view.version, self.stall)
                 await asyncio.sleep(self.stall)
             try:
-                await write_act_answer(self.db, state)
+                stored = await write_act_answer(self.db, state, rewrite=False)
                 self.written += 1
+                self.landed += stored is not None and stored.wrote
             except Exception:  # the API's write, or the next durable publication, covers it
                 log.warning("could not write act answer %s v%s", key, state.view.version)
 

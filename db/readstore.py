@@ -146,7 +146,8 @@ WITH written AS (
             THEN r.private ELSE '{}'::jsonb END,
         updated_at = excluded.updated_at
     WHERE r.version < excluded.version
-        OR (r.version = excluded.version AND r.public IS DISTINCT FROM excluded.public)
+        OR ($9::boolean AND r.version = excluded.version
+            AND r.public IS DISTINCT FROM excluded.public)
     RETURNING r.version, r.private, r.updated_at
 )
 SELECT version, private, updated_at, true AS wrote, pg_notify($7, $8)::text FROM written
@@ -167,7 +168,14 @@ class StoredAnswer:
 
 
 async def write_public_now(
-    db: Database, *, key: str, kind: str, version: int, public: str, hand_runs: bool
+    db: Database,
+    *,
+    key: str,
+    kind: str,
+    version: int,
+    public: str,
+    hand_runs: bool,
+    rewrite: bool = True,
 ) -> StoredAnswer | None:
     """An act's answer written to the store (docs/read-model.md, "Act answers"), by the API
     replica that made the Update and by the worker that ran it: the public part (JSON),
@@ -179,7 +187,10 @@ async def write_public_now(
     It carries no private part: a seat's hole cards do not change while a hand runs, and the
     hand's first decision published them sealed by local activity (``publish_table``), so the
     row keeps them while ``hand_runs`` and the stored row is of the same hand; otherwise
-    (the hand is over, or the row is of another hand) there is none to keep."""
+    (the hand is over, or the row is of another hand) there is none to keep.
+
+    ``rewrite=False`` (the worker's write, made after its grace): a row of the same version
+    is left as it is, so a lost task's late write never replaces what its retry wrote."""
     async with db.engine.connect() as conn:
         raw = await conn.get_raw_connection()
         driver: Any = raw.driver_connection
@@ -193,6 +204,7 @@ async def write_public_now(
             hand_runs,
             CHANNEL,
             f"{key} {version}",
+            rewrite,
         )
     if row is None:
         return None
@@ -205,7 +217,9 @@ async def write_public_now(
     )
 
 
-async def write_act_answer(db: Database, state: TableSnapshot) -> StoredAnswer | None:
+async def write_act_answer(
+    db: Database, state: TableSnapshot, *, rewrite: bool = True
+) -> StoredAnswer | None:
     """``write_public_now`` for the snapshot an act's answer carries
     (``TableActResult.state``), by both its writers. Its view is encoded once
     (``model_dump_json``, not a dict and then JSON). What it returns lets the API serve the
@@ -222,4 +236,5 @@ async def write_act_answer(db: Database, state: TableSnapshot) -> StoredAnswer |
         version=view.version,
         public=f'{{"view":{view.model_dump_json()},"legal":{json.dumps(state.legal)}}}',
         hand_runs=view.hand is not None and not view.hand.get("over", False),
+        rewrite=rewrite,
     )

@@ -237,6 +237,51 @@ async def test_either_writer_alone_tells_the_next_player_their_turn(
         assert (await state(other))["turn"] == mine["turn"] + 1  # applied once
 
 
+async def test_the_acting_replica_writes_first_and_the_worker_wakes_nobody(
+    client: Client, db: Database, task_queue: str, settings: Settings
+) -> None:
+    """Both writers up: the acting replica's write is the one that lands and notifies; the
+    worker's, made after its grace (``WORKER_WRITE_GRACE``), finds the row written and wakes
+    nobody. (It used to write first, while the Update's completion was on its way, and its
+    notification woke every replica's re-read on the same cores: issue 30.)"""
+    from worker import build_worker
+
+    tid = f"aa-{uuid.uuid4().hex[:8]}"
+    users = [f"{tid}-0", f"{tid}-1"]
+    worker = build_worker(client, db, task_queue)
+    writer = next(i for i in worker.config()["interceptors"] if isinstance(i, ActWriter))
+    async with worker, serve_api(settings) as url, httpx.AsyncClient(base_url=url) as http:
+        await start_paid_tournament(client, db, task_queue, tid, SETTINGS, hand_pause_ms=0)
+
+        async def actor() -> tuple[str, dict[str, Any]] | None:
+            for u in users:
+                r = await http.get(
+                    f"/tournaments/{tid}/game-state", headers=player(settings, u), timeout=30
+                )
+                assert r.status_code == 200, r.text
+                if r.json().get("hand") and r.json().get("legalActions"):
+                    return u, r.json()
+            return None
+
+        mover, mine = await eventually(actor, limit=30)
+        legal = mine["legalActions"]
+        body = {
+            "handNumber": mine["handNumber"],
+            "turn": mine["turn"],
+            "action": "check" if "check" in legal["actions"] else "call",
+        }
+        r = await http.post(
+            f"/tournaments/{tid}/act", headers=player(settings, mover), json=body, timeout=30
+        )
+        assert r.status_code == 200, r.text
+
+        async def worker_wrote() -> bool | None:
+            return True if writer.written >= 1 else None
+
+        await eventually(worker_wrote)
+        assert writer.landed == 0  # the API's write was there first
+
+
 async def test_the_second_writer_of_an_answer_writes_nothing_and_wakes_nobody(
     db: Database,
 ) -> None:
@@ -272,6 +317,16 @@ async def test_the_second_writer_of_an_answer_writes_nothing_and_wakes_nobody(
             (5, False, {"a": "sealed"}),
         ]
         assert stored[0] and stored[1] and stored[0].updated_at == stored[1].updated_at
+        late = await write_public_now(  # the worker's, after its grace: never a rewrite
+            db,
+            key=key,
+            kind="table",
+            version=5,
+            public=json.dumps(public(1, 7)),
+            hand_runs=True,
+            rewrite=False,
+        )
+        assert late is not None and (late.version, late.wrote) == (5, False)
         older = await write_public_now(
             db, key=key, kind="table", version=3, public=json.dumps(public(1, 9)), hand_runs=True
         )
