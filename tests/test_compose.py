@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from pathlib import Path
 from typing import Any
@@ -27,11 +28,23 @@ def env_of(service: dict[str, Any]) -> dict[str, str]:
 
 def test_every_process_of_the_design_is_a_service(compose: dict[str, Any]) -> None:
     services = compose["services"]
-    assert {"postgresql", "temporal", "temporal-ui", "api", "worker", "migrate", "anvil"} <= set(
-        services
-    )
+    assert {
+        "postgresql",
+        "temporal",
+        "temporal-ui",
+        "api",
+        "worker",
+        "migrate",
+        "anvil",
+        "proxy",
+    } <= set(services)
     assert services["temporal"]["environment"]["DB"].startswith("postgres")
-    assert services["api"]["ports"] == ["8000:8000"]
+    # Two API replicas behind the proxy, which alone takes the port (issue 31, "Beyond one
+    # machine"; tests/integration/test_proxy.py runs deploy/nginx.conf in front of two APIs).
+    assert services["proxy"]["ports"] == ["8000:8000"]
+    assert "ports" not in services["api"] and services["api"]["expose"] == ["8000"]
+    assert services["api"]["deploy"]["replicas"] >= 2
+    assert services["worker"]["deploy"]["replicas"] >= 2
     assert services["temporal-ui"]["ports"] == ["127.0.0.1:8233:8080"]
     assert services["temporal"]["ports"] == ["127.0.0.1:7233:7233"]
     # The worker scales with --scale worker=N: no fixed name, no host port.
@@ -39,7 +52,7 @@ def test_every_process_of_the_design_is_a_service(compose: dict[str, Any]) -> No
 
 
 def test_long_running_services_have_healthchecks(compose: dict[str, Any]) -> None:
-    for name in ("postgresql", "temporal", "api", "worker", "anvil"):
+    for name in ("postgresql", "temporal", "api", "worker", "anvil", "proxy"):
         assert "test" in compose["services"][name]["healthcheck"], name
 
 
@@ -111,13 +124,28 @@ def test_optional_profiles(compose: dict[str, Any]) -> None:
     assert compose["services"]["otel-collector"]["profiles"] == ["telemetry"]
 
 
-def test_only_the_api_is_published_beyond_loopback(compose: dict[str, Any]) -> None:
+def test_only_the_proxy_is_published_beyond_loopback(compose: dict[str, Any]) -> None:
     """Security review C2: Temporal's frontend and UI (and the dev chain, the collector) are
     reachable from this host only; the UI cannot terminate, reset or signal."""
     for name, service in compose["services"].items():
         for port in service.get("ports", []):
-            if name == "api":
+            if name == "proxy":
                 continue
             assert str(port).startswith("127.0.0.1:"), (name, port)
     ui = env_of(compose["services"]["temporal-ui"])
     assert ui["TEMPORAL_DISABLE_WRITE_ACTIONS"] == "true"
+
+
+def test_the_api_trusts_forwarded_addresses_from_the_proxy_alone(compose: dict[str, Any]) -> None:
+    """The rate limits and stream caps count X-Forwarded-For only from the proxy's fixed
+    address, on a subnet the file fixes; the proxy replaces the header (never appends)."""
+    services = compose["services"]
+    proxy_ip = services["proxy"]["networks"]["default"]["ipv4_address"]
+    [subnet] = [c["subnet"] for c in compose["networks"]["default"]["ipam"]["config"]]
+    assert ipaddress.ip_address(proxy_ip) in ipaddress.ip_network(subnet)
+    trusted = env_of(services["api"])["SNG_FORWARDED_ALLOW_IPS"]
+    assert trusted == f"${{SNG_FORWARDED_ALLOW_IPS:-{proxy_ip}}}"
+    assert services["proxy"]["volumes"] == ["./deploy/nginx.conf:/etc/nginx/nginx.conf:ro"]
+    conf = (ROOT / "deploy" / "nginx.conf").read_text()
+    assert "proxy_set_header X-Forwarded-For $remote_addr;" in conf
+    assert "proxy_add_x_forwarded_for" not in conf
