@@ -47,7 +47,8 @@ PATCHES: dict[str, set[str]] = {
         "lifecycle-live-v1",
         "standings-checked-v1",
     },
-    "table": _HAND_LOOP | {"stop-at-waits-v1", "act-answers-v1"},  # a room asks neither
+    # A room asks none of these three (it always delivered its answers: ``deliver-v1``).
+    "table": _HAND_LOOP | {"stop-at-waits-v1", "act-answers-v1", "deliver-v1"},
     "room": _HAND_LOOP,
 }
 

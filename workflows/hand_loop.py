@@ -139,6 +139,14 @@ Decided once at each run's start (``HandLoop.legal_once``): a run recorded befor
 acts its validator of the time let through and the loop refused."""
 
 
+DELIVER_PATCH = "deliver-v1"
+"""The loop waits until a served request's handler took its answer before it goes on
+(``Inbox.deliver``: the Update's completion is written before the loop's next command however
+the inputs were batched, docs/durability.md rule 1), at a tournament's table as at a room.
+Before it a tournament's table answered its sit-ins and went on (``Inbox.answer``). Asked once
+at a tournament table's run start (``HandLoop.deliver``); a room always delivered."""
+
+
 def _sealed_for(draw: DeckDraw, table_hand: str) -> DeckDraw:
     """The draw, once it is known to come from a worker holding the deck key (``DECK_KEY_PATCH``):
     sealed, for this table and hand. Anything else fails the workflow task (retried, visible in
@@ -200,14 +208,6 @@ class Venue(Protocol):
         """Answer a venue's own request (anything but a sit-in) from the inbox."""
         ...
 
-    @property
-    def answers_wait_for_handlers(self) -> bool:
-        """Whether the loop waits for each handler to take its answer before it goes on
-        (``Inbox.deliver``: the Update's completion is then written before the loop's next
-        command however the inputs were batched). Rooms do; a tournament's table does not,
-        so its histories replay (its only request is a sit-in)."""
-        ...
-
 
 class HandLoop:
     """One table's hands, actions and publications (state that must survive a
@@ -239,6 +239,9 @@ class HandLoop:
         self.local_draw = False
         # ``LEGAL_ONCE_PATCH``: likewise.
         self.legal_once = False
+        # ``DELIVER_PATCH``: a room always waits for the handler; a tournament's table's run
+        # sets it at its start (runs from before the patch answer and go on).
+        self.deliver = True
         # Actions waiting for the hand loop (the act handler only records them), and the
         # answers the loop gave, by intent number.
         self.intents: list[tuple[int, ActInput]] = []
@@ -539,7 +542,7 @@ class HandLoop:
                 answer = await self.venue.serve_request(request)
         except ApplicationError as err:
             answer = err
-        if self.venue.answers_wait_for_handlers:
+        if self.deliver:
             await self.inbox.deliver(number, answer)
         else:
             self.inbox.answer(number, answer)

@@ -501,8 +501,6 @@ class RoomWorkflow(PlayerHandlers):
     def decision_seconds(self) -> int:
         return self._room().decision_timeout
 
-    answers_wait_for_handlers = True  # docs/durability.md, rule 1
-
     def details(self) -> str:
         return f"room {self._room().status}, {len(self.st.seats)} seated"
 

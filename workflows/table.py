@@ -34,6 +34,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows import effects
     from workflows.hand_loop import (
         ACT_ANSWER_PATCH,
+        DELIVER_PATCH,
         GRACE_PATCH,
         HANDS_PER_RUN,
         LEGAL_ONCE_PATCH,
@@ -76,6 +77,8 @@ class TableWorkflow(PlayerHandlers):
         table.decide_local_draw()
         # An act's legality checked once, by its validator (``HandLoop._verified_here``).
         table.legal_once = workflow.patched(LEGAL_ONCE_PATCH)
+        # A served sit-in's answer is taken before the loop goes on, as at a room: likewise.
+        table.deliver = workflow.patched(DELIVER_PATCH)
         while (at_waits or not st.stop_requested) and len(table.live_seats()) >= 2:
             aborted = await table.play_hand()
             played_this_run += 1
@@ -193,8 +196,6 @@ class TableWorkflow(PlayerHandlers):
         if left > 0 and status.dropped_ago is not None:
             seat.disconnected_at = self.table.now_ms() - int(status.dropped_ago * 1000)
         return left
-
-    answers_wait_for_handlers = False  # as before the rule (docs/durability.md)
 
     async def serve_request(self, request: object) -> object:
         raise AssertionError(f"a tournament's table takes no {type(request).__name__}")
