@@ -81,15 +81,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.alarm import Alarm
     from workflows.budget import BUDGET_RETRY_SECONDS
     from workflows.errors import checked
-    from workflows.hand_loop import (
-        GRACE_PATCH,
-        HANDS_PER_RUN,
-        LEGAL_ONCE_PATCH,
-        TIMEOUT_FOLD_PATCH,
-        HandLoop,
-        PlayerHandlers,
-    )
-    from workflows.inbox import wait_or_serve
+    from workflows.hand_loop import HANDS_PER_RUN, HandLoop, PlayerHandlers
 
 __all__ = ["HANDS_PER_RUN", "RoomWorkflow"]
 
@@ -113,22 +105,15 @@ class RoomWorkflow(PlayerHandlers):
 
     @property
     def st(self) -> TableState:
-        return self.table.st
+        return self.table.state
 
     # -- the room's life ---------------------------------------------------------------------
     @workflow.run
     async def run(self, st: TableState) -> TableResult:
         room = self._room()
         played_this_run = 0
-        # The timeout rules of seed 004 (docs/rooms.md): decided once, for the whole run.
-        self.table.fold_second_timeout = workflow.patched(TIMEOUT_FOLD_PATCH)
-        # The disconnect grace from the stream's drop (docs/rooms.md): likewise.
-        self.table.stream_grace = workflow.patched(GRACE_PATCH)
-        # Each hand's deck by local activity, stamped with workflow.now() (docs/fairness.md):
-        # likewise, with the patches the hand loop asks after a draw (``decide_local_draw``).
-        self.table.decide_local_draw()
-        # An act's legality checked once, by its validator (``HandLoop._verified_here``).
-        self.table.legal_once = workflow.patched(LEGAL_ONCE_PATCH)
+        # The run's patches, asked once at its start (``HandLoop.begin_run``).
+        self.table.begin_run(tournament=False)
         await self._save_room()
         while not room.close_requested:
             if played_this_run >= HANDS_PER_RUN or self.table.run_budget_spent(
@@ -168,10 +153,8 @@ class RoomWorkflow(PlayerHandlers):
             alarm = await Alarm.until(room.idle_since_ms + IDLE_CLOSE_SECONDS * 1000, "idle close")
         try:
             await self.table.flush()
-            await wait_or_serve(
-                lambda: room.close_requested or (alarm is not None and alarm.fired),
-                self.table.inbox,
-                self.table.serve,
+            await self.table.wait_or_serve(
+                lambda: room.close_requested or (alarm is not None and alarm.fired)
             )
         finally:
             if alarm is not None:
@@ -200,8 +183,7 @@ class RoomWorkflow(PlayerHandlers):
             returned[seat.seat] = await self._remove(seat, "room_closed")
             self.closed_out[seat.player_id] = seat.stack
         room.status = RoomStatus.CLOSED.value
-        self.table.finished = True
-        self.table.bump()
+        self.table.finish()
         self._queue(RoomStatusChanged(status=room.status, reason=room.close_reason))
         await self.table.flush()
         await self._save_room(closed=True)
@@ -218,7 +200,7 @@ class RoomWorkflow(PlayerHandlers):
         if room.status == status.value:
             return
         room.status = status.value
-        self.table.bump()
+        self.table.changed()
         self._queue(RoomStatusChanged(status=room.status))
         await self.table.flush()
         await self._save_room()
@@ -226,8 +208,7 @@ class RoomWorkflow(PlayerHandlers):
     # -- updates (each waits for the loop to serve it: workflows/inbox.py) ---------------------
     @workflow.update
     async def join(self, inp: JoinInput) -> JoinResult:
-        self.table.updates_this_run += 1
-        result: JoinResult = await self.table.inbox.ask(inp)
+        result: JoinResult = await self.table.ask(inp)
         return result
 
     @join.validator
@@ -251,8 +232,7 @@ class RoomWorkflow(PlayerHandlers):
 
     @workflow.update
     async def leave(self, inp: LeaveInput) -> RoomLeaveResult:
-        self.table.updates_this_run += 1
-        result: RoomLeaveResult = await self.table.inbox.ask(inp)
+        result: RoomLeaveResult = await self.table.ask(inp)
         return result
 
     @leave.validator
@@ -264,8 +244,7 @@ class RoomWorkflow(PlayerHandlers):
 
     @workflow.update
     async def close(self, inp: CloseRoomInput) -> CloseRoomResult:
-        self.table.updates_this_run += 1
-        result: CloseRoomResult = await self.table.inbox.ask(inp)
+        result: CloseRoomResult = await self.table.ask(inp)
         return result
 
     @close.validator
@@ -298,7 +277,7 @@ class RoomWorkflow(PlayerHandlers):
             pending=True,
         )
         self.st.seats = sorted([*self.st.seats, seat], key=lambda s: s.seat)
-        self.table.bump()
+        self.table.changed()
         move = RoomMove(
             key=room_join_key(room.room_id, inp.player_id, seat.session),
             room_id=room.room_id,
@@ -312,12 +291,12 @@ class RoomWorkflow(PlayerHandlers):
             self.st.seats = [s for s in self.st.seats if s is not seat]
             if not self.st.seats:
                 room.idle_since_ms = self.table.now_ms()
-            self.table.bump()
+            self.table.changed()
             if isinstance(err.cause, ApplicationError) and err.cause.type:
                 raise passed_on(err.cause) from None
             raise
         seat.stack, seat.pending = room.entry, False
-        self.table.bump()
+        self.table.changed()
         self._queue(PlayerJoin(seat=seat.seat, player=seat.player_id, stack=seat.stack))
         await self.table.flush()
         await self._save_room()
@@ -409,7 +388,7 @@ class RoomWorkflow(PlayerHandlers):
             # Mid-hand: they check or fold from now on and go when the hand ends.
             if not seat.leaving:
                 seat.leaving = True
-                self.table.bump()
+                self.table.changed()
                 await self._save_room()  # the record shows "leaving" until the hand ends
             return RoomLeaveResult(returned=None, pending=True)
         returned = await self._remove(seat, "left")
@@ -439,7 +418,7 @@ class RoomWorkflow(PlayerHandlers):
             return CloseRoomResult(status=RoomStatus.CLOSED.value)
         if not room.close_requested:
             room.close_requested, room.close_reason = True, inp.reason
-            self.table.bump()
+            self.table.changed()
         return CloseRoomResult(status="closing")
 
     # -- internals -----------------------------------------------------------------------------
@@ -453,7 +432,7 @@ class RoomWorkflow(PlayerHandlers):
             room.idle_since_ms = self.table.now_ms()
         if reason == "left":
             self._note_departure(seat.owner_user_id or seat.player_id)
-        self.table.bump()
+        self.table.changed()
         if seat.stack:
             await effects.room_cash_out(
                 RoomMove(
@@ -503,6 +482,9 @@ class RoomWorkflow(PlayerHandlers):
 
     def details(self) -> str:
         return f"room {self._room().status}, {len(self.st.seats)} seated"
+
+    def stop_requested(self) -> bool:
+        return False  # a room is closed, never stopped
 
     def dealt_seats(self) -> list[int]:
         """Seats the next hand deals in: chips, entry settled, not leaving or sitting out."""
@@ -627,7 +609,7 @@ class RoomWorkflow(PlayerHandlers):
         if key is None:
             room.stream_seq += 1
             key = f"e{room.stream_seq}"
-        self.table.events.append(
+        self.table.queue(
             EventInput(
                 tournament_id=room.room_id,
                 type=event.TYPE,

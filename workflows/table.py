@@ -32,17 +32,7 @@ with workflow.unsafe.imports_passed_through():
         report_mac,
     )
     from workflows import effects
-    from workflows.hand_loop import (
-        ACT_ANSWER_PATCH,
-        DELIVER_PATCH,
-        GRACE_PATCH,
-        HANDS_PER_RUN,
-        LEGAL_ONCE_PATCH,
-        STOP_PATCH,
-        TIMEOUT_FOLD_PATCH,
-        HandLoop,
-        PlayerHandlers,
-    )
+    from workflows.hand_loop import HANDS_PER_RUN, HandLoop, PlayerHandlers
 
 __all__ = ["HANDS_PER_RUN", "TableWorkflow"]
 
@@ -59,26 +49,14 @@ class TableWorkflow(PlayerHandlers):
     @workflow.run
     async def run(self, st: TableState) -> TableResult:
         table = self.table
-        st = table.st
+        st = table.state
         played_this_run = 0
         aborted: int | None = None
-        # A stop is read where the table waits with nothing else to take (docs/durability.md,
-        # rule 9); runs from before the patch read it at each hand boundary, as they did.
-        at_waits = table.stop_at_waits = workflow.patched(STOP_PATCH)
-        # The timeout rules of seed 004 (docs/rooms.md): decided once, for the whole run.
-        table.fold_second_timeout = workflow.patched(TIMEOUT_FOLD_PATCH)
-        # The disconnect grace from the stream's drop (docs/rooms.md): likewise.
-        table.stream_grace = workflow.patched(GRACE_PATCH)
-        # An act's answer carries the table's new public snapshot, written to the read store
-        # by the API and the worker, not by local activity (docs/read-model.md): likewise.
-        table.act_answers = workflow.patched(ACT_ANSWER_PATCH)
-        # Each hand's deck by local activity, stamped with workflow.now() (docs/fairness.md):
-        # likewise, with the patches the hand loop asks after a draw (``decide_local_draw``).
-        table.decide_local_draw()
-        # An act's legality checked once, by its validator (``HandLoop._verified_here``).
-        table.legal_once = workflow.patched(LEGAL_ONCE_PATCH)
-        # A served sit-in's answer is taken before the loop goes on, as at a room: likewise.
-        table.deliver = workflow.patched(DELIVER_PATCH)
+        # The run's patches, asked once at its start (``HandLoop.begin_run``): a stop is read
+        # where the table waits with nothing else to take (docs/durability.md, rule 9); runs
+        # from before the patch read it at each hand boundary, as they did.
+        table.begin_run(tournament=True)
+        at_waits = table.stop_at_waits
         while (at_waits or not st.stop_requested) and len(table.live_seats()) >= 2:
             aborted = await table.play_hand()
             played_this_run += 1
@@ -95,8 +73,7 @@ class TableWorkflow(PlayerHandlers):
                 await table.serve_until_handlers_finished()
                 workflow.continue_as_new(st)
         table.answer_stale_intents()
-        table.finished = True
-        st.version += 1
+        table.finish()
         await table.flush()
         result = TableResult(
             table_id=st.table_id,
@@ -125,7 +102,7 @@ class TableWorkflow(PlayerHandlers):
         A table that signs its reports (``reports-v2``) takes a stop only with the tournament's
         signature; an unsigned one (no payload: nothing for the codec to refuse) is ignored.
         """
-        st = self.table.st
+        st = self.table.state
         if st.report_mac:
             expected = report_mac(
                 st.report_secret, STOP, st.table_id, 0, order or StopOrder(table_id="")
@@ -141,7 +118,7 @@ class TableWorkflow(PlayerHandlers):
 
     # -- the venue (workflows/hand_loop.py asks these) -----------------------------------
     def blinds_at(self, drawn_at_ms: int) -> tuple[int, Blinds]:
-        level = level_at(self.settings, self.table.st.play_start_ms, drawn_at_ms)
+        level = level_at(self.settings, self.table.state.play_start_ms, drawn_at_ms)
         return level, resolve_blinds(self.settings, level)
 
     def decision_seconds(self) -> int:
@@ -154,6 +131,9 @@ class TableWorkflow(PlayerHandlers):
     def details(self) -> str:
         return f"level {self.table.level}"
 
+    def stop_requested(self) -> bool:
+        return self.table.state.stop_requested
+
     async def hand_started(self, hand: Hand) -> None:
         pass
 
@@ -162,7 +142,7 @@ class TableWorkflow(PlayerHandlers):
 
     async def hand_finished(self, hand: Hand, record: dict[str, Any]) -> None:
         """Report the hand to the tournament (its order of inputs reads ``ended_at_ms``)."""
-        st = self.table.st
+        st = self.table.state
         if not st.parent_workflow_id:
             return
         report = HandReport(
@@ -190,7 +170,7 @@ class TableWorkflow(PlayerHandlers):
         if not self.table.stream_grace:
             return 0
         status = await effects.stream_status(
-            StreamQuery(table_id=self.table.st.table_id, player_id=seat.player_id)
+            StreamQuery(table_id=self.table.state.table_id, player_id=seat.player_id)
         )
         left = disconnect_grace_left(self.settings.disconnect_grace, status.dropped_ago)
         if left > 0 and status.dropped_ago is not None:
