@@ -27,10 +27,10 @@ with workflow.unsafe.imports_passed_through():
     from wire.game_state import HandRecord
     from wire.table_messages import (
         DeckDraw,
+        HandLoopState,
         PendingDeck,
         SeedInput,
         SeedResult,
-        TableState,
     )
     from workflows import effects
     from workflows.errors import refusal
@@ -88,7 +88,7 @@ class Dealer:
     """One table's decks: drawn, committed, dealt and revealed (the pending deck and the
     record chain's head are carried in ``state``; the running hand's deck in memory only)."""
 
-    def __init__(self, state: TableState, stop_requested: Callable[[], bool]) -> None:
+    def __init__(self, state: HandLoopState, stop_requested: Callable[[], bool]) -> None:
         """``stop_requested``: whether the table was told to stop (a tournament's force-end)."""
         self.state = state
         self.stop_requested = stop_requested

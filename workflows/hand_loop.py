@@ -42,12 +42,12 @@ with workflow.unsafe.imports_passed_through():
     from wire.table_messages import (
         ActInput,
         ActResult,
+        HandLoopState,
         SeedInput,
         SeedResult,
         SitInInput,
         TableActResult,
         TableSeat,
-        TableState,
         TableView,
         seat_view,
     )
@@ -144,7 +144,7 @@ class HandLoop:
     """One table's hands, actions and requests (state that must survive a continue-as-new
     lives in ``state``, the carried model). Its dealer deals, its publisher shows."""
 
-    def __init__(self, state: TableState, venue: Venue, blinds: Blinds) -> None:
+    def __init__(self, state: HandLoopState, venue: Venue, blinds: Blinds) -> None:
         """``blinds``: what the table shows before its first hand (level 0's)."""
         self.state = state
         self.venue = venue

@@ -20,11 +20,11 @@ with workflow.unsafe.imports_passed_through():
     from domain.holdem import Hand, actor_legal, private_parts, public_view
     from wire.messages import EventInput
     from wire.table_messages import (
+        HandLoopState,
         NextDeck,
         TableActResult,
         TablePublication,
         TableSnapshot,
-        TableState,
         TableView,
         seat_view,
     )
@@ -47,7 +47,7 @@ served requests still publish durably. Decided once at each run's start
 class Shown(Protocol):
     """What the publisher reads from the hand loop."""
 
-    state: TableState
+    state: HandLoopState
     hand: Hand | None
     level: int
     blinds: Blinds
@@ -129,8 +129,7 @@ class Publisher:
             chain_head=state.chain_head,
             finished=self.finished,
             version=state.version,
-            # Who left the room lately is the join cooldown's, not the table's to show.
-            room=state.room.model_copy(update={"departures": {}}) if state.room else None,
+            room=state.room_shown(),
             deadline_ms=table.deadline_ms,
         )
 

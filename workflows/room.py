@@ -70,12 +70,11 @@ with workflow.unsafe.imports_passed_through():
         RoomLeaveResult,
         RoomMove,
         RoomRow,
-        RoomSpec,
+        RoomState,
         SeenQuery,
         StreamQuery,
         TableResult,
         TableSeat,
-        TableState,
     )
     from workflows import effects
     from workflows.alarm import Alarm
@@ -91,26 +90,17 @@ class RoomWorkflow(PlayerHandlers):
     """A cash room: the hand loop, with the room as its venue."""
 
     @workflow.init
-    def __init__(self, st: TableState) -> None:
-        if st.room is None:
-            raise ApplicationError(
-                "a room starts with its RoomSpec (a tournament's table is TableWorkflow)",
-                type=ErrorCode.INVALID_STATE.value,
-                non_retryable=True,
-            )
+    def __init__(self, st: RoomState) -> None:
+        self.state = st
         self.table = HandLoop(st, self, Blinds(st.room.small_blind, st.room.big_blind, 0))
         self.cursor = StreamCursor()
         # Who the close sent home, with what (a leave that was waiting gets that answer).
         self.closed_out: dict[str, int] = {}
 
-    @property
-    def st(self) -> TableState:
-        return self.table.state
-
     # -- the room's life ---------------------------------------------------------------------
     @workflow.run
-    async def run(self, st: TableState) -> TableResult:
-        room = self._room()
+    async def run(self, st: RoomState) -> TableResult:
+        room = self.state.room
         played_this_run = 0
         # The run's patches, asked once at its start (``HandLoop.begin_run``).
         self.table.begin_run(tournament=False)
@@ -121,9 +111,9 @@ class RoomWorkflow(PlayerHandlers):
             ):
                 await self.table.flush()
                 await self.table.serve_until_handlers_finished()
-                workflow.continue_as_new(self.st)
+                workflow.continue_as_new(self.state)
             status = status_for(
-                able=len(self.dealt_seats()), hands_played=self.st.hand_no, closed=False
+                able=len(self.dealt_seats()), hands_played=self.state.hand_no, closed=False
             )
             await self._set_status(status)
             if status is not RoomStatus.PLAYING:
@@ -135,7 +125,7 @@ class RoomWorkflow(PlayerHandlers):
             await self._after_hand()
             if room.close_requested:
                 break
-            if self.st.hand_pause_ms:
+            if self.state.hand_pause_ms:
                 await self.table.pause_between_hands()
         return await self._close()
 
@@ -147,9 +137,9 @@ class RoomWorkflow(PlayerHandlers):
         the room (never a comparison with ``workflow.now()``). A join found with the firing
         is served first (workflows/inbox.py), so it keeps the room open.
         """
-        room = self._room()
+        room = self.state.room
         alarm = None
-        if not self.st.seats:
+        if not self.state.seats:
             alarm = await Alarm.until(room.idle_since_ms + IDLE_CLOSE_SECONDS * 1000, "idle close")
         try:
             await self.table.flush()
@@ -159,14 +149,14 @@ class RoomWorkflow(PlayerHandlers):
         finally:
             if alarm is not None:
                 alarm.cancel()
-        if alarm is not None and alarm.fired and not self.st.seats and not room.close_requested:
+        if alarm is not None and alarm.fired and not self.state.seats and not room.close_requested:
             room.close_requested, room.close_reason = True, "idle"
             return False
         return True
 
     async def _after_hand(self) -> None:
         """Players who asked to leave, went broke or sat out three hands go, with their stacks."""
-        for seat in list(self.st.seats):
+        for seat in list(self.state.seats):
             if seat.pending:
                 continue
             if seat.leaving:
@@ -177,9 +167,9 @@ class RoomWorkflow(PlayerHandlers):
                 await self._remove(seat, "sat_out")
 
     async def _close(self) -> TableResult:
-        room = self._room()
+        room = self.state.room
         returned: dict[int, int] = {}
-        for seat in list(self.st.seats):
+        for seat in list(self.state.seats):
             returned[seat.seat] = await self._remove(seat, "room_closed")
             self.closed_out[seat.player_id] = seat.stack
         room.status = RoomStatus.CLOSED.value
@@ -189,14 +179,14 @@ class RoomWorkflow(PlayerHandlers):
         await self._save_room(closed=True)
         await self.table.serve_until_handlers_finished()
         return TableResult(
-            table_id=self.st.table_id,
-            hands_played=self.st.hand_no,
+            table_id=self.state.table_id,
+            hands_played=self.state.hand_no,
             stacks=returned,
-            auto_folds=self.st.auto_folds,
+            auto_folds=self.state.auto_folds,
         )
 
     async def _set_status(self, status: RoomStatus) -> None:
-        room = self._room()
+        room = self.state.room
         if room.status == status.value:
             return
         room.status = status.value
@@ -213,7 +203,7 @@ class RoomWorkflow(PlayerHandlers):
 
     @join.validator
     def _validate_join(self, inp: JoinInput) -> None:
-        current = next((s for s in self.st.seats if s.player_id == inp.player_id), None)
+        current = next((s for s in self.state.seats if s.player_id == inp.player_id), None)
         if current is not None:
             if current.pending:
                 # A retry while the entry is reserved: the loop answers with the seat. It is
@@ -247,10 +237,6 @@ class RoomWorkflow(PlayerHandlers):
         result: CloseRoomResult = await self.table.ask(inp)
         return result
 
-    @close.validator
-    def _validate_close(self, inp: CloseRoomInput) -> None:
-        checked(lambda _: self._room_or_refuse(), inp)
-
     async def serve_request(self, request: object) -> object:
         """The loop's side of a room's Updates (called only where the loop waits anyway)."""
         if isinstance(request, JoinInput):
@@ -262,8 +248,8 @@ class RoomWorkflow(PlayerHandlers):
         raise AssertionError(f"no such request: {request!r}")
 
     async def _take_join(self, inp: JoinInput) -> JoinResult:
-        room = self._room()
-        current = next((s for s in self.st.seats if s.player_id == inp.player_id), None)
+        room = self.state.room
+        current = next((s for s in self.state.seats if s.player_id == inp.player_id), None)
         if current is not None:  # a retried join: the same seat, nothing reserved again
             return JoinResult(seat=current.seat, stack=current.stack, already_seated=True)
         checked(self._verify_join, inp)
@@ -276,7 +262,7 @@ class RoomWorkflow(PlayerHandlers):
             session=room.joins,
             pending=True,
         )
-        self.st.seats = sorted([*self.st.seats, seat], key=lambda s: s.seat)
+        self.state.seats = sorted([*self.state.seats, seat], key=lambda s: s.seat)
         self.table.changed()
         move = RoomMove(
             key=room_join_key(room.room_id, inp.player_id, seat.session),
@@ -288,8 +274,8 @@ class RoomWorkflow(PlayerHandlers):
         try:
             await effects.room_buy_in(move)
         except ActivityError as err:
-            self.st.seats = [s for s in self.st.seats if s is not seat]
-            if not self.st.seats:
+            self.state.seats = [s for s in self.state.seats if s is not seat]
+            if not self.state.seats:
                 room.idle_since_ms = self.table.now_ms()
             self.table.changed()
             if isinstance(err.cause, ApplicationError) and err.cause.type:
@@ -303,26 +289,26 @@ class RoomWorkflow(PlayerHandlers):
         return JoinResult(seat=seat.seat, stack=seat.stack)
 
     def _verify_join(self, inp: JoinInput) -> None:
-        room = self._room_or_refuse()
+        room = self.state.room
         if room.close_requested or self.table.finished:
             raise DomainError(ErrorCode.ROOM_CLOSED, "the room is closed")
         if inp.seat is not None:
-            if not 0 <= inp.seat < self.st.seat_count:
+            if not 0 <= inp.seat < self.state.seat_count:
                 raise DomainError(
                     ErrorCode.VALIDATION_ERROR,
-                    f"seat must be 1–{self.st.seat_count}",
+                    f"seat must be 1–{self.state.seat_count}",
                     field="seat",
                 )
-            if any(s.seat == inp.seat for s in self.st.seats):
+            if any(s.seat == inp.seat for s in self.state.seats):
                 raise DomainError(
                     ErrorCode.SEAT_TAKEN, f"seat {inp.seat + 1} is taken", field="seat"
                 )
-        if len(self.st.seats) >= self.st.seat_count:
+        if len(self.state.seats) >= self.state.seat_count:
             raise DomainError(ErrorCode.ROOM_FULL, "every seat is taken")
         holder = next(
             (
                 s
-                for s in self.st.seats
+                for s in self.state.seats
                 if (s.owner_user_id or s.player_id) == inp.owner_user_id
                 and s.player_id != inp.player_id
             ),
@@ -341,7 +327,7 @@ class RoomWorkflow(PlayerHandlers):
         (security review N2). Validators never replay, so these read the clock and the run's
         count freely, and a room started before audiences (``open``) seats everyone as it did;
         the loop's re-check (``_verify_join``) is unchanged."""
-        room = self._room()
+        room = self.state.room
         verify_seat_allowed(room.kind, is_agent=inp.is_agent)
         departure = room.departures.get(inp.owner_user_id)
         if departure is not None:
@@ -363,7 +349,7 @@ class RoomWorkflow(PlayerHandlers):
     def _verify_budget(self) -> None:
         """Joins and leaves stop once the run accepted its budget, mid-hand too: the rest of
         Temporal's 2,000 is the running hand's (docs/rooms.md, "The run's Update budget")."""
-        if self.table.updates_this_run >= self._room().updates_per_run:
+        if self.table.updates_this_run >= self.state.room.updates_per_run:
             raise DomainError(
                 ErrorCode.TEMPORARILY_UNAVAILABLE,
                 "the room moves to a fresh run when this hand ends; send this again then",
@@ -373,12 +359,12 @@ class RoomWorkflow(PlayerHandlers):
     def _free_seat(self, wanted: int | None) -> int:
         if wanted is not None:
             return wanted
-        taken = {s.seat for s in self.st.seats}
-        return next(n for n in range(self.st.seat_count) if n not in taken)
+        taken = {s.seat for s in self.state.seats}
+        return next(n for n in range(self.state.seat_count) if n not in taken)
 
     async def _take_leave(self, inp: LeaveInput) -> RoomLeaveResult:
         if inp.player_id in self.closed_out and not any(
-            s.player_id == inp.player_id for s in self.st.seats
+            s.player_id == inp.player_id for s in self.state.seats
         ):
             return RoomLeaveResult(returned=self.closed_out[inp.player_id])
         checked(self._verify_leave, inp)
@@ -395,7 +381,6 @@ class RoomWorkflow(PlayerHandlers):
         return RoomLeaveResult(returned=returned)
 
     def _verify_leave(self, inp: LeaveInput) -> None:
-        self._room_or_refuse()
         seat = self.table.seat(self.table.seat_of(inp.player_id))
         if seat.pending:
             raise DomainError(ErrorCode.INVALID_STATE, "your entry is still being reserved")
@@ -413,7 +398,7 @@ class RoomWorkflow(PlayerHandlers):
         self._verify_budget()
 
     def _take_close(self, inp: CloseRoomInput) -> CloseRoomResult:
-        room = self._room()
+        room = self.state.room
         if self.table.finished:
             return CloseRoomResult(status=RoomStatus.CLOSED.value)
         if not room.close_requested:
@@ -424,11 +409,11 @@ class RoomWorkflow(PlayerHandlers):
     # -- internals -----------------------------------------------------------------------------
     async def _remove(self, seat: TableSeat, reason: str) -> int:
         """Unseat a player and send the stack home (keyed by the sitting, so exactly once)."""
-        room = self._room()
-        if not any(s is seat for s in self.st.seats):
+        room = self.state.room
+        if not any(s is seat for s in self.state.seats):
             return seat.stack  # a concurrent leave got there first
-        self.st.seats = [s for s in self.st.seats if s is not seat]
-        if not self.st.seats:
+        self.state.seats = [s for s in self.state.seats if s is not seat]
+        if not self.state.seats:
             room.idle_since_ms = self.table.now_ms()
         if reason == "left":
             self._note_departure(seat.owner_user_id or seat.player_id)
@@ -459,7 +444,7 @@ class RoomWorkflow(PlayerHandlers):
     def _note_departure(self, owner: str) -> None:
         """Remember an owner's leave for the join cooldown (state only: no command, so no
         patch). Leaves older than the streak's reset are forgotten."""
-        room = self._room()
+        room = self.state.room
         now_ms = self.table.now_ms()
         previous = room.departures.get(owner)
         streak = leave_streak(
@@ -474,14 +459,14 @@ class RoomWorkflow(PlayerHandlers):
 
     # -- the venue (workflows/hand_loop.py asks these) -------------------------------------
     def blinds_at(self, drawn_at_ms: int) -> tuple[int, Blinds]:
-        room = self._room()
+        room = self.state.room
         return 0, Blinds(room.small_blind, room.big_blind, 0)
 
     def decision_seconds(self) -> int:
-        return self._room().decision_timeout
+        return self.state.room.decision_timeout
 
     def details(self) -> str:
-        return f"room {self._room().status}, {len(self.st.seats)} seated"
+        return f"room {self.state.room.status}, {len(self.state.seats)} seated"
 
     def stop_requested(self) -> bool:
         return False  # a room is closed, never stopped
@@ -490,50 +475,50 @@ class RoomWorkflow(PlayerHandlers):
         """Seats the next hand deals in: chips, entry settled, not leaving or sitting out."""
         return [
             s.seat
-            for s in self.st.seats
+            for s in self.state.seats
             if s.stack > 0 and not s.pending and not s.leaving and not s.sitting_out
         ]
 
     async def hand_started(self, hand: Hand) -> None:
-        for seat in self.st.seats:
+        for seat in self.state.seats:
             if seat.sitting_out and seat.seat not in hand.seats:
                 seat.sat_out_hands += 1
         self.cursor = StreamCursor()
         self._queue(
             HandStart(
-                hand_number=self.st.hand_no,
+                hand_number=self.state.hand_no,
                 button=hand.button,
-                small_blind=self._room().small_blind,
-                big_blind=self._room().big_blind,
+                small_blind=self.state.room.small_blind,
+                big_blind=self.state.room.big_blind,
                 seats=[
                     SeatStack(seat=s, player=self.table.seat(s).player_id, stack=chips)
                     for s, chips in zip(hand.seats, hand.starting_stacks, strict=True)
                 ],
                 deck_commitment=self.table.commitment,
             ),
-            key=f"h{self.st.hand_no}:start",
+            key=f"h{self.state.hand_no}:start",
         )
 
     async def before_decision(self, hand: Hand) -> None:
         """Publish what the hand did since the last call (before each decision is awaited)."""
-        events, self.cursor = hand_events(self.st.hand_no, public_view(hand, None), self.cursor)
+        events, self.cursor = hand_events(self.state.hand_no, public_view(hand, None), self.cursor)
         for type_, key, payload in events:
             self._queue(ROOM_EVENTS_BY_TYPE[type_].model_validate(payload), key=key)
         await self.table.flush()
 
     async def hand_finished(self, hand: Hand, record: dict[str, Any]) -> None:
-        room = self._room()
-        hand_no = self.st.hand_no
+        room = self.state.room
+        hand_no = self.state.hand_no
         events, self.cursor = hand_events(hand_no, public_view(hand, None), self.cursor)
         for type_, key, payload in events:
             self._queue(ROOM_EVENTS_BY_TYPE[type_].model_validate(payload), key=key)
         settlement = settle(record)
         record["settlement"] = settlement.to_wire()
-        players = {s.seat: s.player_id for s in self.st.seats}
+        players = {s.seat: s.player_id for s in self.state.seats}
         await effects.settle_room_hand(
             RoomHandInput(
                 room_id=room.room_id,
-                table_id=self.st.table_id,
+                table_id=self.state.table_id,
                 hand_no=hand_no,
                 record=record,
                 deltas={players[seat]: delta for seat, delta in settlement.deltas.items()},
@@ -575,11 +560,11 @@ class RoomWorkflow(PlayerHandlers):
         ``disconnectGrace`` (``disconnect_grace_left``); a player with no stream record keeps
         the polling rule below. Before it only the polling rule: a player whose polling lapsed
         gets ``disconnectGrace`` in all (once per run of timeouts)."""
-        room = self._room()
+        room = self.state.room
         if self.table.stream_grace:
             status = await effects.stream_status(
                 StreamQuery(
-                    table_id=self.st.table_id, room_id=room.room_id, player_id=seat.player_id
+                    table_id=self.state.table_id, room_id=room.room_id, player_id=seat.player_id
                 )
             )
             if status.dropped_ago is not None:
@@ -605,7 +590,7 @@ class RoomWorkflow(PlayerHandlers):
     def _queue(self, event: Event, *, key: str | None = None) -> None:
         """Queue one event (``wire/events.py``) for the room's stream; it goes out with the
         table's next publication."""
-        room = self._room()
+        room = self.state.room
         if key is None:
             room.stream_seq += 1
             key = f"e{room.stream_seq}"
@@ -619,12 +604,12 @@ class RoomWorkflow(PlayerHandlers):
         )
 
     async def _save_room(self, *, closed: bool = False) -> None:
-        room = self._room()
+        room = self.state.room
         await effects.save_room(
             RoomRow(
                 room_id=room.room_id,
                 name=room.name,
-                seats=self.st.seat_count,
+                seats=self.state.seat_count,
                 entry=room.entry,
                 small_blind=room.small_blind,
                 big_blind=room.big_blind,
@@ -633,7 +618,7 @@ class RoomWorkflow(PlayerHandlers):
                 disconnect_grace=room.disconnect_grace,
                 status=room.status,
                 kind=room.kind,
-                hand_number=self.st.hand_no,
+                hand_number=self.state.hand_no,
                 players=self.players(),
                 created_ms=room.created_ms,
                 closed=closed,
@@ -645,7 +630,7 @@ class RoomWorkflow(PlayerHandlers):
         hand = self.table.hand
         running = hand is not None and not hand.over
         out = []
-        for s in self.st.seats:
+        for s in self.state.seats:
             if s.pending:
                 status = "joining"
             elif s.leaving:
@@ -658,12 +643,3 @@ class RoomWorkflow(PlayerHandlers):
                 status = "active"
             out.append({"seat": s.seat, "handle": s.player_id, "stack": s.stack, "status": status})
         return out
-
-    def _room(self) -> RoomSpec:
-        assert self.st.room is not None
-        return self.st.room
-
-    def _room_or_refuse(self) -> RoomSpec:
-        if self.st.room is None:
-            raise DomainError(ErrorCode.INVALID_STATE, "this table is not a cash room")
-        return self.st.room

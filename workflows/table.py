@@ -44,12 +44,13 @@ class TableWorkflow(PlayerHandlers):
     @workflow.init
     def __init__(self, st: TableState) -> None:
         self.settings: TournamentSettings = validate_settings(st.settings)
+        self.state = st
         self.table = HandLoop(st, self, resolve_blinds(self.settings, 0))
 
     @workflow.run
     async def run(self, st: TableState) -> TableResult:
         table = self.table
-        st = table.state
+        st = self.state
         played_this_run = 0
         aborted: int | None = None
         # The run's patches, asked once at its start (``HandLoop.begin_run``): a stop is read
@@ -102,7 +103,7 @@ class TableWorkflow(PlayerHandlers):
         A table that signs its reports (``reports-v2``) takes a stop only with the tournament's
         signature; an unsigned one (no payload: nothing for the codec to refuse) is ignored.
         """
-        st = self.table.state
+        st = self.state
         if st.report_mac:
             expected = report_mac(
                 st.report_secret, STOP, st.table_id, 0, order or StopOrder(table_id="")
@@ -118,7 +119,7 @@ class TableWorkflow(PlayerHandlers):
 
     # -- the venue (workflows/hand_loop.py asks these) -----------------------------------
     def blinds_at(self, drawn_at_ms: int) -> tuple[int, Blinds]:
-        level = level_at(self.settings, self.table.state.play_start_ms, drawn_at_ms)
+        level = level_at(self.settings, self.state.play_start_ms, drawn_at_ms)
         return level, resolve_blinds(self.settings, level)
 
     def decision_seconds(self) -> int:
@@ -132,7 +133,7 @@ class TableWorkflow(PlayerHandlers):
         return f"level {self.table.level}"
 
     def stop_requested(self) -> bool:
-        return self.table.state.stop_requested
+        return self.state.stop_requested
 
     async def hand_started(self, hand: Hand) -> None:
         pass
@@ -142,7 +143,7 @@ class TableWorkflow(PlayerHandlers):
 
     async def hand_finished(self, hand: Hand, record: dict[str, Any]) -> None:
         """Report the hand to the tournament (its order of inputs reads ``ended_at_ms``)."""
-        st = self.table.state
+        st = self.state
         if not st.parent_workflow_id:
             return
         report = HandReport(
@@ -170,7 +171,7 @@ class TableWorkflow(PlayerHandlers):
         if not self.table.stream_grace:
             return 0
         status = await effects.stream_status(
-            StreamQuery(table_id=self.table.state.table_id, player_id=seat.player_id)
+            StreamQuery(table_id=self.state.table_id, player_id=seat.player_id)
         )
         left = disconnect_grace_left(self.settings.disconnect_grace, status.dropped_ago)
         if left > 0 and status.dropped_ago is not None:
