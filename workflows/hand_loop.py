@@ -795,41 +795,41 @@ class HandLoop:
 class PlayerHandlers:
     """The Updates and the query a player's seat has at either table workflow."""
 
-    table: HandLoop
+    loop: HandLoop
 
     @property
     def seen_updates(self) -> dict[str, int]:
         """The Update ids taken lately, carried across continue-as-new (core/handler_binding)."""
-        return self.table.state.seen_updates
+        return self.loop.state.seen_updates
 
     @workflow.update
     async def act(self, inp: ActInput) -> TableActResult:
         """Record the action; the hand loop applies it and answers."""
-        return await self.table.act(inp)
+        return await self.loop.act(inp)
 
     @act.validator
     def _validate_act(self, inp: ActInput) -> None:
-        self.table.verify_new_act(inp)
+        self.loop.verify_new_act(inp)
 
     @workflow.update
     async def sit_in(self, inp: SitInInput) -> ActResult:
-        return await self.table.sit_in(inp)
+        return await self.loop.sit_in(inp)
 
     @workflow.update
     def seed(self, inp: SeedInput) -> SeedResult:
         """A player's entropy for the next hand's deal (docs/fairness.md)."""
-        return self.table.take_seed(inp)
+        return self.loop.take_seed(inp)
 
     @seed.validator
     def _validate_seed(self, inp: SeedInput) -> None:
-        self.table.verify_seed(inp)
+        self.loop.verify_seed(inp)
 
     @sit_in.validator
     def _validate_sit_in(self, inp: SitInInput) -> None:
-        self.table.verify_sit_in(inp)
+        self.loop.verify_sit_in(inp)
 
     @workflow.query
     def view(self, viewer: str | None = None) -> TableView:
         """For operators and debugging: players read the published state (docs/read-model.md),
         composed the same way (``seat_view``)."""
-        return self.table.view(viewer)
+        return self.loop.view(viewer)

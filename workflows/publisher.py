@@ -60,9 +60,9 @@ class Shown(Protocol):
 class Publisher:
     """One table's snapshot, its queued stream events, and what the read store last got."""
 
-    def __init__(self, table: Shown, answer: Callable[[int, TableActResult], None]) -> None:
+    def __init__(self, loop: Shown, answer: Callable[[int, TableActResult], None]) -> None:
         """``answer``: gives an act its answer (the loop's, by intent number)."""
-        self.table = table
+        self.loop = loop
         self.answer = answer
         self.finished = False
         # Events for the next publication (a room's stream), in the order they were queued.
@@ -83,10 +83,10 @@ class Publisher:
     def snapshot(self, *, private: bool = True) -> TableSnapshot:
         """The table now as the read store keeps it: the spectators' view, the actor's legal
         actions, and (``private``) each seat's private part while a hand runs."""
-        hand = self.table.hand
+        hand = self.loop.hand
         parts: dict[str, list[str]] = {}
         if hand is not None and private:
-            players = {s.seat: s.player_id for s in self.table.state.seats}
+            players = {s.seat: s.player_id for s in self.loop.state.seats}
             parts = {
                 players[seat]: cards
                 for seat, cards in private_parts(hand).items()
@@ -104,18 +104,18 @@ class Publisher:
         return seat_view(snapshot, viewer, snapshot.private.get(viewer or ""))
 
     def _spectator_view(self) -> TableView:
-        table, state = self.table, self.table.state
+        loop, state = self.loop, self.loop.state
         return TableView(
             table_id=state.table_id,
             tournament_id=state.tournament_id,
             hand_no=state.hand_no,
-            level=table.level,
-            small_blind=table.blinds.sb,
-            big_blind=table.blinds.bb,
-            ante=table.blinds.ante,
+            level=loop.level,
+            small_blind=loop.blinds.sb,
+            big_blind=loop.blinds.bb,
+            ante=loop.blinds.ante,
             seats=[s.model_copy() for s in state.seats],
-            hand=public_view(table.hand, None) if table.hand is not None else None,
-            deck_commitment=table.commitment,
+            hand=public_view(loop.hand, None) if loop.hand is not None else None,
+            deck_commitment=loop.commitment,
             last_hand=state.last_hand,
             next_deck=(
                 NextDeck(
@@ -130,7 +130,7 @@ class Publisher:
             finished=self.finished,
             version=state.version,
             room=state.room_shown(),
-            deadline_ms=table.deadline_ms,
+            deadline_ms=loop.deadline_ms,
         )
 
     async def flush(self) -> None:
@@ -138,7 +138,7 @@ class Publisher:
         pushed read model), in one local activity, or in the answer of the act that made it
         (``ACT_ANSWER_PATCH``)."""
         batch, self.events = self.events, []
-        version = self.table.state.version
+        version = self.loop.state.version
         changed = version != self.published_version
         if not batch and not changed:
             return
@@ -148,7 +148,7 @@ class Publisher:
             if batch:
                 await effects.publish_room_events(batch)
             return
-        hand = self.table.hand
+        hand = self.loop.hand
         if self.pending_act is not None and not batch and hand is not None and not hand.over:
             # ``ACT_ANSWER_PATCH``: the act's answer carries this version; its writers
             # publish it. Nothing here awaits, so the Update answers when the task ends.
@@ -173,5 +173,5 @@ class Publisher:
         number, result = self.pending_act
         self.pending_act = None
         result.state = self.snapshot(private=False)
-        result.version = self.table.state.version
+        result.version = self.loop.state.version
         self.answer(number, result)

@@ -90,27 +90,25 @@ class RoomWorkflow(PlayerHandlers):
     """A cash room: the hand loop, with the room as its venue."""
 
     @workflow.init
-    def __init__(self, st: RoomState) -> None:
-        self.state = st
-        self.table = HandLoop(st, self, Blinds(st.room.small_blind, st.room.big_blind, 0))
+    def __init__(self, state: RoomState) -> None:
+        self.state = state
+        self.loop = HandLoop(state, self, Blinds(state.room.small_blind, state.room.big_blind, 0))
         self.cursor = StreamCursor()
         # Who the close sent home, with what (a leave that was waiting gets that answer).
         self.closed_out: dict[str, int] = {}
 
     # -- the room's life ---------------------------------------------------------------------
     @workflow.run
-    async def run(self, st: RoomState) -> TableResult:
+    async def run(self, state: RoomState) -> TableResult:
         room = self.state.room
         played_this_run = 0
         # The run's patches, asked once at its start (``HandLoop.begin_run``).
-        self.table.begin_run(tournament=False)
+        self.loop.begin_run(tournament=False)
         await self._save_room()
         while not room.close_requested:
-            if played_this_run >= HANDS_PER_RUN or self.table.run_budget_spent(
-                room.updates_per_run
-            ):
-                await self.table.flush()
-                await self.table.serve_until_handlers_finished()
+            if played_this_run >= HANDS_PER_RUN or self.loop.run_budget_spent(room.updates_per_run):
+                await self.loop.flush()
+                await self.loop.serve_until_handlers_finished()
                 workflow.continue_as_new(self.state)
             status = status_for(
                 able=len(self.dealt_seats()), hands_played=self.state.hand_no, closed=False
@@ -120,13 +118,13 @@ class RoomWorkflow(PlayerHandlers):
                 if not await self._wait_for_players():
                     break
                 continue
-            await self.table.play_hand()
+            await self.loop.play_hand()
             played_this_run += 1
             await self._after_hand()
             if room.close_requested:
                 break
             if self.state.hand_pause_ms:
-                await self.table.pause_between_hands()
+                await self.loop.pause_between_hands()
         return await self._close()
 
     async def _wait_for_players(self) -> bool:
@@ -142,8 +140,8 @@ class RoomWorkflow(PlayerHandlers):
         if not self.state.seats:
             alarm = await Alarm.until(room.idle_since_ms + IDLE_CLOSE_SECONDS * 1000, "idle close")
         try:
-            await self.table.flush()
-            await self.table.wait_or_serve(
+            await self.loop.flush()
+            await self.loop.wait_or_serve(
                 lambda: room.close_requested or (alarm is not None and alarm.fired)
             )
         finally:
@@ -173,11 +171,11 @@ class RoomWorkflow(PlayerHandlers):
             returned[seat.seat] = await self._remove(seat, "room_closed")
             self.closed_out[seat.player_id] = seat.stack
         room.status = RoomStatus.CLOSED.value
-        self.table.finish()
+        self.loop.finish()
         self._queue(RoomStatusChanged(status=room.status, reason=room.close_reason))
-        await self.table.flush()
+        await self.loop.flush()
         await self._save_room(closed=True)
-        await self.table.serve_until_handlers_finished()
+        await self.loop.serve_until_handlers_finished()
         return TableResult(
             table_id=self.state.table_id,
             hands_played=self.state.hand_no,
@@ -190,15 +188,15 @@ class RoomWorkflow(PlayerHandlers):
         if room.status == status.value:
             return
         room.status = status.value
-        self.table.changed()
+        self.loop.changed()
         self._queue(RoomStatusChanged(status=room.status))
-        await self.table.flush()
+        await self.loop.flush()
         await self._save_room()
 
     # -- updates (each waits for the loop to serve it: workflows/inbox.py) ---------------------
     @workflow.update
     async def join(self, inp: JoinInput) -> JoinResult:
-        result: JoinResult = await self.table.ask(inp)
+        result: JoinResult = await self.loop.ask(inp)
         return result
 
     @join.validator
@@ -222,7 +220,7 @@ class RoomWorkflow(PlayerHandlers):
 
     @workflow.update
     async def leave(self, inp: LeaveInput) -> RoomLeaveResult:
-        result: RoomLeaveResult = await self.table.ask(inp)
+        result: RoomLeaveResult = await self.loop.ask(inp)
         return result
 
     @leave.validator
@@ -234,7 +232,7 @@ class RoomWorkflow(PlayerHandlers):
 
     @workflow.update
     async def close(self, inp: CloseRoomInput) -> CloseRoomResult:
-        result: CloseRoomResult = await self.table.ask(inp)
+        result: CloseRoomResult = await self.loop.ask(inp)
         return result
 
     async def serve_request(self, request: object) -> object:
@@ -263,7 +261,7 @@ class RoomWorkflow(PlayerHandlers):
             pending=True,
         )
         self.state.seats = sorted([*self.state.seats, seat], key=lambda s: s.seat)
-        self.table.changed()
+        self.loop.changed()
         move = RoomMove(
             key=room_join_key(room.room_id, inp.player_id, seat.session),
             room_id=room.room_id,
@@ -276,21 +274,21 @@ class RoomWorkflow(PlayerHandlers):
         except ActivityError as err:
             self.state.seats = [s for s in self.state.seats if s is not seat]
             if not self.state.seats:
-                room.idle_since_ms = self.table.now_ms()
-            self.table.changed()
+                room.idle_since_ms = self.loop.now_ms()
+            self.loop.changed()
             if isinstance(err.cause, ApplicationError) and err.cause.type:
                 raise passed_on(err.cause) from None
             raise
         seat.stack, seat.pending = room.entry, False
-        self.table.changed()
+        self.loop.changed()
         self._queue(PlayerJoin(seat=seat.seat, player=seat.player_id, stack=seat.stack))
-        await self.table.flush()
+        await self.loop.flush()
         await self._save_room()
         return JoinResult(seat=seat.seat, stack=seat.stack)
 
     def _verify_join(self, inp: JoinInput) -> None:
         room = self.state.room
-        if room.close_requested or self.table.finished:
+        if room.close_requested or self.loop.finished:
             raise DomainError(ErrorCode.ROOM_CLOSED, "the room is closed")
         if inp.seat is not None:
             if not 0 <= inp.seat < self.state.seat_count:
@@ -335,7 +333,7 @@ class RoomWorkflow(PlayerHandlers):
                 departure.left_ms,
                 departure.streak,
                 room.rejoin_cooldown_seconds,
-                self.table.now_ms(),
+                self.loop.now_ms(),
             )
             if wait_ms > 0:
                 seconds = -(-wait_ms // 1000)
@@ -349,7 +347,7 @@ class RoomWorkflow(PlayerHandlers):
     def _verify_budget(self) -> None:
         """Joins and leaves stop once the run accepted its budget, mid-hand too: the rest of
         Temporal's 2,000 is the running hand's (docs/rooms.md, "The run's Update budget")."""
-        if self.table.updates_this_run >= self.state.room.updates_per_run:
+        if self.loop.updates_this_run >= self.state.room.updates_per_run:
             raise DomainError(
                 ErrorCode.TEMPORARILY_UNAVAILABLE,
                 "the room moves to a fresh run when this hand ends; send this again then",
@@ -368,20 +366,20 @@ class RoomWorkflow(PlayerHandlers):
         ):
             return RoomLeaveResult(returned=self.closed_out[inp.player_id])
         checked(self._verify_leave, inp)
-        seat = self.table.seat(self.table.seat_of(inp.player_id))
-        hand = self.table.hand
+        seat = self.loop.seat(self.loop.seat_of(inp.player_id))
+        hand = self.loop.hand
         if hand is not None and not hand.over and seat.seat in hand.seats:
             # Mid-hand: they check or fold from now on and go when the hand ends.
             if not seat.leaving:
                 seat.leaving = True
-                self.table.changed()
+                self.loop.changed()
                 await self._save_room()  # the record shows "leaving" until the hand ends
             return RoomLeaveResult(returned=None, pending=True)
         returned = await self._remove(seat, "left")
         return RoomLeaveResult(returned=returned)
 
     def _verify_leave(self, inp: LeaveInput) -> None:
-        seat = self.table.seat(self.table.seat_of(inp.player_id))
+        seat = self.loop.seat(self.loop.seat_of(inp.player_id))
         if seat.pending:
             raise DomainError(ErrorCode.INVALID_STATE, "your entry is still being reserved")
         if seat.leaving:  # a no-op: refused before history (security review H3)
@@ -391,19 +389,19 @@ class RoomWorkflow(PlayerHandlers):
         """The leave validator's own check: the run's budget, except for a seat dealt in the
         running hand (it leaves once per hand, then ``leave_pending``: the hand's head-room
         counts it)."""
-        seat = self.table.seat_of(inp.player_id)
-        hand = self.table.hand
+        seat = self.loop.seat_of(inp.player_id)
+        hand = self.loop.hand
         if hand is not None and not hand.over and seat in hand.seats:
             return
         self._verify_budget()
 
     def _take_close(self, inp: CloseRoomInput) -> CloseRoomResult:
         room = self.state.room
-        if self.table.finished:
+        if self.loop.finished:
             return CloseRoomResult(status=RoomStatus.CLOSED.value)
         if not room.close_requested:
             room.close_requested, room.close_reason = True, inp.reason
-            self.table.changed()
+            self.loop.changed()
         return CloseRoomResult(status="closing")
 
     # -- internals -----------------------------------------------------------------------------
@@ -414,10 +412,10 @@ class RoomWorkflow(PlayerHandlers):
             return seat.stack  # a concurrent leave got there first
         self.state.seats = [s for s in self.state.seats if s is not seat]
         if not self.state.seats:
-            room.idle_since_ms = self.table.now_ms()
+            room.idle_since_ms = self.loop.now_ms()
         if reason == "left":
             self._note_departure(seat.owner_user_id or seat.player_id)
-        self.table.changed()
+        self.loop.changed()
         if seat.stack:
             await effects.room_cash_out(
                 RoomMove(
@@ -437,7 +435,7 @@ class RoomWorkflow(PlayerHandlers):
                 reason=reason,
             )
         )
-        await self.table.flush()
+        await self.loop.flush()
         await self._save_room()
         return seat.stack
 
@@ -445,7 +443,7 @@ class RoomWorkflow(PlayerHandlers):
         """Remember an owner's leave for the join cooldown (state only: no command, so no
         patch). Leaves older than the streak's reset are forgotten."""
         room = self.state.room
-        now_ms = self.table.now_ms()
+        now_ms = self.loop.now_ms()
         previous = room.departures.get(owner)
         streak = leave_streak(
             previous.left_ms if previous else None, previous.streak if previous else 0, now_ms
@@ -491,10 +489,10 @@ class RoomWorkflow(PlayerHandlers):
                 small_blind=self.state.room.small_blind,
                 big_blind=self.state.room.big_blind,
                 seats=[
-                    SeatStack(seat=s, player=self.table.seat(s).player_id, stack=chips)
+                    SeatStack(seat=s, player=self.loop.seat(s).player_id, stack=chips)
                     for s, chips in zip(hand.seats, hand.starting_stacks, strict=True)
                 ],
-                deck_commitment=self.table.commitment,
+                deck_commitment=self.loop.commitment,
             ),
             key=f"h{self.state.hand_no}:start",
         )
@@ -504,7 +502,7 @@ class RoomWorkflow(PlayerHandlers):
         events, self.cursor = hand_events(self.state.hand_no, public_view(hand, None), self.cursor)
         for type_, key, payload in events:
             self._queue(ROOM_EVENTS_BY_TYPE[type_].model_validate(payload), key=key)
-        await self.table.flush()
+        await self.loop.flush()
 
     async def hand_finished(self, hand: Hand, record: dict[str, Any]) -> None:
         room = self.state.room
@@ -550,7 +548,7 @@ class RoomWorkflow(PlayerHandlers):
             ),
             key=f"h{hand_no}:result",
         )
-        await self.table.flush()
+        await self.loop.flush()
         await self._save_room()
 
     async def grace(self, seat: TableSeat) -> float:
@@ -561,7 +559,7 @@ class RoomWorkflow(PlayerHandlers):
         the polling rule below. Before it only the polling rule: a player whose polling lapsed
         gets ``disconnectGrace`` in all (once per run of timeouts)."""
         room = self.state.room
-        if self.table.stream_grace:
+        if self.loop.stream_grace:
             status = await effects.stream_status(
                 StreamQuery(
                     table_id=self.state.table_id, room_id=room.room_id, player_id=seat.player_id
@@ -570,7 +568,7 @@ class RoomWorkflow(PlayerHandlers):
             if status.dropped_ago is not None:
                 left = disconnect_grace_left(room.disconnect_grace, status.dropped_ago)
                 if left > 0:
-                    seat.disconnected_at = self.table.now_ms() - int(status.dropped_ago * 1000)
+                    seat.disconnected_at = self.loop.now_ms() - int(status.dropped_ago * 1000)
                 return left
             if seat.timeouts > 0 or (
                 status.seen_ago is not None and status.seen_ago < room.decision_timeout
@@ -594,7 +592,7 @@ class RoomWorkflow(PlayerHandlers):
         if key is None:
             room.stream_seq += 1
             key = f"e{room.stream_seq}"
-        self.table.queue(
+        self.loop.queue(
             EventInput(
                 tournament_id=room.room_id,
                 type=event.TYPE,
@@ -627,7 +625,7 @@ class RoomWorkflow(PlayerHandlers):
 
     def players(self) -> list[dict[str, Any]]:
         """The record's ``players``: seat, handle, stack and status."""
-        hand = self.table.hand
+        hand = self.loop.hand
         running = hand is not None and not hand.over
         out = []
         for s in self.state.seats:
