@@ -27,7 +27,6 @@ with workflow.unsafe.imports_passed_through():
     from domain.blinds import Blinds
     from domain.errors import DomainError, ErrorCode
     from domain.holdem import (
-        STREETS,
         ActionKind,
         AnteMode,
         ButtonPositions,
@@ -49,17 +48,14 @@ with workflow.unsafe.imports_passed_through():
         TableActResult,
         TableSeat,
         TableView,
-        seat_view,
     )
+    from workflows.actions import LEGAL_ONCE_PATCH, Actions
     from workflows.alarm import Alarm
     from workflows.budget import UPDATE_BUDGET, run_budget_spent
     from workflows.dealer import DECK_KEY_PATCH, DECK_PATCH, LOCAL_DRAW_PATCH, Dealer
     from workflows.errors import refusal
     from workflows.inbox import Inbox, wait_or_serve
     from workflows.publisher import ACT_ANSWER_PATCH, READ_MODEL_PATCH, Publisher
-
-RAISES_PER_ROUND = 20
-"""Raises (all-ins apart) one betting round takes: a house rule that bounds a hand's acts."""
 
 HANDS_PER_RUN = 20
 """Continue-as-new at least this often: ~20 hands stay far below 2,000 updates and 10,000
@@ -85,13 +81,6 @@ GRACE_PATCH = "stream-grace-v1"
 down for less than ``disconnectGrace`` is held until drop + grace, at a room and at a
 tournament's table alike. Before it a room gave the grace only to lapsed polling, and a
 tournament's table none. Decided once at each run's start (``HandLoop.begin_run``)."""
-
-
-LEGAL_ONCE_PATCH = "legal-once-v1"
-"""An act's legality is checked once, by its validator: the loop applies a recorded act that
-answers the hand and turn the table is at without checking it again (``HandLoop.act``).
-Decided once at each run's start (``HandLoop.begin_run``): a run recorded before it may hold
-acts its validator of the time let through and the loop refused."""
 
 
 DELIVER_PATCH = "deliver-v1"
@@ -152,17 +141,8 @@ class HandLoop:
         self.level, self.blinds = 0, blinds
         self.deadline_ms: int | None = None
         self.dealer = Dealer(state, venue.stop_requested)
-        # Actions waiting for the hand loop (the act handler only records them), and the
-        # answers the loop gave, by intent number.
-        self.intents: list[tuple[int, ActInput]] = []
-        self.answers: dict[int, TableActResult | ApplicationError] = {}
-        self.intent_seq = 0
-        self.intents_new = False
-        self.publisher = Publisher(self, self.answers.__setitem__)
-        # The first act each seat's player sent for each turn of the running hand, as its
-        # handler recorded it: only the validator reads it (a second act for that turn is
-        # refused before history, security review N2), so it changes no command.
-        self.acted: dict[tuple[str, int, int], ActInput] = {}
+        self.actions = Actions(self)
+        self.publisher = Publisher(self, self.actions.answer)
         # Every other Update (sit-in; a room's join, leave and close) waits here for the loop.
         self.inbox = Inbox()
         self.updates_this_run = 0
@@ -172,7 +152,6 @@ class HandLoop:
         self.stopped = False
         self.fold_second_timeout = False
         self.stream_grace = False
-        self.legal_once = False
         self.deliver = True  # a room always waited for its handlers (``DELIVER_PATCH``)
 
     def begin_run(self, *, tournament: bool) -> None:
@@ -200,7 +179,7 @@ class HandLoop:
         if self.dealer.local_draw:
             for patch in (DECK_KEY_PATCH, DECK_PATCH, READ_MODEL_PATCH, RECORD_PLAYERS_PATCH):
                 workflow.patched(patch)
-        self.legal_once = workflow.patched(LEGAL_ONCE_PATCH)
+        self.actions.legal_once = workflow.patched(LEGAL_ONCE_PATCH)
         if tournament:
             self.deliver = workflow.patched(DELIVER_PATCH)
 
@@ -278,7 +257,7 @@ class HandLoop:
             deck=cards,
         )
         self.hand = hand
-        self.acted = {}
+        self.actions.acted = {}
         state.hand_no = hand_no
         state.positions = positions.to_dict()
         self.changed()
@@ -352,7 +331,7 @@ class HandLoop:
         graced = False
         try:
             while True:
-                self._apply_intents(hand)
+                self.actions.apply_next(hand)
                 if hand.turn != turn or table_seat.leaving:
                     return False
                 if self.venue.stop_requested() and not self.stop_at_waits:
@@ -379,7 +358,7 @@ class HandLoop:
                     return True
                 await wait_or_serve(
                     lambda alarm=alarm: (  # type: ignore[misc]
-                        self.intents_new
+                        self.actions.new
                         or alarm.fired
                         or self.venue.stop_requested()
                         or table_seat.leaving
@@ -447,78 +426,6 @@ class HandLoop:
         """Right before continue-as-new or completion: answer whatever still waits."""
         while not workflow.all_handlers_finished():
             await wait_or_serve(workflow.all_handlers_finished, self.inbox, self.serve)
-
-    def _apply_intents(self, hand: Hand) -> None:
-        """Apply the first recorded action that is legal now; keep those for a later turn of
-        this hand; refuse the rest with the code the validator would give.
-
-        One action per decision: the next turn gets its own timer, as it would have had if
-        the two actions had come in separate tasks (Temporal checks the timers' ids).
-        """
-        self.intents_new = False
-        for intent in list(self.intents):
-            number, inp = intent
-            seat = self._verified_here(hand, inp)
-            if seat is None:
-                try:
-                    seat = self.verify_act(inp)
-                except ApplicationError as err:
-                    if inp.hand_no == self.state.hand_no and inp.turn > hand.turn and not hand.over:
-                        continue  # the hand may yet get there (a timeout in the same task)
-                    self.intents.remove(intent)
-                    self.answers[number] = err
-                    continue
-            self.intents.remove(intent)
-            result = self._apply_act(hand, seat, inp)
-            if self.publisher.act_answers:
-                # Answered with the snapshot the next decision starts from (``flush``), or,
-                # if the hand ends first, the snapshot it ends with (``answer_stale_intents``).
-                self.publisher.hold_act(number, result)
-                if hand.over:
-                    self.publisher.answer_pending_act()
-            else:
-                self.answers[number] = result
-            return
-
-    def _verified_here(self, hand: Hand, inp: ActInput) -> int | None:
-        """``LEGAL_ONCE_PATCH``: the seat of an act its validator verified against the state
-        the hand is in now, or None (then the loop checks it, ``verify_act``).
-
-        The validator accepts an act only for the hand and turn the table is at, from the
-        seat to act, and checks its legality there; a hand's state at a turn is fixed by the
-        actions before it (a sit-in, a grace or a publication changes no betting). So an act
-        that still answers this hand and turn, for the seat to act, was verified against
-        this very state. The loop decides from replayed state and the act's own data only,
-        never from what the validator saw, so a replay (no validator) decides the same. An
-        act that answers another turn than the table's (one a timeout overtook, or one
-        recorded in a task with the timeout before it, as the worker-death anomaly writes)
-        is checked, kept or refused by ``verify_act`` as before."""
-        if not self.legal_once or hand.over:
-            return None
-        if inp.hand_no != self.state.hand_no or inp.turn != hand.turn:
-            return None
-        seat = next((s.seat for s in self.state.seats if s.player_id == inp.player_id), None)
-        return seat if seat is not None and seat == hand.actor_seat else None
-
-    def answer_stale_intents(self) -> None:
-        """Between hands nothing recorded can still be legal: refuse what is left (and answer
-        the act that ended the hand, ``ACT_ANSWER_PATCH``)."""
-        self.publisher.answer_pending_act()
-        for number, inp in self.intents:
-            try:
-                self.verify_act(inp)
-                raise AssertionError("an action cannot be legal between hands")
-            except ApplicationError as err:
-                self.answers[number] = err
-        self.intents = []
-        self.intents_new = False
-
-    def _positions(self, live: list[int]) -> ButtonPositions:
-        if self.state.positions is None:
-            # The first button is drawn; replay-safe, and nothing to do with the deck.
-            return first_positions(live, self.state.seat_count, workflow.random().choice(live))
-        previous = ButtonPositions.from_dict(self.state.positions)
-        return next_positions(previous, live, self.state.seat_count)
 
     def _on_timeout(self, hand: Hand, seat: int) -> None:
         """The timeout rules (``domain.holdem.timeouts``): the first timeout checks if free,
@@ -608,131 +515,21 @@ class HandLoop:
 
     # -- the players' Updates (the workflows' handlers call these) ----------------------------
     async def act(self, inp: ActInput) -> TableActResult:
-        """Record the action; the hand loop applies it (``_apply_intents``) and answers.
-
-        Legality is checked once per action on the normal path (``LEGAL_ONCE_PATCH``): the
-        validator (``verify_new_act``) checks it against the hand and turn the table is at;
-        the loop applies an act that still answers that hand and turn, for the seat to act,
-        without a second check (``_verified_here``), and the engine applies it without a
-        third (``Hand.act_verified``). Only an act the table moved past since (a timeout in
-        the same task, a recording where the acceptance came with the timer) is checked
-        again by the loop, and refused or kept for its turn as before (durability rule 3).
-        Runs from before the patch check in the loop every time, as they did."""
+        """Record the action (``Actions.record``), counted as an Update; the loop applies it."""
         self.updates_this_run += 1
-        self.acted.setdefault((inp.player_id, inp.hand_no, inp.turn), inp)
-        self.intent_seq += 1
-        number = self.intent_seq
-        self.intents.append((number, inp))
-        self.intents_new = True
-        await workflow.wait_condition(lambda: number in self.answers)
-        answer = self.answers.pop(number)
-        if isinstance(answer, ApplicationError):
-            raise answer
-        return answer
+        return await self.actions.record(inp)
 
-    def _apply_act(self, hand: Hand, seat: int, inp: ActInput) -> TableActResult:
-        # Verified against this state already (the validator, or the loop's ``verify_act``
-        # just now): the engine does not check it a third time.
-        hand.act_verified(seat, inp.action, inp.amount)
-        table_seat = self.seat(seat)
-        table_seat.timeouts = 0
-        table_seat.sitting_out = False
-        self.changed()
-        if self.publisher.act_answers:
-            # The snapshot comes with the answer (``_answer_pending_act``), built once.
-            return TableActResult(
-                version=self.state.version, hand_number=self.state.hand_no, turn=hand.turn
-            )
-        snapshot = self.publisher.snapshot()
-        return TableActResult(
-            version=self.state.version,
-            hand_number=self.state.hand_no,
-            turn=hand.turn,
-            actor_view=seat_view(snapshot, inp.player_id, snapshot.private.get(inp.player_id)),
-            spectator_view=snapshot.view,
-        )
+    def answer_stale_intents(self) -> None:
+        """Between hands nothing recorded can still be legal: refuse what is left (and answer
+        the act that ended the hand, ``ACT_ANSWER_PATCH``)."""
+        self.actions.refuse_stale()
 
-    def verify_act(self, inp: ActInput) -> int:
-        try:
-            seat = self.seat_of(inp.player_id)
-            hand = self.hand
-            if hand is None or hand.over:
-                raise DomainError(ErrorCode.STALE_TURN, "no hand is waiting for an action")
-            if hand.actor_seat != seat:
-                raise DomainError(ErrorCode.NOT_YOUR_TURN, "it is not your turn")
-            if inp.hand_no != self.state.hand_no or inp.turn != hand.turn:
-                raise DomainError(
-                    ErrorCode.STALE_TURN,
-                    f"that answers hand {inp.hand_no} turn {inp.turn}; the table is at hand"
-                    f" {self.state.hand_no} turn {hand.turn}",
-                )
-            hand.verify_action(seat, inp.action, inp.amount)
-        except DomainError as err:
-            raise refusal(err) from None
-        return seat
-
-    def verify_new_act(self, inp: ActInput) -> None:
-        """The act validator's checks: ``verify_act``, and one action per seat and turn
-        (security review N2). Only a validator calls it, and validators never replay, so it
-        may read what the handlers recorded (``acted``); the loop's own re-check
-        (``verify_act``) is unchanged.
-
-        Several acts for one turn can reach the validators in one workflow task, before the
-        loop applied the first: the first one's handler records it, so the next is refused
-        here (``already_acted``) instead of being accepted into history and refused by the
-        loop. The same ``Idempotency-Key`` with another action or amount for that turn is
-        refused whenever it comes (``idempotency_key_reused``); with the same action it
-        carries the same Update id, so Temporal answers it with the first outcome."""
-        prior = self.acted.get((inp.player_id, inp.hand_no, inp.turn))
-        if (
-            prior is not None
-            and inp.key is not None
-            and prior.key == inp.key
-            and (prior.action, prior.amount) != (inp.action, inp.amount)
-        ):
-            raise refusal(
-                DomainError(
-                    ErrorCode.IDEMPOTENCY_KEY_REUSED,
-                    f"that Idempotency-Key already sent {prior.action} for hand {inp.hand_no}"
-                    f" turn {inp.turn}; nothing was applied",
-                )
-            )
-        self.verify_act(inp)
-        self._verify_raise_cap(inp)
-        if prior is not None:
-            raise refusal(
-                DomainError(
-                    ErrorCode.ALREADY_ACTED,
-                    f"you already acted on hand {inp.hand_no} turn {inp.turn}; that action stands",
-                )
-            )
-
-    def _verify_raise_cap(self, inp: ActInput) -> None:
-        """At most ``RAISES_PER_ROUND`` raises in one betting round, all-ins apart (independent
-        review of N2: two seats with deep stacks min-raising each other could spend the run's
-        2,000 Updates within one hand, and then an opponent's act is refused). A house rule,
-        checked in the validator only (never replayed): past it a player calls, folds or goes
-        all-in, so a hand takes at most ``(RAISES_PER_ROUND + seats + 1) × seats`` acts a
-        round, 1,240 for ten seats, inside the 1,500 the room's join and leave budget leaves."""
-        hand = self.hand
-        if hand is None or str(inp.action) != "raise":
-            return
-        street = STREETS[hand.street]
-        raises = sum(
-            1
-            for a in hand.actions
-            if a["street"] == street and a["action"] == "raise" and not a["all_in"]
-        )
-        seat = self.seat_of(inp.player_id)
-        player = hand.seats.index(seat)
-        if raises >= RAISES_PER_ROUND and inp.amount != hand.stacks[player] + hand.bets[player]:
-            raise refusal(
-                DomainError(
-                    ErrorCode.ILLEGAL_ACTION,
-                    f"this betting round had {RAISES_PER_ROUND} raises: call, fold or go"
-                    " all-in (docs/rooms.md, the raise cap)",
-                )
-            )
+    def _positions(self, live: list[int]) -> ButtonPositions:
+        if self.state.positions is None:
+            # The first button is drawn; replay-safe, and nothing to do with the deck.
+            return first_positions(live, self.state.seat_count, workflow.random().choice(live))
+        previous = ButtonPositions.from_dict(self.state.positions)
+        return next_positions(previous, live, self.state.seat_count)
 
     async def sit_in(self, inp: SitInInput) -> ActResult:
         result: ActResult = await self.ask(inp)
@@ -809,7 +606,7 @@ class PlayerHandlers:
 
     @act.validator
     def _validate_act(self, inp: ActInput) -> None:
-        self.loop.verify_new_act(inp)
+        self.loop.actions.verify_new(inp)
 
     @workflow.update
     async def sit_in(self, inp: SitInInput) -> ActResult:

@@ -343,7 +343,7 @@ async def test_a_raise_war_stops_at_the_cap_and_everyone_can_still_act(
 
     from tests.integration.test_table import table_state
     from wire.table_messages import ActInput
-    from workflows.hand_loop import RAISES_PER_ROUND
+    from workflows.actions import RAISES_PER_ROUND
     from workflows.table import TableWorkflow
 
     players = ["deep-a", "deep-b"]
