@@ -333,7 +333,7 @@ class TableActResult(ActResult):
     actor_view: TableView | None = None
     spectator_view: TableView | None = None
     state: TableSnapshot | None = None
-    """From ``act-answers-v1`` (workflows/hand_loop.py ``ACT_ANSWER_PATCH``) the act's answer
+    """From ``act-answers-v1`` (workflows/publisher.py ``ACT_ANSWER_PATCH``) the act's answer
     carries the table's new public snapshot instead of the two views: the spectators' view and
     the actor's legal actions, with **no** private part (the hole cards stay where the deal's
     durable publication sealed them; nobody's cards go into the Update's answer). The API that
