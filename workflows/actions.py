@@ -27,7 +27,7 @@ RAISES_PER_ROUND = 20
 
 LEGAL_ONCE_PATCH = "legal-once-v1"
 """An act's legality is checked once, by its validator: the loop applies a recorded act that
-answers the hand and turn the table is at without checking it again (``HandLoop.act``).
+answers the hand and turn the table is at without checking it again (``Actions.record``).
 Decided once at each run's start (``HandLoop.begin_run``): a run recorded before it may hold
 acts its validator of the time let through and the loop refused."""
 
