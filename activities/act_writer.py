@@ -1,6 +1,6 @@
 """The worker's writer of act answers (docs/read-model.md, "Act answers"): the second of the
 two writers of a table's decision that an ``act`` Update caused (``ACT_ANSWER_PATCH`` in
-workflows/hand_loop.py). The API replica that made the Update writes the snapshot its answer
+workflows/publisher.py). The API replica that made the Update writes the snapshot its answer
 carries before it answers; this writes it too, so a crash or a lost write of either leaves
 the store current.
 

@@ -2,8 +2,9 @@
 cash room that dealt a few hands and closed, recorded by earlier builds
 (``python -m tests.histories.golden.record``): ``golden/`` before card commitments,
 ``golden/v2/`` with committed decks sealed under a deck key (kept beside the codec key),
-``golden/v3/`` taking the new side of every patch (``PATCHES``: each v3 history must carry the
-marker of each patch listed for it, so the set cannot silently lose coverage). Today's code
+``golden/v3/`` taking the new side of every patch, and ``golden/v4/`` likewise with
+``deliver-v1`` (``PATCHES``: each history of the newest set must carry the marker of each patch
+listed for it, so the set cannot silently lose coverage). Today's code
 must replay each one exactly: a change that cannot is a change that would break workflows
 still running, and needs a ``workflow.patched`` branch (or a new recording, announced in the
 changelog)."""
@@ -25,10 +26,13 @@ from worker import build_replayer
 
 GOLDEN = Path(__file__).parent / "histories" / "golden"
 KINDS = ("tournament", "table", "room")
-BUILDS = [GOLDEN, *(p for p in (GOLDEN / "v2", GOLDEN / "v3") if (p / "codec.key").exists())]
-V3 = GOLDEN / "v3"
+BUILDS = [
+    GOLDEN,
+    *(p for p in (GOLDEN / "v2", GOLDEN / "v3", GOLDEN / "v4") if (p / "codec.key").exists()),
+]
+NEWEST = GOLDEN / "v4"
 
-# The patches whose new side each v3 history takes (docs/versioning.md lists every id). A patch
+# The patches whose new side each history of the newest set takes (docs/versioning.md lists every id). A patch
 # added to workflows/ belongs here, and in a new recording, before a refactor leans on replay.
 _HAND_LOOP = {
     "timeout-fold-v1",
@@ -47,7 +51,8 @@ PATCHES: dict[str, set[str]] = {
         "lifecycle-live-v1",
         "standings-checked-v1",
     },
-    "table": _HAND_LOOP | {"stop-at-waits-v1", "act-answers-v1"},  # a room asks neither
+    # A room asks none of these three (it always delivered its answers: ``deliver-v1``).
+    "table": _HAND_LOOP | {"stop-at-waits-v1", "act-answers-v1", "deliver-v1"},
     "room": _HAND_LOOP,
 }
 
@@ -90,21 +95,23 @@ def test_a_divergence_would_be_caught() -> None:
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_the_v3_histories_take_the_new_side_of_every_patch(kind: str) -> None:
-    carried = patch_markers((V3 / f"{kind}.json").read_text())
+def test_the_newest_histories_take_the_new_side_of_every_patch(kind: str) -> None:
+    carried = patch_markers((NEWEST / f"{kind}.json").read_text())
     assert PATCHES[kind] <= carried, f"{kind}: no marker of {sorted(PATCHES[kind] - carried)}"
 
 
 def test_the_check_refuses_a_history_on_the_old_side() -> None:
-    """The check can fail: v2's table was recorded before most of these patches."""
+    """The check can fail: v2's table was recorded before most of these patches, and v3's
+    before ``deliver-v1``."""
     carried = patch_markers((GOLDEN / "v2" / "table.json").read_text())
     assert {"deck-v2", "stop-at-waits-v1"} <= carried
     assert not {"deck-local-v1", "legal-once-v1", "act-answers-v1"} & carried
+    assert "deliver-v1" not in patch_markers((GOLDEN / "v3" / "table.json").read_text())
 
 
 def test_every_patch_in_the_workflows_is_listed() -> None:
     """A new ``*_PATCH = "..."`` in workflows/ fails here until it is listed in ``PATCHES``
-    (and a v3, or later, recording carries it)."""
+    (and the newest recording carries it)."""
     declared = {
         m.group(1)
         for path in (Path(__file__).parents[1] / "workflows").rglob("*.py")

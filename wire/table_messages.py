@@ -1,4 +1,5 @@
-"""Inputs, outputs and views of the TableWorkflow's handlers, shared with the tournament and API."""
+"""Inputs, outputs, carried states and views of the table workflows (a tournament's
+TableWorkflow and a cash room's RoomWorkflow), shared with the tournament and the API."""
 
 from __future__ import annotations
 
@@ -49,7 +50,7 @@ class RoomDeparture(WireModel):
 
 
 class RoomSpec(WireModel):
-    """A cash room's rules and lifecycle, carried by its TableWorkflow (no tournament)."""
+    """A cash room's rules and lifecycle, carried by its RoomWorkflow (no tournament)."""
 
     room_id: str
     name: str
@@ -106,20 +107,43 @@ class NextDeck(WireModel):
     seeded: list[int]
 
 
-class TableState(WireModel):
-    """Everything a table carries across continue-as-new (between hands only)."""
+class HandLoopState(WireModel):
+    """What every table carries across continue-as-new (between hands only), whichever venue
+    it is at: its seats, its hands and its decks (workflows/hand_loop.py). A tournament's
+    table carries a ``TableState``, a cash room a ``RoomState``; each reads a payload written
+    before the split (a key its type does not declare is ignored)."""
 
     table_id: str
-    tournament_id: str | None
-    parent_workflow_id: str | None
+    tournament_id: str | None = None
     seat_count: int
-    settings: dict[str, Any]
-    play_start_ms: int
     seats: list[TableSeat]
     hand_no: int = 0
     positions: dict[str, int] | None = None
     auto_folds: int = 0
     hand_pause_ms: int = 2000
+    seen_updates: dict[str, int] = Field(default_factory=dict)
+    """Update ids this table or room took lately, with when they were sent (the handler
+    binding, core/handler_binding.py: an Update id is used once, across continue-as-new)."""
+    version: int = 0
+    last_hand: dict[str, Any] | None = None
+    """The previous hand's public summary (TableView.last_hand), carried across
+    continue-as-new so the first hand of a new run still shows it."""
+    next_deck: PendingDeck | None = None
+    """The next hand's deck, committed ahead so players can seed it (docs/fairness.md)."""
+    chain_head: str | None = None
+    """The hash of this table's last hand record: the next one links to it."""
+
+    def room_shown(self) -> RoomSpec | None:
+        """The room the table's view shows (a tournament's table: none)."""
+        return None
+
+
+class TableState(HandLoopState):
+    """What a tournament's table (TableWorkflow) carries across continue-as-new."""
+
+    parent_workflow_id: str | None
+    settings: dict[str, Any]
+    play_start_ms: int
     stop_requested: bool = False
     report_secret: str = ""
     """Given by the tournament (sealed in history by the codec). Tables started before the
@@ -128,19 +152,19 @@ class TableState(WireModel):
     (security review C2, N1)."""
     report_mac: bool = False
     """Sign reports with ``report_mac`` rather than carry the secret (``reports-v2``)."""
-    seen_updates: dict[str, int] = Field(default_factory=dict)
-    """Update ids this table or room took lately, with when they were sent (the handler
-    binding, core/handler_binding.py: an Update id is used once, across continue-as-new)."""
-    version: int = 0
-    room: RoomSpec | None = None
-    """Set for a cash room: fixed stakes, join/leave, no parent."""
-    last_hand: dict[str, Any] | None = None
-    """The previous hand's public summary (TableView.last_hand), carried across
-    continue-as-new so the first hand of a new run still shows it."""
-    next_deck: PendingDeck | None = None
-    """The next hand's deck, committed ahead so players can seed it (docs/fairness.md)."""
-    chain_head: str | None = None
-    """The hash of this table's last hand record: the next one links to it."""
+
+
+class RoomState(HandLoopState):
+    """What a cash room (RoomWorkflow) carries across continue-as-new: fixed stakes,
+    join/leave, no parent. A room's state from before the split also carried a tournament
+    table's fields (``parent_workflow_id``, ``settings``, ``play_start_ms``,
+    ``stop_requested``, ``report_secret``, ``report_mac``), always empty: they are ignored."""
+
+    room: RoomSpec
+
+    def room_shown(self) -> RoomSpec | None:
+        # Who left the room lately is the join cooldown's, not the table's to show.
+        return self.room.model_copy(update={"departures": {}})
 
 
 class SeedInput(WireModel):
@@ -309,7 +333,7 @@ class TableActResult(ActResult):
     actor_view: TableView | None = None
     spectator_view: TableView | None = None
     state: TableSnapshot | None = None
-    """From ``act-answers-v1`` (workflows/hand_loop.py ``ACT_ANSWER_PATCH``) the act's answer
+    """From ``act-answers-v1`` (workflows/publisher.py ``ACT_ANSWER_PATCH``) the act's answer
     carries the table's new public snapshot instead of the two views: the spectators' view and
     the actor's legal actions, with **no** private part (the hole cards stay where the deal's
     durable publication sealed them; nobody's cards go into the Update's answer). The API that

@@ -142,7 +142,7 @@ async def local_draw_deck(table_hand: str) -> DeckDraw:
     marker's result goes through the payload codec like the activity's did, and a worker
     that dies mid-draw leaves no marker: the next one draws again, and a replay reads the
     recorded draw. Its time is not the hand's: the table records ``workflow.now()``
-    (``HandLoop._draw``)."""
+    (``Dealer.draw``)."""
     return await workflow.execute_local_activity(
         new_deck_seed,
         table_hand,

@@ -70,26 +70,17 @@ with workflow.unsafe.imports_passed_through():
         RoomLeaveResult,
         RoomMove,
         RoomRow,
-        RoomSpec,
+        RoomState,
         SeenQuery,
         StreamQuery,
         TableResult,
         TableSeat,
-        TableState,
     )
     from workflows import effects
     from workflows.alarm import Alarm
     from workflows.budget import BUDGET_RETRY_SECONDS
     from workflows.errors import checked
-    from workflows.hand_loop import (
-        GRACE_PATCH,
-        HANDS_PER_RUN,
-        LEGAL_ONCE_PATCH,
-        TIMEOUT_FOLD_PATCH,
-        HandLoop,
-        PlayerHandlers,
-    )
-    from workflows.inbox import wait_or_serve
+    from workflows.hand_loop import HANDS_PER_RUN, HandLoop, PlayerHandlers
 
 __all__ = ["HANDS_PER_RUN", "RoomWorkflow"]
 
@@ -99,59 +90,41 @@ class RoomWorkflow(PlayerHandlers):
     """A cash room: the hand loop, with the room as its venue."""
 
     @workflow.init
-    def __init__(self, st: TableState) -> None:
-        if st.room is None:
-            raise ApplicationError(
-                "a room starts with its RoomSpec (a tournament's table is TableWorkflow)",
-                type=ErrorCode.INVALID_STATE.value,
-                non_retryable=True,
-            )
-        self.table = HandLoop(st, self, Blinds(st.room.small_blind, st.room.big_blind, 0))
+    def __init__(self, state: RoomState) -> None:
+        self.state = state
+        self.loop = HandLoop(state, self, Blinds(state.room.small_blind, state.room.big_blind, 0))
         self.cursor = StreamCursor()
         # Who the close sent home, with what (a leave that was waiting gets that answer).
         self.closed_out: dict[str, int] = {}
 
-    @property
-    def st(self) -> TableState:
-        return self.table.st
-
     # -- the room's life ---------------------------------------------------------------------
     @workflow.run
-    async def run(self, st: TableState) -> TableResult:
-        room = self._room()
+    async def run(self, state: RoomState) -> TableResult:
+        room = self.state.room
         played_this_run = 0
-        # The timeout rules of seed 004 (docs/rooms.md): decided once, for the whole run.
-        self.table.fold_second_timeout = workflow.patched(TIMEOUT_FOLD_PATCH)
-        # The disconnect grace from the stream's drop (docs/rooms.md): likewise.
-        self.table.stream_grace = workflow.patched(GRACE_PATCH)
-        # Each hand's deck by local activity, stamped with workflow.now() (docs/fairness.md):
-        # likewise, with the patches the hand loop asks after a draw (``decide_local_draw``).
-        self.table.decide_local_draw()
-        # An act's legality checked once, by its validator (``HandLoop._verified_here``).
-        self.table.legal_once = workflow.patched(LEGAL_ONCE_PATCH)
+        # The run's patches, asked once at its start (``HandLoop.begin_run``).
+        self.loop.begin_run(tournament=False)
         await self._save_room()
         while not room.close_requested:
-            if played_this_run >= HANDS_PER_RUN or self.table.run_budget_spent(
-                room.updates_per_run
-            ):
-                await self.table.flush()
-                await self.table.serve_until_handlers_finished()
-                workflow.continue_as_new(self.st)
+            if played_this_run >= HANDS_PER_RUN or self.loop.run_budget_spent(room.updates_per_run):
+                await self.loop.flush()
+                await self.loop.serve_until_handlers_finished()
+                workflow.continue_as_new(self.state)
             status = status_for(
-                able=len(self.dealt_seats()), hands_played=self.st.hand_no, closed=False
+                able=len(self.dealt_seats()), hands_played=self.state.hand_no, closed=False
             )
             await self._set_status(status)
             if status is not RoomStatus.PLAYING:
                 if not await self._wait_for_players():
                     break
                 continue
-            await self.table.play_hand()
+            await self.loop.play_hand()
             played_this_run += 1
             await self._after_hand()
             if room.close_requested:
                 break
-            if self.st.hand_pause_ms:
-                await self.table.pause_between_hands()
+            if self.state.hand_pause_ms:
+                await self.loop.pause_between_hands()
         return await self._close()
 
     async def _wait_for_players(self) -> bool:
@@ -162,28 +135,26 @@ class RoomWorkflow(PlayerHandlers):
         the room (never a comparison with ``workflow.now()``). A join found with the firing
         is served first (workflows/inbox.py), so it keeps the room open.
         """
-        room = self._room()
+        room = self.state.room
         alarm = None
-        if not self.st.seats:
+        if not self.state.seats:
             alarm = await Alarm.until(room.idle_since_ms + IDLE_CLOSE_SECONDS * 1000, "idle close")
         try:
-            await self.table.flush()
-            await wait_or_serve(
-                lambda: room.close_requested or (alarm is not None and alarm.fired),
-                self.table.inbox,
-                self.table.serve,
+            await self.loop.flush()
+            await self.loop.wait_or_serve(
+                lambda: room.close_requested or (alarm is not None and alarm.fired)
             )
         finally:
             if alarm is not None:
                 alarm.cancel()
-        if alarm is not None and alarm.fired and not self.st.seats and not room.close_requested:
+        if alarm is not None and alarm.fired and not self.state.seats and not room.close_requested:
             room.close_requested, room.close_reason = True, "idle"
             return False
         return True
 
     async def _after_hand(self) -> None:
         """Players who asked to leave, went broke or sat out three hands go, with their stacks."""
-        for seat in list(self.st.seats):
+        for seat in list(self.state.seats):
             if seat.pending:
                 continue
             if seat.leaving:
@@ -194,45 +165,43 @@ class RoomWorkflow(PlayerHandlers):
                 await self._remove(seat, "sat_out")
 
     async def _close(self) -> TableResult:
-        room = self._room()
+        room = self.state.room
         returned: dict[int, int] = {}
-        for seat in list(self.st.seats):
+        for seat in list(self.state.seats):
             returned[seat.seat] = await self._remove(seat, "room_closed")
             self.closed_out[seat.player_id] = seat.stack
         room.status = RoomStatus.CLOSED.value
-        self.table.finished = True
-        self.table.bump()
+        self.loop.finish()
         self._queue(RoomStatusChanged(status=room.status, reason=room.close_reason))
-        await self.table.flush()
+        await self.loop.flush()
         await self._save_room(closed=True)
-        await self.table.serve_until_handlers_finished()
+        await self.loop.serve_until_handlers_finished()
         return TableResult(
-            table_id=self.st.table_id,
-            hands_played=self.st.hand_no,
+            table_id=self.state.table_id,
+            hands_played=self.state.hand_no,
             stacks=returned,
-            auto_folds=self.st.auto_folds,
+            auto_folds=self.state.auto_folds,
         )
 
     async def _set_status(self, status: RoomStatus) -> None:
-        room = self._room()
+        room = self.state.room
         if room.status == status.value:
             return
         room.status = status.value
-        self.table.bump()
+        self.loop.changed()
         self._queue(RoomStatusChanged(status=room.status))
-        await self.table.flush()
+        await self.loop.flush()
         await self._save_room()
 
     # -- updates (each waits for the loop to serve it: workflows/inbox.py) ---------------------
     @workflow.update
     async def join(self, inp: JoinInput) -> JoinResult:
-        self.table.updates_this_run += 1
-        result: JoinResult = await self.table.inbox.ask(inp)
+        result: JoinResult = await self.loop.ask(inp)
         return result
 
     @join.validator
     def _validate_join(self, inp: JoinInput) -> None:
-        current = next((s for s in self.st.seats if s.player_id == inp.player_id), None)
+        current = next((s for s in self.state.seats if s.player_id == inp.player_id), None)
         if current is not None:
             if current.pending:
                 # A retry while the entry is reserved: the loop answers with the seat. It is
@@ -251,8 +220,7 @@ class RoomWorkflow(PlayerHandlers):
 
     @workflow.update
     async def leave(self, inp: LeaveInput) -> RoomLeaveResult:
-        self.table.updates_this_run += 1
-        result: RoomLeaveResult = await self.table.inbox.ask(inp)
+        result: RoomLeaveResult = await self.loop.ask(inp)
         return result
 
     @leave.validator
@@ -264,13 +232,8 @@ class RoomWorkflow(PlayerHandlers):
 
     @workflow.update
     async def close(self, inp: CloseRoomInput) -> CloseRoomResult:
-        self.table.updates_this_run += 1
-        result: CloseRoomResult = await self.table.inbox.ask(inp)
+        result: CloseRoomResult = await self.loop.ask(inp)
         return result
-
-    @close.validator
-    def _validate_close(self, inp: CloseRoomInput) -> None:
-        checked(lambda _: self._room_or_refuse(), inp)
 
     async def serve_request(self, request: object) -> object:
         """The loop's side of a room's Updates (called only where the loop waits anyway)."""
@@ -283,8 +246,8 @@ class RoomWorkflow(PlayerHandlers):
         raise AssertionError(f"no such request: {request!r}")
 
     async def _take_join(self, inp: JoinInput) -> JoinResult:
-        room = self._room()
-        current = next((s for s in self.st.seats if s.player_id == inp.player_id), None)
+        room = self.state.room
+        current = next((s for s in self.state.seats if s.player_id == inp.player_id), None)
         if current is not None:  # a retried join: the same seat, nothing reserved again
             return JoinResult(seat=current.seat, stack=current.stack, already_seated=True)
         checked(self._verify_join, inp)
@@ -297,8 +260,8 @@ class RoomWorkflow(PlayerHandlers):
             session=room.joins,
             pending=True,
         )
-        self.st.seats = sorted([*self.st.seats, seat], key=lambda s: s.seat)
-        self.table.bump()
+        self.state.seats = sorted([*self.state.seats, seat], key=lambda s: s.seat)
+        self.loop.changed()
         move = RoomMove(
             key=room_join_key(room.room_id, inp.player_id, seat.session),
             room_id=room.room_id,
@@ -309,41 +272,41 @@ class RoomWorkflow(PlayerHandlers):
         try:
             await effects.room_buy_in(move)
         except ActivityError as err:
-            self.st.seats = [s for s in self.st.seats if s is not seat]
-            if not self.st.seats:
-                room.idle_since_ms = self.table.now_ms()
-            self.table.bump()
+            self.state.seats = [s for s in self.state.seats if s is not seat]
+            if not self.state.seats:
+                room.idle_since_ms = self.loop.now_ms()
+            self.loop.changed()
             if isinstance(err.cause, ApplicationError) and err.cause.type:
                 raise passed_on(err.cause) from None
             raise
         seat.stack, seat.pending = room.entry, False
-        self.table.bump()
+        self.loop.changed()
         self._queue(PlayerJoin(seat=seat.seat, player=seat.player_id, stack=seat.stack))
-        await self.table.flush()
+        await self.loop.flush()
         await self._save_room()
         return JoinResult(seat=seat.seat, stack=seat.stack)
 
     def _verify_join(self, inp: JoinInput) -> None:
-        room = self._room_or_refuse()
-        if room.close_requested or self.table.finished:
+        room = self.state.room
+        if room.close_requested or self.loop.finished:
             raise DomainError(ErrorCode.ROOM_CLOSED, "the room is closed")
         if inp.seat is not None:
-            if not 0 <= inp.seat < self.st.seat_count:
+            if not 0 <= inp.seat < self.state.seat_count:
                 raise DomainError(
                     ErrorCode.VALIDATION_ERROR,
-                    f"seat must be 1–{self.st.seat_count}",
+                    f"seat must be 1–{self.state.seat_count}",
                     field="seat",
                 )
-            if any(s.seat == inp.seat for s in self.st.seats):
+            if any(s.seat == inp.seat for s in self.state.seats):
                 raise DomainError(
                     ErrorCode.SEAT_TAKEN, f"seat {inp.seat + 1} is taken", field="seat"
                 )
-        if len(self.st.seats) >= self.st.seat_count:
+        if len(self.state.seats) >= self.state.seat_count:
             raise DomainError(ErrorCode.ROOM_FULL, "every seat is taken")
         holder = next(
             (
                 s
-                for s in self.st.seats
+                for s in self.state.seats
                 if (s.owner_user_id or s.player_id) == inp.owner_user_id
                 and s.player_id != inp.player_id
             ),
@@ -362,7 +325,7 @@ class RoomWorkflow(PlayerHandlers):
         (security review N2). Validators never replay, so these read the clock and the run's
         count freely, and a room started before audiences (``open``) seats everyone as it did;
         the loop's re-check (``_verify_join``) is unchanged."""
-        room = self._room()
+        room = self.state.room
         verify_seat_allowed(room.kind, is_agent=inp.is_agent)
         departure = room.departures.get(inp.owner_user_id)
         if departure is not None:
@@ -370,7 +333,7 @@ class RoomWorkflow(PlayerHandlers):
                 departure.left_ms,
                 departure.streak,
                 room.rejoin_cooldown_seconds,
-                self.table.now_ms(),
+                self.loop.now_ms(),
             )
             if wait_ms > 0:
                 seconds = -(-wait_ms // 1000)
@@ -384,7 +347,7 @@ class RoomWorkflow(PlayerHandlers):
     def _verify_budget(self) -> None:
         """Joins and leaves stop once the run accepted its budget, mid-hand too: the rest of
         Temporal's 2,000 is the running hand's (docs/rooms.md, "The run's Update budget")."""
-        if self.table.updates_this_run >= self._room().updates_per_run:
+        if self.loop.updates_this_run >= self.state.room.updates_per_run:
             raise DomainError(
                 ErrorCode.TEMPORARILY_UNAVAILABLE,
                 "the room moves to a fresh run when this hand ends; send this again then",
@@ -394,30 +357,29 @@ class RoomWorkflow(PlayerHandlers):
     def _free_seat(self, wanted: int | None) -> int:
         if wanted is not None:
             return wanted
-        taken = {s.seat for s in self.st.seats}
-        return next(n for n in range(self.st.seat_count) if n not in taken)
+        taken = {s.seat for s in self.state.seats}
+        return next(n for n in range(self.state.seat_count) if n not in taken)
 
     async def _take_leave(self, inp: LeaveInput) -> RoomLeaveResult:
         if inp.player_id in self.closed_out and not any(
-            s.player_id == inp.player_id for s in self.st.seats
+            s.player_id == inp.player_id for s in self.state.seats
         ):
             return RoomLeaveResult(returned=self.closed_out[inp.player_id])
         checked(self._verify_leave, inp)
-        seat = self.table.seat(self.table.seat_of(inp.player_id))
-        hand = self.table.hand
+        seat = self.loop.seat(self.loop.seat_of(inp.player_id))
+        hand = self.loop.hand
         if hand is not None and not hand.over and seat.seat in hand.seats:
             # Mid-hand: they check or fold from now on and go when the hand ends.
             if not seat.leaving:
                 seat.leaving = True
-                self.table.bump()
+                self.loop.changed()
                 await self._save_room()  # the record shows "leaving" until the hand ends
             return RoomLeaveResult(returned=None, pending=True)
         returned = await self._remove(seat, "left")
         return RoomLeaveResult(returned=returned)
 
     def _verify_leave(self, inp: LeaveInput) -> None:
-        self._room_or_refuse()
-        seat = self.table.seat(self.table.seat_of(inp.player_id))
+        seat = self.loop.seat(self.loop.seat_of(inp.player_id))
         if seat.pending:
             raise DomainError(ErrorCode.INVALID_STATE, "your entry is still being reserved")
         if seat.leaving:  # a no-op: refused before history (security review H3)
@@ -427,33 +389,33 @@ class RoomWorkflow(PlayerHandlers):
         """The leave validator's own check: the run's budget, except for a seat dealt in the
         running hand (it leaves once per hand, then ``leave_pending``: the hand's head-room
         counts it)."""
-        seat = self.table.seat_of(inp.player_id)
-        hand = self.table.hand
+        seat = self.loop.seat_of(inp.player_id)
+        hand = self.loop.hand
         if hand is not None and not hand.over and seat in hand.seats:
             return
         self._verify_budget()
 
     def _take_close(self, inp: CloseRoomInput) -> CloseRoomResult:
-        room = self._room()
-        if self.table.finished:
+        room = self.state.room
+        if self.loop.finished:
             return CloseRoomResult(status=RoomStatus.CLOSED.value)
         if not room.close_requested:
             room.close_requested, room.close_reason = True, inp.reason
-            self.table.bump()
+            self.loop.changed()
         return CloseRoomResult(status="closing")
 
     # -- internals -----------------------------------------------------------------------------
     async def _remove(self, seat: TableSeat, reason: str) -> int:
         """Unseat a player and send the stack home (keyed by the sitting, so exactly once)."""
-        room = self._room()
-        if not any(s is seat for s in self.st.seats):
+        room = self.state.room
+        if not any(s is seat for s in self.state.seats):
             return seat.stack  # a concurrent leave got there first
-        self.st.seats = [s for s in self.st.seats if s is not seat]
-        if not self.st.seats:
-            room.idle_since_ms = self.table.now_ms()
+        self.state.seats = [s for s in self.state.seats if s is not seat]
+        if not self.state.seats:
+            room.idle_since_ms = self.loop.now_ms()
         if reason == "left":
             self._note_departure(seat.owner_user_id or seat.player_id)
-        self.table.bump()
+        self.loop.changed()
         if seat.stack:
             await effects.room_cash_out(
                 RoomMove(
@@ -473,15 +435,15 @@ class RoomWorkflow(PlayerHandlers):
                 reason=reason,
             )
         )
-        await self.table.flush()
+        await self.loop.flush()
         await self._save_room()
         return seat.stack
 
     def _note_departure(self, owner: str) -> None:
         """Remember an owner's leave for the join cooldown (state only: no command, so no
         patch). Leaves older than the streak's reset are forgotten."""
-        room = self._room()
-        now_ms = self.table.now_ms()
+        room = self.state.room
+        now_ms = self.loop.now_ms()
         previous = room.departures.get(owner)
         streak = leave_streak(
             previous.left_ms if previous else None, previous.streak if previous else 0, now_ms
@@ -495,65 +457,66 @@ class RoomWorkflow(PlayerHandlers):
 
     # -- the venue (workflows/hand_loop.py asks these) -------------------------------------
     def blinds_at(self, drawn_at_ms: int) -> tuple[int, Blinds]:
-        room = self._room()
+        room = self.state.room
         return 0, Blinds(room.small_blind, room.big_blind, 0)
 
     def decision_seconds(self) -> int:
-        return self._room().decision_timeout
-
-    answers_wait_for_handlers = True  # docs/durability.md, rule 1
+        return self.state.room.decision_timeout
 
     def details(self) -> str:
-        return f"room {self._room().status}, {len(self.st.seats)} seated"
+        return f"room {self.state.room.status}, {len(self.state.seats)} seated"
+
+    def stop_requested(self) -> bool:
+        return False  # a room is closed, never stopped
 
     def dealt_seats(self) -> list[int]:
         """Seats the next hand deals in: chips, entry settled, not leaving or sitting out."""
         return [
             s.seat
-            for s in self.st.seats
+            for s in self.state.seats
             if s.stack > 0 and not s.pending and not s.leaving and not s.sitting_out
         ]
 
     async def hand_started(self, hand: Hand) -> None:
-        for seat in self.st.seats:
+        for seat in self.state.seats:
             if seat.sitting_out and seat.seat not in hand.seats:
                 seat.sat_out_hands += 1
         self.cursor = StreamCursor()
         self._queue(
             HandStart(
-                hand_number=self.st.hand_no,
+                hand_number=self.state.hand_no,
                 button=hand.button,
-                small_blind=self._room().small_blind,
-                big_blind=self._room().big_blind,
+                small_blind=self.state.room.small_blind,
+                big_blind=self.state.room.big_blind,
                 seats=[
-                    SeatStack(seat=s, player=self.table.seat(s).player_id, stack=chips)
+                    SeatStack(seat=s, player=self.loop.seat(s).player_id, stack=chips)
                     for s, chips in zip(hand.seats, hand.starting_stacks, strict=True)
                 ],
-                deck_commitment=self.table.commitment,
+                deck_commitment=self.loop.commitment,
             ),
-            key=f"h{self.st.hand_no}:start",
+            key=f"h{self.state.hand_no}:start",
         )
 
     async def before_decision(self, hand: Hand) -> None:
         """Publish what the hand did since the last call (before each decision is awaited)."""
-        events, self.cursor = hand_events(self.st.hand_no, public_view(hand, None), self.cursor)
+        events, self.cursor = hand_events(self.state.hand_no, public_view(hand, None), self.cursor)
         for type_, key, payload in events:
             self._queue(ROOM_EVENTS_BY_TYPE[type_].model_validate(payload), key=key)
-        await self.table.flush()
+        await self.loop.flush()
 
     async def hand_finished(self, hand: Hand, record: dict[str, Any]) -> None:
-        room = self._room()
-        hand_no = self.st.hand_no
+        room = self.state.room
+        hand_no = self.state.hand_no
         events, self.cursor = hand_events(hand_no, public_view(hand, None), self.cursor)
         for type_, key, payload in events:
             self._queue(ROOM_EVENTS_BY_TYPE[type_].model_validate(payload), key=key)
         settlement = settle(record)
         record["settlement"] = settlement.to_wire()
-        players = {s.seat: s.player_id for s in self.st.seats}
+        players = {s.seat: s.player_id for s in self.state.seats}
         await effects.settle_room_hand(
             RoomHandInput(
                 room_id=room.room_id,
-                table_id=self.st.table_id,
+                table_id=self.state.table_id,
                 hand_no=hand_no,
                 record=record,
                 deltas={players[seat]: delta for seat, delta in settlement.deltas.items()},
@@ -585,7 +548,7 @@ class RoomWorkflow(PlayerHandlers):
             ),
             key=f"h{hand_no}:result",
         )
-        await self.table.flush()
+        await self.loop.flush()
         await self._save_room()
 
     async def grace(self, seat: TableSeat) -> float:
@@ -595,17 +558,17 @@ class RoomWorkflow(PlayerHandlers):
         ``disconnectGrace`` (``disconnect_grace_left``); a player with no stream record keeps
         the polling rule below. Before it only the polling rule: a player whose polling lapsed
         gets ``disconnectGrace`` in all (once per run of timeouts)."""
-        room = self._room()
-        if self.table.stream_grace:
+        room = self.state.room
+        if self.loop.stream_grace:
             status = await effects.stream_status(
                 StreamQuery(
-                    table_id=self.st.table_id, room_id=room.room_id, player_id=seat.player_id
+                    table_id=self.state.table_id, room_id=room.room_id, player_id=seat.player_id
                 )
             )
             if status.dropped_ago is not None:
                 left = disconnect_grace_left(room.disconnect_grace, status.dropped_ago)
                 if left > 0:
-                    seat.disconnected_at = self.table.now_ms() - int(status.dropped_ago * 1000)
+                    seat.disconnected_at = self.loop.now_ms() - int(status.dropped_ago * 1000)
                 return left
             if seat.timeouts > 0 or (
                 status.seen_ago is not None and status.seen_ago < room.decision_timeout
@@ -625,11 +588,11 @@ class RoomWorkflow(PlayerHandlers):
     def _queue(self, event: Event, *, key: str | None = None) -> None:
         """Queue one event (``wire/events.py``) for the room's stream; it goes out with the
         table's next publication."""
-        room = self._room()
+        room = self.state.room
         if key is None:
             room.stream_seq += 1
             key = f"e{room.stream_seq}"
-        self.table.events.append(
+        self.loop.queue(
             EventInput(
                 tournament_id=room.room_id,
                 type=event.TYPE,
@@ -639,12 +602,12 @@ class RoomWorkflow(PlayerHandlers):
         )
 
     async def _save_room(self, *, closed: bool = False) -> None:
-        room = self._room()
+        room = self.state.room
         await effects.save_room(
             RoomRow(
                 room_id=room.room_id,
                 name=room.name,
-                seats=self.st.seat_count,
+                seats=self.state.seat_count,
                 entry=room.entry,
                 small_blind=room.small_blind,
                 big_blind=room.big_blind,
@@ -653,7 +616,7 @@ class RoomWorkflow(PlayerHandlers):
                 disconnect_grace=room.disconnect_grace,
                 status=room.status,
                 kind=room.kind,
-                hand_number=self.st.hand_no,
+                hand_number=self.state.hand_no,
                 players=self.players(),
                 created_ms=room.created_ms,
                 closed=closed,
@@ -662,10 +625,10 @@ class RoomWorkflow(PlayerHandlers):
 
     def players(self) -> list[dict[str, Any]]:
         """The record's ``players``: seat, handle, stack and status."""
-        hand = self.table.hand
+        hand = self.loop.hand
         running = hand is not None and not hand.over
         out = []
-        for s in self.st.seats:
+        for s in self.state.seats:
             if s.pending:
                 status = "joining"
             elif s.leaving:
@@ -678,12 +641,3 @@ class RoomWorkflow(PlayerHandlers):
                 status = "active"
             out.append({"seat": s.seat, "handle": s.player_id, "stack": s.stack, "status": status})
         return out
-
-    def _room(self) -> RoomSpec:
-        assert self.st.room is not None
-        return self.st.room
-
-    def _room_or_refuse(self) -> RoomSpec:
-        if self.st.room is None:
-            raise DomainError(ErrorCode.INVALID_STATE, "this table is not a cash room")
-        return self.st.room

@@ -32,16 +32,7 @@ with workflow.unsafe.imports_passed_through():
         report_mac,
     )
     from workflows import effects
-    from workflows.hand_loop import (
-        ACT_ANSWER_PATCH,
-        GRACE_PATCH,
-        HANDS_PER_RUN,
-        LEGAL_ONCE_PATCH,
-        STOP_PATCH,
-        TIMEOUT_FOLD_PATCH,
-        HandLoop,
-        PlayerHandlers,
-    )
+    from workflows.hand_loop import HANDS_PER_RUN, HandLoop, PlayerHandlers
 
 __all__ = ["HANDS_PER_RUN", "TableWorkflow"]
 
@@ -51,68 +42,58 @@ class TableWorkflow(PlayerHandlers):
     """A tournament's table: the hand loop, with the tournament as its venue."""
 
     @workflow.init
-    def __init__(self, st: TableState) -> None:
-        self.settings: TournamentSettings = validate_settings(st.settings)
-        self.table = HandLoop(st, self, resolve_blinds(self.settings, 0))
+    def __init__(self, state: TableState) -> None:
+        self.settings: TournamentSettings = validate_settings(state.settings)
+        self.state = state
+        self.loop = HandLoop(state, self, resolve_blinds(self.settings, 0))
 
     @workflow.run
-    async def run(self, st: TableState) -> TableResult:
-        table = self.table
-        st = table.st
+    async def run(self, state: TableState) -> TableResult:
+        loop = self.loop
+        state = self.state
         played_this_run = 0
         aborted: int | None = None
-        # A stop is read where the table waits with nothing else to take (docs/durability.md,
-        # rule 9); runs from before the patch read it at each hand boundary, as they did.
-        at_waits = table.stop_at_waits = workflow.patched(STOP_PATCH)
-        # The timeout rules of seed 004 (docs/rooms.md): decided once, for the whole run.
-        table.fold_second_timeout = workflow.patched(TIMEOUT_FOLD_PATCH)
-        # The disconnect grace from the stream's drop (docs/rooms.md): likewise.
-        table.stream_grace = workflow.patched(GRACE_PATCH)
-        # An act's answer carries the table's new public snapshot, written to the read store
-        # by the API and the worker, not by local activity (docs/read-model.md): likewise.
-        table.act_answers = workflow.patched(ACT_ANSWER_PATCH)
-        # Each hand's deck by local activity, stamped with workflow.now() (docs/fairness.md):
-        # likewise, with the patches the hand loop asks after a draw (``decide_local_draw``).
-        table.decide_local_draw()
-        # An act's legality checked once, by its validator (``HandLoop._verified_here``).
-        table.legal_once = workflow.patched(LEGAL_ONCE_PATCH)
-        while (at_waits or not st.stop_requested) and len(table.live_seats()) >= 2:
-            aborted = await table.play_hand()
+        # The run's patches, asked once at its start (``HandLoop.begin_run``): a stop is read
+        # where the table waits with nothing else to take (docs/durability.md, rule 9); runs
+        # from before the patch read it at each hand boundary, as they did.
+        loop.begin_run(tournament=True)
+        at_waits = loop.stop_at_waits
+        while (at_waits or not state.stop_requested) and len(loop.live_seats()) >= 2:
+            aborted = await loop.play_hand()
             played_this_run += 1
-            if (table.stopped if at_waits else st.stop_requested) or len(table.live_seats()) < 2:
+            if (loop.stopped if at_waits else state.stop_requested) or len(loop.live_seats()) < 2:
                 break
-            if st.hand_pause_ms:
-                await table.pause_between_hands()
-                if (st.stop_requested and not at_waits) or table.stopped:
+            if state.hand_pause_ms:
+                await loop.pause_between_hands()
+                if (state.stop_requested and not at_waits) or loop.stopped:
                     break
-            if played_this_run >= HANDS_PER_RUN or table.run_budget_spent():
-                if st.stop_requested:
+            if played_this_run >= HANDS_PER_RUN or loop.run_budget_spent():
+                if state.stop_requested:
                     break  # no next run for a table that was told to stop
-                table.answer_stale_intents()
-                await table.serve_until_handlers_finished()
-                workflow.continue_as_new(st)
-        table.answer_stale_intents()
-        table.finished = True
-        st.version += 1
-        await table.flush()
+                loop.answer_stale_intents()
+                await loop.serve_until_handlers_finished()
+                workflow.continue_as_new(state)
+        loop.answer_stale_intents()
+        loop.finish()
+        await loop.flush()
         result = TableResult(
-            table_id=st.table_id,
-            hands_played=st.hand_no,
-            stacks={s.seat: s.stack for s in st.seats},
+            table_id=state.table_id,
+            hands_played=state.hand_no,
+            stacks={s.seat: s.stack for s in state.seats},
             aborted_hand=aborted,
-            auto_folds=st.auto_folds,
-            secret="" if st.report_mac else st.report_secret,
+            auto_folds=state.auto_folds,
+            secret="" if state.report_mac else state.report_secret,
         )
-        if st.report_mac:
+        if state.report_mac:
             result.mac = report_mac(
-                st.report_secret, TABLE_FINISHED, st.table_id, result.hands_played, result
+                state.report_secret, TABLE_FINISHED, state.table_id, result.hands_played, result
             )
-        if st.parent_workflow_id:
+        if state.parent_workflow_id:
             # By workflow id, not run: the tournament may have continued-as-new meanwhile.
-            await workflow.get_external_workflow_handle(st.parent_workflow_id).signal(
+            await workflow.get_external_workflow_handle(state.parent_workflow_id).signal(
                 TABLE_FINISHED, result
             )
-        await table.serve_until_handlers_finished()
+        await loop.serve_until_handlers_finished()
         return result
 
     @workflow.signal(name=STOP)
@@ -122,23 +103,23 @@ class TableWorkflow(PlayerHandlers):
         A table that signs its reports (``reports-v2``) takes a stop only with the tournament's
         signature; an unsigned one (no payload: nothing for the codec to refuse) is ignored.
         """
-        st = self.table.st
-        if st.report_mac:
+        state = self.state
+        if state.report_mac:
             expected = report_mac(
-                st.report_secret, STOP, st.table_id, 0, order or StopOrder(table_id="")
+                state.report_secret, STOP, state.table_id, 0, order or StopOrder(table_id="")
             )
             if (
                 order is None
-                or order.table_id != st.table_id
+                or order.table_id != state.table_id
                 or not hmac.compare_digest(order.mac, expected)
             ):
                 workflow.logger.warning("ignored a stop the tournament did not sign")
                 return
-        st.stop_requested = True
+        state.stop_requested = True
 
     # -- the venue (workflows/hand_loop.py asks these) -----------------------------------
     def blinds_at(self, drawn_at_ms: int) -> tuple[int, Blinds]:
-        level = level_at(self.settings, self.table.st.play_start_ms, drawn_at_ms)
+        level = level_at(self.settings, self.state.play_start_ms, drawn_at_ms)
         return level, resolve_blinds(self.settings, level)
 
     def decision_seconds(self) -> int:
@@ -146,10 +127,13 @@ class TableWorkflow(PlayerHandlers):
 
     def dealt_seats(self) -> list[int]:
         """Every seat with chips."""
-        return self.table.live_seats()
+        return self.loop.live_seats()
 
     def details(self) -> str:
-        return f"level {self.table.level}"
+        return f"level {self.loop.level}"
+
+    def stop_requested(self) -> bool:
+        return self.state.stop_requested
 
     async def hand_started(self, hand: Hand) -> None:
         pass
@@ -159,42 +143,40 @@ class TableWorkflow(PlayerHandlers):
 
     async def hand_finished(self, hand: Hand, record: dict[str, Any]) -> None:
         """Report the hand to the tournament (its order of inputs reads ``ended_at_ms``)."""
-        st = self.table.st
-        if not st.parent_workflow_id:
+        state = self.state
+        if not state.parent_workflow_id:
             return
         report = HandReport(
-            table_id=st.table_id,
-            hand_no=st.hand_no,
-            level=self.table.level,
+            table_id=state.table_id,
+            hand_no=state.hand_no,
+            level=self.loop.level,
             record=record,
-            stacks_after={s.seat: s.stack for s in st.seats},
+            stacks_after={s.seat: s.stack for s in state.seats},
             busted=record["busted"],
-            auto_folds=st.auto_folds,
-            secret="" if st.report_mac else st.report_secret,
-            ended_at_ms=self.table.now_ms(),  # data for the tournament's ordering, not a decision
+            auto_folds=state.auto_folds,
+            secret="" if state.report_mac else state.report_secret,
+            ended_at_ms=self.loop.now_ms(),  # data for the tournament's ordering, not a decision
         )
-        if st.report_mac:
+        if state.report_mac:
             report.mac = report_mac(
-                st.report_secret, HAND_COMPLETED, st.table_id, st.hand_no, report
+                state.report_secret, HAND_COMPLETED, state.table_id, state.hand_no, report
             )
-        await workflow.get_external_workflow_handle(st.parent_workflow_id).signal(
+        await workflow.get_external_workflow_handle(state.parent_workflow_id).signal(
             HAND_COMPLETED, report
         )
 
     async def grace(self, seat: TableSeat) -> float:
         """From ``GRACE_PATCH`` on, a player whose stream dropped gets until the drop plus the
         settings' ``disconnectGrace``; before it a tournament's table gave no grace."""
-        if not self.table.stream_grace:
+        if not self.loop.stream_grace:
             return 0
         status = await effects.stream_status(
-            StreamQuery(table_id=self.table.st.table_id, player_id=seat.player_id)
+            StreamQuery(table_id=self.state.table_id, player_id=seat.player_id)
         )
         left = disconnect_grace_left(self.settings.disconnect_grace, status.dropped_ago)
         if left > 0 and status.dropped_ago is not None:
-            seat.disconnected_at = self.table.now_ms() - int(status.dropped_ago * 1000)
+            seat.disconnected_at = self.loop.now_ms() - int(status.dropped_ago * 1000)
         return left
-
-    answers_wait_for_handlers = False  # as before the rule (docs/durability.md)
 
     async def serve_request(self, request: object) -> object:
         raise AssertionError(f"a tournament's table takes no {type(request).__name__}")

@@ -57,9 +57,9 @@ from wire.table_messages import (
     LeaveInput,
     RoomLeaveResult,
     RoomSpec,
+    RoomState,
     SeedResult,
     SitInInput,
-    TableState,
 )
 from workflows.room import RoomWorkflow
 
@@ -241,13 +241,9 @@ async def start_room(
         await session.commit()
     await temporal.start_workflow(
         RoomWorkflow.run,
-        TableState(
+        RoomState(
             table_id=workflow_id,
-            tournament_id=None,
-            parent_workflow_id=None,
             seat_count=rules.seats,
-            settings={},
-            play_start_ms=now_ms,
             seats=[],
             hand_pause_ms=body.hand_pause_ms,
             room=RoomSpec(

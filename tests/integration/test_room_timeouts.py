@@ -31,9 +31,9 @@ from wire.table_messages import (
     JoinInput,
     LeaveInput,
     RoomSpec,
+    RoomState,
     SitInInput,
     TableResult,
-    TableState,
     TableView,
 )
 from workflows.room import RoomWorkflow
@@ -74,13 +74,9 @@ async def open_room(
 ) -> WorkflowHandle[Any, TableResult]:
     hexid = uuid.uuid4().hex[:10]
     now_ms = int(time.time() * 1000)
-    st = TableState(
+    st = RoomState(
         table_id=f"room-{hexid}",
-        tournament_id=None,
-        parent_workflow_id=None,
         seat_count=seats,
-        settings={},
-        play_start_ms=now_ms,
         seats=[],
         hand_pause_ms=pause_ms,
         room=RoomSpec(

@@ -8,6 +8,7 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowHandle, WorkflowUpdateFailedError
 from temporalio.exceptions import ApplicationError
 from temporalio.runtime import MetricBuffer, Runtime, TelemetryConfig
@@ -18,7 +19,9 @@ from db.engine import Database
 from domain.fairness import opens
 from tests.integration.bots import passive, play, shove
 from tests.integration.helpers import set_stream
-from wire.table_messages import ActInput, TableResult, TableSeat, TableState
+from tests.interleave import COMMAND_EVENTS
+from tests.test_golden_histories import patch_markers
+from wire.table_messages import ActInput, SitInInput, TableResult, TableSeat, TableState
 from workflows.table import HANDS_PER_RUN, TableWorkflow
 
 SETTINGS: dict[str, Any] = {
@@ -390,3 +393,42 @@ async def test_a_tournament_player_whose_stream_is_open_gets_no_grace(
     assert await _turn(handle) != turn
     await handle.signal(TableWorkflow.stop)
     await handle.result()
+
+
+async def test_a_tournament_table_waits_for_a_served_sit_in_to_be_taken(
+    skipping: tuple[Client, str], time_skipping_env: WorkflowEnvironment
+) -> None:
+    """``deliver-v1`` (docs/durability.md, rule 1): a new tournament table's run, like a room,
+    waits until a served sit-in's handler took its answer before it goes on (``Inbox.deliver``),
+    so the Update's completion is written before the next command the loop issues, here the
+    publication of the seat sitting in again. Its history carries the patch's marker; runs
+    from before it answer and go on, and replay so (the v3 golden table)."""
+    client, task_queue = skipping
+    handle, sleeper, _ = await _big_blind_to_act(client, task_queue, actionTimeoutSeconds=5)
+    for _ in range(2):  # two timeouts in a row: the second folds and sits the player out
+        await time_skipping_env.sleep(timedelta(seconds=6))
+    view = await handle.query(TableWorkflow.view, None)
+    assert next(s for s in view.seats if s.seat == sleeper.seat).sitting_out
+    # The table now pauses 60 s between hands, where it serves the sit-in.
+    await handle.execute_update(TableWorkflow.sit_in, SitInInput(player_id=sleeper.player_id))
+    history = await handle.fetch_history()
+    assert "deliver-v1" in patch_markers(history.to_json())
+    events = history.events
+    accepted = next(
+        i
+        for i, e in enumerate(events)
+        if e.HasField("workflow_execution_update_accepted_event_attributes")
+        and e.workflow_execution_update_accepted_event_attributes.accepted_request.input.name
+        == "sit_in"
+    )
+    commands = [
+        EventType.Name(e.event_type)
+        for e in events[accepted + 1 :]
+        if EventType.Name(e.event_type) in COMMAND_EVENTS
+    ]
+    assert commands[:2] == [
+        "EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED",
+        "EVENT_TYPE_MARKER_RECORDED",  # the publication of the seat, in again
+    ], commands[:4]
+    await handle.signal(TableWorkflow.stop)
+    assert sum((await handle.result()).stacks.values()) == 2000

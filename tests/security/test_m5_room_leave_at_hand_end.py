@@ -25,7 +25,7 @@ from wire.table_messages import (
     JoinInput,
     LeaveInput,
     RoomSpec,
-    TableState,
+    RoomState,
     TableView,
 )
 from workflows.room import RoomWorkflow
@@ -36,13 +36,9 @@ ENTRY = 1000
 async def _open_room(client: Client, queue: str) -> WorkflowHandle[Any, Any]:
     hexid = uuid.uuid4().hex
     now_ms = int(time.time() * 1000)
-    st = TableState(
+    st = RoomState(
         table_id=f"room-{hexid}",
-        tournament_id=None,
-        parent_workflow_id=None,
         seat_count=2,
-        settings={},
-        play_start_ms=now_ms,
         seats=[],
         hand_pause_ms=0,
         room=RoomSpec(

@@ -38,7 +38,7 @@ from db.engine import Database
 from tests.integration.bots import passive
 from tests.integration.helpers import credit, eventually, player
 from tests.integration.test_rooms import open_room, workflow_id
-from wire.table_messages import RoomSpec, TableResult, TableState, TableView
+from wire.table_messages import RoomSpec, RoomState, TableResult, TableView
 from worker import build_worker
 from workflows.room import RoomWorkflow
 
@@ -77,13 +77,9 @@ async def start_room(
     API opens rooms with the defaults); it writes its record, so the API serves it."""
     hexid = uuid.uuid4().hex[:10]
     now_ms = int(time.time() * 1000)
-    st = TableState(
+    st = RoomState(
         table_id=f"room-{hexid}",
-        tournament_id=None,
-        parent_workflow_id=None,
         seat_count=3,
-        settings={},
-        play_start_ms=now_ms,
         seats=[],
         hand_pause_ms=0,
         room=RoomSpec(
@@ -347,7 +343,7 @@ async def test_a_raise_war_stops_at_the_cap_and_everyone_can_still_act(
 
     from tests.integration.test_table import table_state
     from wire.table_messages import ActInput
-    from workflows.hand_loop import RAISES_PER_ROUND
+    from workflows.actions import RAISES_PER_ROUND
     from workflows.table import TableWorkflow
 
     players = ["deep-a", "deep-b"]
