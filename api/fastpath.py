@@ -37,6 +37,7 @@ from api.errors import ApiError
 from api.ratelimit import count_identity
 from api.read_model import GameStateCache, WaitForChange, WaitSeconds
 from api.routes.play import game_state_body
+from api.state import state_of
 from api.stream_auth import StreamCredential
 from db import agents
 from wire.ids import table_workflow_id
@@ -77,7 +78,7 @@ class GameStateFastPath:
         app = scope["app"]
         if token is None:
             return False
-        caller = remembered_player(app.state.settings, token)
+        caller = remembered_player(state_of(app).settings, token)
         if caller is None:
             return False
         try:
@@ -86,7 +87,7 @@ class GameStateFastPath:
             await count_identity(scope, caller.identity)
         except ApiError:
             return False
-        cache: GameStateCache = app.state.game_states
+        cache: GameStateCache = state_of(app).read_model
         if cache.snapshot(table_workflow_id(tournament_id)) is None:
             return False
         try:

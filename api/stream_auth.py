@@ -28,6 +28,7 @@ from starlette.requests import HTTPConnection
 from api.auth import verify_player_token
 from api.errors import ApiError
 from api.play import session as play_session
+from api.state import state_of
 from db import agents
 from domain.errors import ErrorCode
 from wire.stream_messages import AgentCardChanged
@@ -76,13 +77,15 @@ class StreamCredential:
             if time.monotonic() < self._until:
                 return
             if self.agent_key is not None:
-                agent = await agents.by_key(self.app.state.db, self.agent_key)
+                agent = await agents.by_key(state_of(self.app).db, self.agent_key)
                 if agent is None:
                     raise ApiError(ErrorCode.UNAUTHORIZED, "unknown or revoked agent key")
                 user_id = agent.agent_id
                 self._card = (agent.card_public_key, agent.card_key_changed_at)
             elif self.token is not None:
-                user_id = (await verify_player_token(self.app.state.settings, self.token)).user_id
+                user_id = (
+                    await verify_player_token(state_of(self.app).settings, self.token)
+                ).user_id
             else:
                 raise ApiError(ErrorCode.UNAUTHORIZED, "the stream has no credential")
             if user_id != self.viewer:

@@ -43,6 +43,7 @@ from api.auth import JWKS_ALGORITHMS, _jwks_client, verify_player_token
 from api.errors import ApiError
 from api.play.pages import render, templates
 from api.play.session import set_player_cookie
+from api.state import state_of
 from core.settings import LOOPBACK_NAMES, OIDC_CALLBACK_PATH, Settings
 
 log = logging.getLogger(__name__)
@@ -151,7 +152,7 @@ def _flow_key(settings: Settings) -> bytes:
 
 
 def _cookie_secure(request: Request) -> bool:
-    return request.url.scheme == "https" or request.app.state.settings.env == "prod"
+    return request.url.scheme == "https" or state_of(request.app).settings.env == "prod"
 
 
 def _redirect_uri(request: Request, settings: Settings) -> str:
@@ -200,7 +201,7 @@ def _failed(request: Request, failure: SignInFailed, *, clear_flow: bool) -> HTM
 # -- the two routes -------------------------------------------------------------------------------
 @router.get("/start")
 async def start(request: Request) -> Response:
-    settings: Settings = request.app.state.settings
+    settings: Settings = state_of(request.app).settings
     if not settings.oidc_client_id:
         failure = SignInFailed("Signing in with an identity provider is not set up here.", 404)
         return _failed(request, failure, clear_flow=False)
@@ -253,7 +254,7 @@ async def start(request: Request) -> Response:
 
 @router.get("/callback", response_class=HTMLResponse)
 async def callback(request: Request) -> Response:
-    settings: Settings = request.app.state.settings
+    settings: Settings = state_of(request.app).settings
     params = request.query_params
     name = provider_name(settings)
     if not settings.oidc_client_id:

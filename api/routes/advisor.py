@@ -43,6 +43,7 @@ from api.routes.player_stream import (
     _error,
     _ws_caller,
 )
+from api.state import state_of
 from api.stream_auth import StreamCredential
 from api.streams import Outbox, StreamSlots, run_socket
 from api.ws_protocol import ADVISOR_MESSAGES, AdviceAnswer
@@ -105,7 +106,7 @@ async def _advised(app: Any, scope: Scope, agent_id: str) -> list[str]:
     noun = "room" if scope.room else "tournament"
     if not VALID_ID.fullmatch(scope.id):
         raise ApiError(ErrorCode.NOT_FOUND, f"no such {noun}")
-    async with app.state.db.session() as session:
+    async with state_of(app).db.session() as session:
         row = await session.get(Room if scope.room else Tournament, scope.id)
     if row is None:
         raise ApiError(ErrorCode.NOT_FOUND, f"no such {noun}")
@@ -121,8 +122,8 @@ async def _advised(app: Any, scope: Scope, agent_id: str) -> list[str]:
 
 async def _players(app: Any, scope: Scope, agent_id: str) -> list[str]:
     if scope.room:
-        return await advice.room_advised_players(app.state.db, scope.id, agent_id)
-    return await advice.advised_players(app.state.db, scope.id, agent_id)
+        return await advice.room_advised_players(state_of(app).db, scope.id, agent_id)
+    return await advice.advised_players(state_of(app).db, scope.id, agent_id)
 
 
 async def _player_state(
@@ -131,7 +132,7 @@ async def _player_state(
     """The advised player's game state from the pushed read model (None before the table
     published one); with ``advisor_id``, their hole cards sealed to the advisor's card key
     when it has one."""
-    cache: GameStateCache = app.state.game_states
+    cache: GameStateCache = state_of(app).read_model
     try:
         rendered = await cache.render(
             scope.tournament_id, scope.table_id, player_id, sealed_to=advisor_id
@@ -156,13 +157,13 @@ async def advisor_messages(
     """An ``advice_request`` for each new turn of each advised player, until the tournament
     ends or the room closes. The credential is checked before each request and at every idle
     tick."""
-    cache: GameStateCache = app.state.game_states
+    cache: GameStateCache = state_of(app).read_model
     asked: dict[str, tuple[int, int]] = {}
     playing = scope.room
     while True:
         await credential.check()
         if not playing:
-            async with app.state.db.session() as session:
+            async with state_of(app).db.session() as session:
                 row = await session.get(Tournament, scope.id)
             if row is None or row.state in ENDED:
                 return
@@ -261,7 +262,7 @@ async def give_advice(app: Any, scope: Scope, agent_id: str, body: AdviceAnswer)
     elif amount is not None:
         raise ApiError(ErrorCode.VALIDATION_ERROR, "amount is for a raise only", field="amount")
     stored = await advice.record(
-        app.state.db,
+        state_of(app).db,
         scope_id=scope.id,
         player_id=player,
         hand_number=body.hand_number,
@@ -347,7 +348,7 @@ async def _serve(websocket: WebSocket, scope: Scope) -> None:
         )
         return
     agent_id = caller.user_id
-    slots: StreamSlots = websocket.app.state.stream_slots
+    slots: StreamSlots = state_of(websocket.app).stream_slots
     try:
         release = slots.acquire(websocket)
     except ApiError as err:

@@ -26,6 +26,7 @@ from starlette.background import BackgroundTask
 
 from api.deps import DbDep, PageLimit, TournamentId
 from api.errors import ApiError
+from api.state import state_of
 from api.streams import StreamSlots
 from db.engine import Database
 from db.models import Event, Tournament
@@ -156,7 +157,7 @@ async def sse(
     if cursor > 0 and await _ended_by(db, stream_id, cursor):
         return Response(status_code=204)
 
-    slots: StreamSlots = request.app.state.stream_slots
+    slots: StreamSlots = state_of(request.app).stream_slots
     release = slots.acquire(request)  # 429 too_many_streams before any stream opens
 
     async def stream() -> AsyncIterator[ServerSentEvent]:

@@ -18,6 +18,7 @@ from api.auth import MaybePlayer
 from api.deps import DbDep, HandNumber, HandPage, HandPageDep, TournamentId
 from api.errors import ApiError
 from api.hand_records import served_phh, served_record
+from api.state import state_of
 from core.codec import EncryptionCodec
 from db.models import Hand, Tournament
 from domain.errors import ErrorCode
@@ -172,5 +173,5 @@ async def hand_history_phh(
 
 
 def _codec(request: Request) -> EncryptionCodec:
-    codec: EncryptionCodec = request.app.state.game_states.codec
+    codec: EncryptionCodec = state_of(request.app).read_model.codec
     return codec

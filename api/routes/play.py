@@ -24,6 +24,7 @@ from api.read_model import (
     NoPublishedState,
     unavailable,
 )
+from api.state import state_of
 from api.stream_auth import StreamCredential
 from api.updates import execute_update
 from core.settings import FAULT_HELD, Settings
@@ -79,16 +80,16 @@ async def game_state_body(
     validated: the route and its fast path (api/fastpath.py) both serve this, so they cannot
     differ. A long-poll checks ``credential`` again after its wait: it may have expired or
     been revoked meanwhile (security review N6)."""
-    wait_seconds = min(wait_seconds, app.state.settings.long_poll_max_seconds)
-    cache: GameStateCache = app.state.game_states
+    wait_seconds = min(wait_seconds, state_of(app).settings.long_poll_max_seconds)
+    cache: GameStateCache = state_of(app).read_model
     table_id = table_workflow_id(tournament_id)
     if cache.snapshot(table_id) is None:
         # Not served here yet: the tournament row says whether there is a table to read. A
         # long-poll starts from this replica's watch of the row when it has one (no read);
         # a plain read reads the row (a writer reads its write).
-        rows: PrePlayRows = app.state.pre_play
+        rows: PrePlayRows = state_of(app).pre_play
         polls = wait_for_change is not None and wait_seconds > 0
-        db: Database = app.state.db
+        db: Database = state_of(app).db
         row = await (rows.row(tournament_id) if polls else tournament_row(db, tournament_id))
         if row.state in PRE_PLAY:
             before = await _before_play(
@@ -223,7 +224,7 @@ async def act_at_table(
     route, the WebSocket): the act Update under its retry-safe id, a room's presence once the
     room took it, and the answer in game-state terms (read-your-writes on this replica)."""
     workflow_type = RoomWorkflow if room_id is not None else TableWorkflow
-    handle: WorkflowHandle[Any, Any] = app.state.temporal.get_workflow_handle_for(
+    handle: WorkflowHandle[Any, Any] = state_of(app).temporal.get_workflow_handle_for(
         workflow_type.run, table_id
     )
     result = await execute_update(
@@ -237,19 +238,19 @@ async def act_at_table(
     if room_id is not None:
         # Presence only once the room took the action: an unknown room id writes nothing
         # (security review L7).
-        await touch(app.state.db, room_id, player_id, seated=True)
+        await touch(state_of(app).db, room_id, player_id, seated=True)
     write = False
     if result.state is not None:
         # The table did not publish this decision (``ACT_ANSWER_PATCH``): its answer carries
         # it, and this replica writes it before it answers (``acted``; the worker writes it
         # too). The test-only fault switches stall or skip the write (docs/operations.md).
-        settings: Settings = app.state.settings
+        settings: Settings = state_of(app).settings
         stall = settings.test_fault_stall_act_write_seconds
         if stall:  # killed meanwhile, this replica never writes it
             log.warning(FAULT_HELD, table_id, result.state.view.version, stall)
             await asyncio.sleep(stall)
         write = not settings.test_fault_skip_act_write
-    cache: GameStateCache = app.state.game_states
+    cache: GameStateCache = state_of(app).read_model
     version = await cache.acted(tournament_id, table_id, player_id, result, write=write)
     return ActResult(version=version, hand_number=result.hand_number, turn=result.turn)
 
@@ -281,7 +282,7 @@ async def seed_at_table(
     used to be named ``seed:<player>:<hand>``, and Temporal answered a second seed under that
     name with the first one's answer, unchecked: ``200`` for a seed it ignored.)"""
     workflow_type = RoomWorkflow if room else TableWorkflow
-    handle: WorkflowHandle[Any, Any] = app.state.temporal.get_workflow_handle_for(
+    handle: WorkflowHandle[Any, Any] = state_of(app).temporal.get_workflow_handle_for(
         workflow_type.run, table_id
     )
     result: SeedResult = await execute_update(
@@ -311,7 +312,7 @@ async def _in_game_state_terms(
 ) -> ActResult:
     """The table answers with its own version; answer with the game state's, once this
     replica serves it (read-your-writes)."""
-    cache: GameStateCache = request.app.state.game_states
+    cache: GameStateCache = state_of(request.app).read_model
     version = await cache.caught_up(tournament_id, table_workflow_id(tournament_id), result.version)
     return result.model_copy(update={"version": version})
 

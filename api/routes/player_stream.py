@@ -61,6 +61,7 @@ from api.read_model import GameStateCache, NoPublishedState, Rendered
 from api.routes.events import PAGE, PING_SECONDS, POLL_SECONDS, _ended_by, _page, is_final
 from api.routes.play import PRE_PLAY, act_at_table, seed_at_table
 from api.routes.rooms import RoomId
+from api.state import state_of
 from api.stream_auth import StreamCredential
 from api.streams import Outbox, StreamSlots, run_socket
 from api.ws_protocol import CLIENT_MESSAGES, ActRequest, SeedRequest, asyncapi_document
@@ -150,8 +151,8 @@ async def player_messages(
     """The player's messages from ``cursor`` on, until the stream's final event. With a
     ``credential``, it is checked again before each private message and at every idle tick:
     one that no longer holds raises ``unauthorized`` (security review N6)."""
-    db = request_app.state.db
-    cache: GameStateCache = request_app.state.game_states
+    db = state_of(request_app).db
+    cache: GameStateCache = state_of(request_app).read_model
     sent_turn: tuple[int, int] | None = None
     my_turn: tuple[int, int] | None = None
     """The player's turn the last game state sent shows (None: not theirs)."""
@@ -279,15 +280,15 @@ async def stream_ended(app: Any, target: Target) -> None:
         return
     try:
         with anyio.fail_after(5):
-            await stream_dropped(app.state.db, target.table_id, target.viewer)
+            await stream_dropped(state_of(app).db, target.table_id, target.viewer)
     except Exception:
         log.warning("could not record the end of %s's stream", target.viewer, exc_info=True)
 
 
 async def _sse(request: Request, target: Target, cursor: Cursor) -> Response:
-    if cursor.log > 0 and await _ended_by(request.app.state.db, target.stream_id, cursor.log):
+    if cursor.log > 0 and await _ended_by(state_of(request.app).db, target.stream_id, cursor.log):
         return Response(status_code=204)  # resumed after the final event: the stream is over
-    slots: StreamSlots = request.app.state.stream_slots
+    slots: StreamSlots = state_of(request.app).stream_slots
     release = slots.acquire(request)
     credential = StreamCredential(request, target.viewer)
 
@@ -324,7 +325,7 @@ LastEventId = Annotated[str | None, Header(max_length=40)]
 async def _tournament_target(app: Any, tournament_id: str, viewer: str) -> Target:
     if not VALID_ID.fullmatch(tournament_id):  # HTTP checks it in the path; a socket here
         raise ApiError(ErrorCode.NOT_FOUND, "no such tournament")
-    async with app.state.db.session() as session:
+    async with state_of(app).db.session() as session:
         row = await session.get(Tournament, tournament_id)
     if row is None:
         raise ApiError(ErrorCode.NOT_FOUND, "no such tournament")
@@ -340,7 +341,7 @@ async def _tournament_target(app: Any, tournament_id: str, viewer: str) -> Targe
 async def _room_target(app: Any, room_id: str, viewer: str) -> Target:
     if not VALID_ID.fullmatch(room_id):
         raise ApiError(ErrorCode.NOT_FOUND, "no such room")
-    async with app.state.db.session() as session:
+    async with state_of(app).db.session() as session:
         row = await session.get(Room, room_id)
     if row is None:
         raise ApiError(ErrorCode.NOT_FOUND, "no such room")
@@ -432,7 +433,7 @@ async def _serve_ws(
             reason=f"{err.code.value}: {err.message}"[:120],
         )
         return
-    slots: StreamSlots = websocket.app.state.stream_slots
+    slots: StreamSlots = state_of(websocket.app).stream_slots
     try:
         release = slots.acquire(websocket)  # the verified caller's and its address's slot
     except ApiError as err:

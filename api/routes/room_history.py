@@ -36,6 +36,7 @@ from api.routes.events import (
 )
 from api.routes.hands import NEXT_PAGE, finished_hands, link_next
 from api.routes.rooms import RoomId, room_row, wire_seat
+from api.state import state_of
 from api.streams import Outbox, StreamSlots, run_socket
 from db.models import Hand, Room
 from domain.errors import ErrorCode
@@ -113,7 +114,7 @@ async def room_hand(
     if hand is None:
         raise ApiError(ErrorCode.NOT_FOUND, f"no finished hand {hand_number} in {room_id}")
     return served_record(
-        hand.record, caller.user_id if caller else None, request.app.state.game_states.codec
+        hand.record, caller.user_id if caller else None, state_of(request.app).read_model.codec
     )
 
 
@@ -167,7 +168,7 @@ async def room_stream_socket(websocket: WebSocket, room_id: str, after: str | No
     closed with 1008 (``api/streams.py``)."""
     # Accepted first, so a refusal reaches the client as its close code.
     await websocket.accept()
-    db = websocket.app.state.db
+    db = state_of(websocket.app).db
     async with db.session() as session:
         known = VALID_ID.fullmatch(room_id) and await session.get(Room, room_id) is not None
     if not known:
@@ -178,7 +179,7 @@ async def room_stream_socket(websocket: WebSocket, room_id: str, after: str | No
         await websocket.send_json({"event": "end"})  # resumed after the room closed
         await websocket.close()
         return
-    slots: StreamSlots = websocket.app.state.stream_slots
+    slots: StreamSlots = state_of(websocket.app).stream_slots
     try:
         release = slots.acquire(websocket)
     except ApiError as err:

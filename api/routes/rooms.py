@@ -34,6 +34,7 @@ from api.read_model import (
     unavailable,
 )
 from api.routes.play import ActBody, IdempotencyKey, SeedBody, act_at_table, seed_at_table
+from api.state import state_of
 from api.stream_auth import StreamCredential
 from api.updates import execute_update
 from core.settings import Settings
@@ -469,10 +470,10 @@ async def room_game_state(
     """The tournaments' game-state shape without the tournament fields, plus ``room``. With a
     credential you see your own hole cards and legal actions; without one, public play only.
     ``waitForChange=<version>`` long-polls."""
-    cache: GameStateCache = request.app.state.game_states
+    cache: GameStateCache = state_of(request.app).read_model
     viewer = caller.user_id if caller else None
     wait_for_change = poll.wait_for_change
-    wait_seconds = min(poll.wait_seconds, request.app.state.settings.long_poll_max_seconds)
+    wait_seconds = min(poll.wait_seconds, state_of(request.app).settings.long_poll_max_seconds)
     table_id = room_workflow_id(room_id)
     if cache.snapshot(table_id) is None:
         async with db.session() as session:

@@ -35,6 +35,7 @@ from api.routes.admin import (
     retry_payouts,
     start_tournament,
 )
+from api.state import state_of
 from api.ui import forms
 from api.ui.auth import (
     COOKIE_PATH,
@@ -105,7 +106,7 @@ def _render(
     session: OperatorSession | None = None,
     status_code: int = 200,
 ) -> HTMLResponse:
-    settings = request.app.state.settings
+    settings = state_of(request.app).settings
     context = {
         **context,
         "csrf": session.csrf_token(settings) if session else "",
@@ -164,7 +165,7 @@ LOGIN_ATTEMPTS = parse("10/minute")
 @router.post("/login")
 async def login(request: Request, settings: SettingsDep) -> Response:
     address = address_key(request.client.host if request.client else "unknown")
-    limiter: MovingWindowRateLimiter = request.app.state.login_limiter
+    limiter: MovingWindowRateLimiter = state_of(request.app).login_limiter
     if not await limiter.test(LOGIN_ATTEMPTS, address):
         return _render(
             request,
