@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated
 
-from fastapi import Depends, Path, Query
+from fastapi import Depends, Header, Path, Query
 from temporalio.client import Client
 
 from api.readcache import SingleFlight
@@ -50,6 +50,23 @@ ID_PATTERN = r"^[A-Za-z0-9_.:-]{1,64}$"
 
 TournamentId = Annotated[str, Path(pattern=ID_PATTERN, max_length=64)]
 """A tournament id in a path: a coded 422 when it cannot be one."""
+RoomId = Annotated[str, Path(pattern=ID_PATTERN, max_length=64)]
+"""A room id in a path, likewise."""
+
+IdempotencyKey = Annotated[
+    str | None,
+    Header(
+        alias="Idempotency-Key",
+        pattern=ID_PATTERN,
+        description=(
+            "Optional: a retry with the same key (and the same action and amount) returns the"
+            " first answer; the same key with another action for that turn is 409"
+            " idempotency_key_reused. Without one, a retry of the same hand, turn, action and"
+            " amount returns the first answer."
+        ),
+    ),
+]
+"""An action's ``Idempotency-Key`` (a tournament's act and a room's action alike)."""
 
 NAME_PATTERN = r"^[^\x00-\x1f\x7f]+$"
 """Display names: no control characters (PostgreSQL text cannot even store NUL)."""

@@ -13,7 +13,7 @@ from pydantic import Field, field_validator
 from api.auth import CurrentPlayer
 from api.deps import DbDep, SettingsDep
 from api.errors import ApiError
-from api.routes.admin import Balance
+from api.services.accounts import Balance
 from api.state import state_of
 from core.card_seal import parse_public_key
 from db import agents, ledger, wallets

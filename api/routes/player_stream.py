@@ -53,15 +53,16 @@ from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.background import BackgroundTask
 
 from api.auth import Caller, CurrentPlayer, current_player
-from api.deps import ID_PATTERN, TournamentId
+from api.deps import ID_PATTERN, RoomId, TournamentId
 from api.errors import ApiError, refusal_of
 from api.game_state import action_required
+from api.preplay import PRE_PLAY
 from api.presence import stream_dropped, stream_open, touch
-from api.read_model import GameStateCache, NoPublishedState, Rendered
+from api.read_model import NoPublishedState, Rendered
 from api.routes.events import PAGE, PING_SECONDS, POLL_SECONDS, _ended_by, _page, is_final
-from api.routes.play import PRE_PLAY, act_at_table, seed_at_table
-from api.routes.rooms import RoomId
-from api.state import state_of
+from api.services import play
+from api.services.play import TableRef
+from api.state import AppState, state_of
 from api.stream_auth import StreamCredential
 from api.streams import Outbox, StreamSlots, run_socket
 from api.ws_protocol import CLIENT_MESSAGES, ActRequest, SeedRequest, asyncapi_document
@@ -118,6 +119,12 @@ class Target:
     """A copilot tournament's or room's: the player's turns may carry their advisor's
     ``advice`` (docs/copilot.md)."""
 
+    @property
+    def table(self) -> TableRef:
+        if self.tournament_id is None:
+            return TableRef.room(self.stream_id)
+        return TableRef.tournament(self.tournament_id)
+
 
 Message = tuple[str, str, dict[str, Any] | bytes]
 """(id, event type, data): a game state's data is its JSON body as the read model rendered
@@ -142,7 +149,7 @@ def frame(id_: str, event: str, data: bytes) -> str:
 
 
 async def player_messages(
-    request_app: Any,
+    app_state: AppState,
     target: Target,
     cursor: Cursor,
     disconnected: Callable[[], Awaitable[bool]],
@@ -151,8 +158,8 @@ async def player_messages(
     """The player's messages from ``cursor`` on, until the stream's final event. With a
     ``credential``, it is checked again before each private message and at every idle tick:
     one that no longer holds raises ``unauthorized`` (security review N6)."""
-    db = state_of(request_app).db
-    cache: GameStateCache = state_of(request_app).read_model
+    db = app_state.db
+    cache = app_state.read_model
     sent_turn: tuple[int, int] | None = None
     my_turn: tuple[int, int] | None = None
     """The player's turn the last game state sent shows (None: not theirs)."""
@@ -272,7 +279,7 @@ async def player_messages(
                     await asyncio.wait_for(watch.changed.wait(), POLL_SECONDS)
 
 
-async def stream_ended(app: Any, target: Target) -> None:
+async def stream_ended(app_state: AppState, target: Target) -> None:
     """A seated player's stream closed: the table's disconnect grace runs from now
     (``stream_presence``, read by the table when the player's decision timer runs out). A
     failure to record it is logged, never the client's error."""
@@ -280,7 +287,7 @@ async def stream_ended(app: Any, target: Target) -> None:
         return
     try:
         with anyio.fail_after(5):
-            await stream_dropped(state_of(app).db, target.table_id, target.viewer)
+            await stream_dropped(app_state.db, target.table_id, target.viewer)
     except Exception:
         log.warning("could not record the end of %s's stream", target.viewer, exc_info=True)
 
@@ -295,7 +302,7 @@ async def _sse(request: Request, target: Target, cursor: Cursor) -> Response:
     async def stream() -> AsyncIterator[ServerSentEvent]:
         try:
             async for id_, type_, data in player_messages(
-                request.app, target, cursor, request.is_disconnected, credential
+                state_of(request.app), target, cursor, request.is_disconnected, credential
             ):
                 text = (
                     data.decode()
@@ -313,7 +320,7 @@ async def _sse(request: Request, target: Target, cursor: Cursor) -> Response:
             release()
             # Shielded: the client's going away cancels this stream (docs/rooms.md).
             with anyio.CancelScope(shield=True):
-                await stream_ended(request.app, target)
+                await stream_ended(state_of(request.app), target)
 
     return EventSourceResponse(stream(), ping=PING_SECONDS, background=BackgroundTask(release))
 
@@ -322,10 +329,10 @@ AfterCursor = Annotated[str | None, Query(max_length=40, description="resume aft
 LastEventId = Annotated[str | None, Header(max_length=40)]
 
 
-async def _tournament_target(app: Any, tournament_id: str, viewer: str) -> Target:
+async def _tournament_target(app_state: AppState, tournament_id: str, viewer: str) -> Target:
     if not VALID_ID.fullmatch(tournament_id):  # HTTP checks it in the path; a socket here
         raise ApiError(ErrorCode.NOT_FOUND, "no such tournament")
-    async with state_of(app).db.session() as session:
+    async with app_state.db.session() as session:
         row = await session.get(Tournament, tournament_id)
     if row is None:
         raise ApiError(ErrorCode.NOT_FOUND, "no such tournament")
@@ -338,10 +345,10 @@ async def _tournament_target(app: Any, tournament_id: str, viewer: str) -> Targe
     )
 
 
-async def _room_target(app: Any, room_id: str, viewer: str) -> Target:
+async def _room_target(app_state: AppState, room_id: str, viewer: str) -> Target:
     if not VALID_ID.fullmatch(room_id):
         raise ApiError(ErrorCode.NOT_FOUND, "no such room")
-    async with state_of(app).db.session() as session:
+    async with app_state.db.session() as session:
         row = await session.get(Room, room_id)
     if row is None:
         raise ApiError(ErrorCode.NOT_FOUND, "no such room")
@@ -368,7 +375,7 @@ async def tournament_player_stream(
 ) -> Response:
     """Your own stream of a tournament: the public events, your game state whenever it
     changes, and ``action_required`` on your turn (docs/events.md)."""
-    target = await _tournament_target(request.app, tournament_id, caller.user_id)
+    target = await _tournament_target(state_of(request.app), tournament_id, caller.user_id)
     return await _sse(request, target, parse_cursor(after, last_event_id))
 
 
@@ -383,7 +390,7 @@ async def room_player_stream(
     last_event_id: LastEventId = None,
 ) -> Response:
     """Your own stream of a room: its events, your game state, ``action_required``."""
-    target = await _room_target(request.app, room_id, caller.user_id)
+    target = await _room_target(state_of(request.app), room_id, caller.user_id)
     return await _sse(request, target, parse_cursor(after, last_event_id))
 
 
@@ -449,7 +456,7 @@ async def _serve_ws(
     async def pump() -> None:
         try:
             async for id_, type_, data in player_messages(
-                websocket.app, target, parse_cursor(after), disconnected, credential
+                state_of(websocket.app), target, parse_cursor(after), disconnected, credential
             ):
                 await outbox.put({"id": id_, "event": type_, "data": data})
         except ApiError as err:
@@ -494,7 +501,7 @@ async def _serve_ws(
     finally:
         closed.set()
         release()
-        await stream_ended(websocket.app, target)
+        await stream_ended(state_of(websocket.app), target)
     if stalled:  # the client read nothing while its outbox stayed full: free what it holds
         with contextlib.suppress(Exception):
             await asyncio.wait_for(websocket.close(code=1008, reason="too_slow"), 5)
@@ -552,22 +559,14 @@ async def _ws_caller_again(websocket: WebSocket, target: Target) -> Caller:
 
 async def _ws_seed(websocket: WebSocket, target: Target, body: SeedRequest) -> dict[str, Any]:
     caller = await _ws_caller_again(websocket, target)
-    taken = await seed_at_table(
-        websocket.app, target.table_id, caller.user_id, body, room=target.tournament_id is None
-    )
+    taken = await play.seed(state_of(websocket.app), target.table, caller.user_id, body)
     return {"event": "seed_result", "data": taken.model_dump(by_alias=True)}
 
 
 async def _ws_act(websocket: WebSocket, target: Target, body: ActRequest) -> dict[str, Any]:
     caller = await _ws_caller_again(websocket, target)
-    result = await act_at_table(
-        websocket.app,
-        target.table_id,
-        caller.user_id,
-        body,
-        body.idempotency_key,
-        tournament_id=target.tournament_id,
-        room_id=None if target.tournament_id else target.stream_id,
+    result = await play.act(
+        state_of(websocket.app), target.table, caller.user_id, body, body.idempotency_key
     )
     return {"event": "act_result", "data": result.model_dump(by_alias=True)}
 
@@ -586,7 +585,7 @@ async def tournament_player_ws(
     """Your stream of a tournament over a WebSocket, on which you can also act."""
 
     async def resolve(caller: Caller) -> Target:
-        return await _tournament_target(websocket.app, tournament_id, caller.user_id)
+        return await _tournament_target(state_of(websocket.app), tournament_id, caller.user_id)
 
     await _serve_ws(websocket, resolve, after)
 
@@ -596,6 +595,6 @@ async def room_player_ws(websocket: WebSocket, room_id: str, after: str | None =
     """Your stream of a room over a WebSocket, on which you can also act."""
 
     async def resolve(caller: Caller) -> Target:
-        return await _room_target(websocket.app, room_id, caller.user_id)
+        return await _room_target(state_of(websocket.app), room_id, caller.user_id)
 
     await _serve_ws(websocket, resolve, after)

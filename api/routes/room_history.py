@@ -18,7 +18,7 @@ from fastapi import APIRouter, Request, Response, WebSocket
 from sqlmodel import select
 
 from api.auth import MaybePlayer
-from api.deps import ID_PATTERN, DbDep, HandNumber, HandPageDep, PageLimit
+from api.deps import ID_PATTERN, DbDep, HandNumber, HandPageDep, PageLimit, RoomId
 from api.errors import ApiError
 from api.hand_records import served_record
 from api.presence import anonymous, touch
@@ -35,7 +35,7 @@ from api.routes.events import (
     sse,
 )
 from api.routes.hands import NEXT_PAGE, finished_hands, link_next
-from api.routes.rooms import RoomId, room_row, wire_seat
+from api.services.rooms import room_row, wire_seat
 from api.state import state_of
 from api.streams import Outbox, StreamSlots, run_socket
 from db.models import Hand, Room
