@@ -6,6 +6,7 @@ Every dependency is ``async def``, even one that only reads ``app.state``: FastA
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Annotated
 
@@ -47,6 +48,8 @@ more than that."""
 ID_PATTERN = r"^[A-Za-z0-9_.:-]{1,64}$"
 """Tournament, room and table ids in paths and bodies (what the service mints, and room
 ``room_...`` ids): anything else is a coded 422 before a lookup (security review L)."""
+VALID_ID = re.compile(ID_PATTERN)
+"""``ID_PATTERN`` for an id that no path parameter checked (a WebSocket's)."""
 
 TournamentId = Annotated[str, Path(pattern=ID_PATTERN, max_length=64)]
 """A tournament id in a path: a coded 422 when it cannot be one."""

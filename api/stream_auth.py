@@ -24,8 +24,9 @@ from typing import Any
 
 import jwt
 from starlette.requests import HTTPConnection
+from starlette.websockets import WebSocket
 
-from api.auth import verify_player_token
+from api.auth import Caller, current_player, verify_player_token
 from api.errors import ApiError
 from api.play import session as play_session
 from api.state import state_of
@@ -105,3 +106,12 @@ class StreamCredential:
         return AgentCardChanged(
             agent_id=self.viewer, public_key=public_key, card_key_changed_at=changed_at
         ).to_wire()
+
+
+async def ws_caller(websocket: WebSocket) -> Caller:
+    """A WebSocket's caller: the same credentials as HTTP, from the handshake's headers."""
+    return await current_player(
+        websocket,  # type: ignore[arg-type]  # it reads .app.state and headers only
+        websocket.headers.get("authorization"),
+        websocket.headers.get("x-agent-key"),
+    )

@@ -33,6 +33,7 @@ from starlette.requests import HTTPConnection
 from api.errors import ApiError
 from api.ratelimit import address_key, verified_identity
 from domain.errors import ErrorCode
+from wire.stream_messages import StreamError
 
 
 class StreamSlots:
@@ -169,3 +170,16 @@ async def run_socket(
         for task in (sender, *others):
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
+
+
+WS_CLOSE_CODES = {ErrorCode.UNAUTHORIZED: 4401, ErrorCode.RATE_LIMITED: 4429}
+"""A refused WebSocket handshake's close code (4404 for anything else: no such tournament or
+room), the players' sockets and the advisors' alike."""
+
+
+def stream_error(code: str, message: str, field: str | None = None) -> dict[str, Any]:
+    """A socket's (or an SSE stream's) ``error`` message: ``{code, message, field?}``."""
+    return {
+        "event": "error",
+        "data": StreamError(code=code, message=message, field=field).to_wire(),
+    }

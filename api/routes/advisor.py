@@ -33,19 +33,14 @@ from typing import Any
 from fastapi import APIRouter, WebSocket
 from pydantic import ValidationError
 
+from api.deps import VALID_ID
 from api.errors import ApiError, refusal_of
+from api.event_log import POLL_SECONDS
 from api.preplay import PRE_PLAY
 from api.read_model import GameStateCache, NoPublishedState
-from api.routes.events import POLL_SECONDS
-from api.routes.player_stream import (
-    VALID_ID,
-    WS_CLOSE_CODES,
-    _error,
-    _ws_caller,
-)
 from api.state import AppState, state_of
-from api.stream_auth import StreamCredential
-from api.streams import Outbox, StreamSlots, run_socket
+from api.stream_auth import StreamCredential, ws_caller
+from api.streams import WS_CLOSE_CODES, Outbox, StreamSlots, run_socket, stream_error
 from api.ws_protocol import ADVISOR_MESSAGES, AdviceAnswer
 from db import advice
 from db.models import Room, Tournament
@@ -301,20 +296,20 @@ async def _answer(websocket: WebSocket, scope: Scope, agent_id: str, raw: str) -
         if model is None:
             raise ApiError(ErrorCode.VALIDATION_ERROR, "a message is type 'advice'", field="type")
         body = AdviceAnswer.model_validate(message)
-        caller = await _ws_caller(websocket)  # checked again: a revoked key advises no more
+        caller = await ws_caller(websocket)  # checked again: a revoked key advises no more
         if caller.user_id != agent_id:
             raise ApiError(ErrorCode.UNAUTHORIZED, "the credential changed")
         result = await give_advice(state_of(websocket.app), scope, agent_id, body)
         reply = {"event": "advice_result", "data": result.to_wire()}
     except json.JSONDecodeError:
-        reply = _error(ErrorCode.VALIDATION_ERROR.value, "not JSON")
+        reply = stream_error(ErrorCode.VALIDATION_ERROR.value, "not JSON")
     except ValidationError as err:
         first = err.errors()[0]
-        reply = _error(
+        reply = stream_error(
             ErrorCode.VALIDATION_ERROR.value, first["msg"], ".".join(str(p) for p in first["loc"])
         )
     except Exception as err:  # a coded refusal, or the service's trouble
-        reply = _error(*refusal_of(err))
+        reply = stream_error(*refusal_of(err))
     if request is not None:
         reply["requestId"] = request
     return reply
@@ -337,7 +332,7 @@ async def room_advisor_ws(websocket: WebSocket, room_id: str) -> None:
 async def _serve(websocket: WebSocket, scope: Scope) -> None:
     await websocket.accept()  # first, so a refusal reaches the client as its close code
     try:
-        caller = await _ws_caller(websocket)
+        caller = await ws_caller(websocket)
         if not caller.is_agent:
             raise ApiError(
                 ErrorCode.FORBIDDEN, "the advisor socket is an agent's: connect with its key"

@@ -16,7 +16,7 @@ from sqlmodel import col, select
 from sse_starlette import EventSourceResponse
 
 from api.deps import DbDep, PageLimit
-from api.routes.events import PAGE, AfterQuery, EventPage, page, resume_point, sse
+from api.event_log import PAGE, AfterQuery, EventPage, page, resume_point, sse
 from db.leaderboard import FEED_STREAM
 from db.models import LeaderboardRow
 from wire.messages import WireModel

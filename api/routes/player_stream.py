@@ -40,7 +40,6 @@ import contextlib
 import functools
 import json
 import logging
-import re
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Annotated, Any
@@ -52,32 +51,31 @@ from pydantic import ValidationError
 from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.background import BackgroundTask
 
-from api.auth import Caller, CurrentPlayer, current_player
-from api.deps import ID_PATTERN, RoomId, TournamentId
+from api.auth import Caller, CurrentPlayer
+from api.deps import VALID_ID, RoomId, TournamentId
 from api.errors import ApiError, refusal_of
+from api.event_log import PAGE, PING_SECONDS, POLL_SECONDS, ended_by, is_final, read_page
 from api.game_state import action_required
 from api.preplay import PRE_PLAY
 from api.presence import stream_dropped, stream_open, touch
 from api.read_model import NoPublishedState, Rendered
-from api.routes.events import PAGE, PING_SECONDS, POLL_SECONDS, _ended_by, _page, is_final
 from api.services import play
 from api.services.play import TableRef
 from api.state import AppState, state_of
-from api.stream_auth import StreamCredential
-from api.streams import Outbox, StreamSlots, run_socket
+from api.stream_auth import StreamCredential, ws_caller
+from api.streams import WS_CLOSE_CODES, Outbox, StreamSlots, run_socket, stream_error
 from api.ws_protocol import CLIENT_MESSAGES, ActRequest, SeedRequest, asyncapi_document
 from db import advice
 from db.models import Room, Tournament
 from domain.errors import DomainError, ErrorCode
 from wire.events import room_event_on_wire
 from wire.ids import room_workflow_id, table_workflow_id
-from wire.stream_messages import Advice, StreamError
+from wire.stream_messages import Advice
 
 router = APIRouter(tags=["player streams"])
 log = logging.getLogger(__name__)
 
 MAX_ID = 2**63 - 1
-VALID_ID = re.compile(ID_PATTERN)
 
 
 @dataclass
@@ -222,7 +220,7 @@ async def player_messages(
     while True:
         for message in await still_valid():
             yield message
-        rows = await _page(db, target.stream_id, cursor.log, PAGE)
+        rows = await read_page(db, target.stream_id, cursor.log, PAGE)
         for row in rows:
             assert row.id is not None
             after: list[Message] = []
@@ -293,7 +291,7 @@ async def stream_ended(app_state: AppState, target: Target) -> None:
 
 
 async def _sse(request: Request, target: Target, cursor: Cursor) -> Response:
-    if cursor.log > 0 and await _ended_by(state_of(request.app).db, target.stream_id, cursor.log):
+    if cursor.log > 0 and await ended_by(state_of(request.app).db, target.stream_id, cursor.log):
         return Response(status_code=204)  # resumed after the final event: the stream is over
     slots: StreamSlots = state_of(request.app).stream_slots
     release = slots.acquire(request)
@@ -314,7 +312,7 @@ async def _sse(request: Request, target: Target, cursor: Cursor) -> Response:
             if err.code is not ErrorCode.UNAUTHORIZED:
                 raise
             # The credential expired or was revoked: say so, and the stream ends (N6).
-            error = _error(err.code.value, err.message)["data"]
+            error = stream_error(err.code.value, err.message)["data"]
             yield ServerSentEvent(data=json.dumps(error, separators=(",", ":")), event="error")
         finally:
             release()
@@ -416,15 +414,6 @@ def _asyncapi(version: str) -> dict[str, Any]:
     return asyncapi_document(version)
 
 
-async def _ws_caller(websocket: WebSocket) -> Caller:
-    # The same credentials as HTTP, from the handshake's headers.
-    return await current_player(
-        websocket,  # type: ignore[arg-type]  # it reads .app.state and headers only
-        websocket.headers.get("authorization"),
-        websocket.headers.get("x-agent-key"),
-    )
-
-
 async def _serve_ws(
     websocket: WebSocket, resolve: Callable[[Caller], Awaitable[Target]], after: str | None
 ) -> None:
@@ -432,7 +421,7 @@ async def _serve_ws(
     # a close is an HTTP 403 whatever the code).
     await websocket.accept()
     try:
-        caller = await _ws_caller(websocket)
+        caller = await ws_caller(websocket)
         target = await resolve(caller)
     except (ApiError, DomainError) as err:
         await websocket.close(
@@ -512,8 +501,6 @@ PRIVATE = frozenset({"game_state", "action_required", "advice"})
 before each goes out."""
 CLOSE = "close"
 """An outbox entry that is no message: the stream's credential ended, close the socket."""
-WS_CLOSE_CODES = {ErrorCode.UNAUTHORIZED: 4401, ErrorCode.RATE_LIMITED: 4429}
-"""A refused handshake's close code (4404 for anything else: no such tournament or room)."""
 
 
 async def _ws_request(websocket: WebSocket, target: Target, raw: str) -> dict[str, Any]:
@@ -535,14 +522,14 @@ async def _ws_request(websocket: WebSocket, target: Target, raw: str) -> dict[st
         else:
             reply = await _ws_act(websocket, target, request)
     except json.JSONDecodeError:
-        reply = _error(ErrorCode.VALIDATION_ERROR.value, "not JSON")
+        reply = stream_error(ErrorCode.VALIDATION_ERROR.value, "not JSON")
     except ValidationError as err:
         first = err.errors()[0]
-        reply = _error(
+        reply = stream_error(
             ErrorCode.VALIDATION_ERROR.value, first["msg"], ".".join(str(p) for p in first["loc"])
         )
     except Exception as err:  # a coded refusal (ours or the table's), or the service's trouble
-        reply = _error(*refusal_of(err))
+        reply = stream_error(*refusal_of(err))
     if request_id is not None:
         reply["requestId"] = request_id
     return reply
@@ -551,7 +538,7 @@ async def _ws_request(websocket: WebSocket, target: Target, raw: str) -> dict[st
 async def _ws_caller_again(websocket: WebSocket, target: Target) -> Caller:
     """The credential is checked again for each request: one that expired or was revoked
     while the socket stayed open acts no more."""
-    caller = await _ws_caller(websocket)
+    caller = await ws_caller(websocket)
     if caller.user_id != target.viewer:
         raise ApiError(ErrorCode.UNAUTHORIZED, "the credential changed")
     return caller
@@ -569,13 +556,6 @@ async def _ws_act(websocket: WebSocket, target: Target, body: ActRequest) -> dic
         state_of(websocket.app), target.table, caller.user_id, body, body.idempotency_key
     )
     return {"event": "act_result", "data": result.model_dump(by_alias=True)}
-
-
-def _error(code: str, message: str, field: str | None = None) -> dict[str, Any]:
-    return {
-        "event": "error",
-        "data": StreamError(code=code, message=message, field=field).to_wire(),
-    }
 
 
 @router.websocket("/tournaments/{tournament_id}/me/ws")

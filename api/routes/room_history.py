@@ -20,21 +20,20 @@ from sqlmodel import select
 from api.auth import MaybePlayer
 from api.deps import ID_PATTERN, DbDep, HandNumber, HandPageDep, PageLimit, RoomId
 from api.errors import ApiError
-from api.hand_records import served_record
-from api.presence import anonymous, touch
-from api.routes.events import (
+from api.event_log import (
     PAGE,
     POLL_SECONDS,
     AfterQuery,
     EventPage,
-    _ended_by,
-    _page,
+    ended_by,
     is_final,
     page,
+    read_page,
     resume_point,
     sse,
 )
-from api.routes.hands import NEXT_PAGE, finished_hands, link_next
+from api.hand_records import NEXT_PAGE, finished_hands, link_next, served_record
+from api.presence import anonymous, touch
 from api.services.rooms import room_row, wire_seat
 from api.state import state_of
 from api.streams import Outbox, StreamSlots, run_socket
@@ -175,7 +174,7 @@ async def room_stream_socket(websocket: WebSocket, room_id: str, after: str | No
         await websocket.close(code=4404, reason="not_found: no such room")
         return
     cursor = resume_point(None, after)
-    if cursor > 0 and await _ended_by(db, room_id, cursor):
+    if cursor > 0 and await ended_by(db, room_id, cursor):
         await websocket.send_json({"event": "end"})  # resumed after the room closed
         await websocket.close()
         return
@@ -191,7 +190,7 @@ async def room_stream_socket(websocket: WebSocket, room_id: str, after: str | No
     async def pump() -> None:
         nonlocal cursor
         while True:
-            rows = await _page(db, room_id, cursor, PAGE)
+            rows = await read_page(db, room_id, cursor, PAGE)
             for row in rows:
                 assert row.id is not None
                 cursor = row.id
