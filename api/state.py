@@ -16,6 +16,7 @@ from typing import Annotated, Any
 
 from fastapi import Depends
 from limits.aio.strategies import MovingWindowRateLimiter
+from starlette.applications import Starlette
 from starlette.requests import HTTPConnection
 from temporalio.client import Client
 
@@ -52,7 +53,7 @@ class AppState:
     """The codec the Temporal UI's codec endpoint decodes with, made at its first use."""
 
 
-def state_of(app: Any) -> AppState:
+def state_of(app: Starlette) -> AppState:
     """The app's state (``app`` is the FastAPI app, or what an ASGI scope calls ``app``)."""
     state: AppState = app.state.app
     return state

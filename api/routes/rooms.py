@@ -18,18 +18,14 @@ from fastapi.responses import JSONResponse
 
 from api.auth import CurrentPlayer, MaybePlayer, ServiceKey
 from api.deps import DbDep, IdempotencyKey, PageLimit, RoomId
-from api.errors import ApiError
 from api.presence import anonymous, touch
-from api.read_model import LongPollDep, NoPublishedState, unavailable
+from api.read_model import LongPollDep
 from api.services import play, rooms
 from api.services.play import ActBody, SeedBody, TableRef
 from api.services.rooms import CreateRoomBody, JoinBody, RoomRecord, Status
 from api.state import AppStateDep
 from api.stream_auth import StreamCredential
-from db.models import Room
-from domain.errors import ErrorCode
 from wire.game_state import GameState
-from wire.ids import room_workflow_id
 from wire.table_messages import ActResult, CloseRoomResult, JoinResult, RoomLeaveResult, SeedResult
 
 router = APIRouter(prefix="/rooms", tags=["rooms"])
@@ -130,27 +126,14 @@ async def room_game_state(
     """The tournaments' game-state shape without the tournament fields, plus ``room``. With a
     credential you see your own hole cards and legal actions; without one, public play only.
     ``waitForChange=<version>`` long-polls."""
-    db, cache = state.db, state.read_model
     viewer = caller.user_id if caller else None
-    wait_for_change = poll.wait_for_change
-    wait_seconds = min(poll.wait_seconds, state.settings.long_poll_max_seconds)
-    table_id = room_workflow_id(room_id)
-    if cache.snapshot(table_id) is None:
-        async with db.session() as session:
-            if await session.get(Room, room_id) is None:
-                raise ApiError(ErrorCode.NOT_FOUND, "no such room")
-    try:
-        rendered = await cache.render(
-            None, table_id, viewer, after_version=wait_for_change, wait_seconds=wait_seconds
-        )
-    except NoPublishedState:
-        raise unavailable() from None
-    if viewer is not None and wait_for_change is not None and wait_seconds > 0:
-        # The credential may have ended while the request waited (security review N6).
-        await StreamCredential(request, viewer).check()
+    credential = StreamCredential(request, viewer) if viewer is not None else None
+    rendered = await play.room_game_state(
+        state, room_id, viewer, poll.wait_for_change, poll.wait_seconds, credential
+    )
     you = rendered.state.you
     seated = you is not None and you.seat is not None
-    await touch(db, room_id, viewer or anonymous(request), seated=seated)
+    await touch(state.db, room_id, viewer or anonymous(request), seated=seated)
     return Response(rendered.body, media_type="application/json")  # type: ignore[return-value]
 
 

@@ -18,15 +18,16 @@ from pydantic import Field
 from temporalio.client import WorkflowHandle
 
 from api import preplay
+from api.errors import ApiError
 from api.game_state import before_play
 from api.preplay import PrePlayRows, row_version, tournament_row
 from api.presence import touch
-from api.read_model import NoPublishedState, unavailable
+from api.read_model import NoPublishedState, Rendered, unavailable
 from api.state import AppState
 from api.stream_auth import StreamCredential
 from api.updates import execute_update
 from core.settings import FAULT_HELD
-from db.models import Tournament
+from db.models import Room, Tournament
 from domain.errors import ErrorCode
 from wire.ids import room_workflow_id, table_workflow_id
 from wire.messages import WireModel
@@ -186,6 +187,36 @@ async def _before_play(
         field_size=row.field_size,
     )
     return json.dumps(game_state.to_wire(), separators=(",", ":")).encode()
+
+
+async def room_game_state(
+    state: AppState,
+    room_id: str,
+    viewer: str | None,
+    wait_for_change: int | None,
+    wait_seconds: float,
+    credential: StreamCredential | None,
+) -> Rendered:
+    """``GET /rooms/{id}/game-state``: the viewer's state (None: a spectator's), long-polled
+    like a tournament's; ``404 not_found`` for a room the read model does not know. A
+    long-poll checks ``credential`` again after its wait (security review N6)."""
+    wait_seconds = min(wait_seconds, state.settings.long_poll_max_seconds)
+    table = TableRef.room(room_id)
+    cache = state.read_model
+    if cache.snapshot(table.table_id) is None:
+        async with state.db.session() as session:
+            if await session.get(Room, room_id) is None:
+                raise ApiError(ErrorCode.NOT_FOUND, "no such room")
+    try:
+        rendered = await cache.render(
+            None, table.table_id, viewer, after_version=wait_for_change, wait_seconds=wait_seconds
+        )
+    except NoPublishedState:
+        raise unavailable() from None
+    if credential is not None and wait_for_change is not None and wait_seconds > 0:
+        # The credential may have ended while the request waited (security review N6).
+        await credential.check()
+    return rendered
 
 
 # -- acting ------------------------------------------------------------------------------------
