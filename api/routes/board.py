@@ -3,7 +3,7 @@ wrote (db/leaderboard.py), never from histories.
 
 ``GET /leaderboard`` ranks the ``leaderboard`` table's rows. The feed is a stream of the event
 log (``db.leaderboard.FEED_STREAM``), so its JSON pages and its Server-Sent Events are the
-tournament streams' own (``api/routes/events.py``): the same cursor, ``more`` rule, resume
+tournament streams' own (``api/event_log.py``): the same cursor, ``more`` rule, resume
 by ``Last-Event-ID`` and per-client stream caps.
 """
 
