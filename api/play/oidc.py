@@ -38,6 +38,7 @@ import httpx
 import jwt
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from starlette.applications import Starlette
 
 from api.auth import JWKS_ALGORITHMS, _jwks_client, verify_player_token
 from api.errors import ApiError
@@ -89,7 +90,12 @@ def sign_in_label(settings: Settings) -> str | None:
     return f"Sign in with {provider_name(settings)}" if settings.oidc_client_id else None
 
 
-templates.env.globals["oidc_sign_in_label"] = sign_in_label
+def _sign_in_label_of(app: Starlette) -> str | None:
+    """``sign_in_label`` for the app's settings (what the sign-in template calls)."""
+    return sign_in_label(state_of(app).settings)
+
+
+templates.env.globals["oidc_sign_in_label"] = _sign_in_label_of
 
 
 def _endpoint(document: dict[str, Any], name: str, settings: Settings) -> str:
