@@ -40,7 +40,8 @@ Shape = Callable[[str, dict[str, Any]], dict[str, Any]]
 its seats from 1: ``wire.events.room_event_on_wire``); the log's own by default."""
 
 open_streams = 0
-"""Streams this process is serving now (a gauge; the tests check disconnects close them)."""
+"""Public log streams (``sse``) this process is serving now: the tests check that a
+disconnect closes them. Not the per-player streams; ``StreamSlots`` counts every stream."""
 
 
 class EventOut(WireModel):
