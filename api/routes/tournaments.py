@@ -11,25 +11,18 @@ from sqlmodel import col, select
 
 from api.auth import CurrentPlayer
 from api.deps import DbDep, TournamentId
-from api.errors import ApiError
 from api.services import tournaments
 from api.services.tournaments import TournamentDetail
 from api.state import AppStateDep
-from db import agents, wallets
 from db.models import Tournament
-from domain.errors import ErrorCode
 from domain.settings import TournamentSettings
 from wire.messages import (
     LeaveResult,
     LeaveVia,
-    PayEntryInput,
     Permit,
-    RegisterInput,
     RegisterResult,
-    UnregisterInput,
     WireModel,
 )
-from workflows.tournament import TournamentWorkflow
 
 router = APIRouter(prefix="/tournaments", tags=["tournaments"])
 
@@ -121,27 +114,7 @@ async def register_for_tournament(
     caller: CurrentPlayer,
     state: AppStateDep,
 ) -> RegisterResult:
-    db = state.db
-    # The workflow checks the advisor's owner and skills; it learns them from the registry here.
-    advisor = None
-    if body.advisor_agent_id is not None:
-        # An unknown advisor is not a 404 here: the workflow refuses it with the seed's code
-        # (advisor_on_non_copilot_kind on other kinds, advisor_required on copilot).
-        advisor = await agents.by_id(db, body.advisor_agent_id)
-    return await tournaments.write(
-        state,
-        tournament_id,
-        TournamentWorkflow.register,
-        RegisterInput(
-            player_id=caller.user_id,
-            owner_user_id=caller.owner,
-            is_agent=caller.is_agent,
-            advisor_agent_id=body.advisor_agent_id,
-            advisor_owner_user_id=advisor.owner_user_id if advisor else None,
-            advisor_skills=list(advisor.skills) if advisor else [],
-        ),
-        closed_code=ErrorCode.TOURNAMENT_NOT_IN_REGISTRATION,
-    )
+    return await tournaments.register(state, tournament_id, caller, body.advisor_agent_id)
 
 
 @router.post("/{tournament_id}/pay", response_model=RegisterResult, response_model_by_alias=True)
@@ -151,23 +124,7 @@ async def pay_entry(
     caller: CurrentPlayer,
     state: AppStateDep,
 ) -> RegisterResult:
-    if body.permit is not None and not await wallets.is_bound_to(
-        state.db, body.permit.owner, caller.owner
-    ):
-        # Never relay a permit for a wallet the caller has not proven is theirs (security
-        # review C1): the vault would spend any standing allowance of the named owner.
-        raise ApiError(
-            ErrorCode.WALLET_NOT_BOUND,
-            f"{body.permit.owner} is not bound to you: bind it first (POST /me/wallets)",
-            field="permit.owner",
-        )
-    return await tournaments.write(
-        state,
-        tournament_id,
-        TournamentWorkflow.pay_entry,
-        PayEntryInput(player_id=caller.user_id, amount=body.amount, permit=body.permit),
-        closed_code=ErrorCode.TOURNAMENT_NOT_IN_REGISTRATION,
-    )
+    return await tournaments.pay(state, tournament_id, caller, body.amount, body.permit)
 
 
 @router.post("/{tournament_id}/leave", response_model=LeaveResult, response_model_by_alias=True)
@@ -177,13 +134,7 @@ async def leave(
     state: AppStateDep,
 ) -> LeaveResult:
     """Leave during registration: an unpaid reserve is dropped, a paid entry refunded."""
-    return await tournaments.write(
-        state,
-        tournament_id,
-        TournamentWorkflow.unregister,
-        UnregisterInput(player_id=caller.user_id),
-        closed_code=ErrorCode.TOURNAMENT_NOT_IN_REGISTRATION,
-    )
+    return await tournaments.leave(state, tournament_id, caller.user_id, LeaveVia.LEAVE)
 
 
 @router.post("/{tournament_id}/stand-up", response_model=LeaveResult, response_model_by_alias=True)
@@ -193,10 +144,4 @@ async def stand_up(
     state: AppStateDep,
 ) -> LeaveResult:
     """stand_up: like leave while registering; refused once play has begun."""
-    return await tournaments.write(
-        state,
-        tournament_id,
-        TournamentWorkflow.unregister,
-        UnregisterInput(player_id=caller.user_id, via=LeaveVia.STAND_UP),
-        closed_code=ErrorCode.STAND_UP_NOT_ALLOWED_IN_TOURNAMENT,
-    )
+    return await tournaments.leave(state, tournament_id, caller.user_id, LeaveVia.STAND_UP)

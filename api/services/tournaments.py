@@ -1,5 +1,6 @@
 """Tournaments: starting one, the operators' Updates (cancel, force-end, retry payouts), the
-players' registration Updates, and the public record and the admin detail.
+players' registration Updates (register, pay, leave), and the public record and the admin
+view.
 
 The record is read from the read model (``read_states``, the view the tournament's workflow
 writes with its rows, docs/read-model.md), not asked of the workflow, wherever that view is the
@@ -24,6 +25,7 @@ from temporalio.client import Client, WorkflowHandle
 from temporalio.common import SearchAttributePair, TypedSearchAttributes, WorkflowIDReusePolicy
 from temporalio.workflow import UpdateMethodMultiParam
 
+from api.auth import Caller
 from api.deps import NAME_PATTERN
 from api.errors import QUERY_TIMEOUT, ApiError
 from api.game_state import WatchedTournament, schedule_of
@@ -31,7 +33,7 @@ from api.read_model import WORKFLOW_QUERIES
 from api.state import AppState
 from api.updates import execute_update
 from core.settings import Settings
-from db import readstore
+from db import agents, readstore, wallets
 from db.engine import Database
 from db.models import PayoutIntent, Tournament
 from domain.clock import level_started_at_ms
@@ -44,10 +46,17 @@ from wire.messages import (
     CreateTournamentInput,
     EntrantStatus,
     ForceEndInput,
+    LeaveResult,
+    LeaveVia,
+    PayEntryInput,
     PayoutStatus,
+    Permit,
+    RegisterInput,
+    RegisterResult,
     RetryPayoutsInput,
     TournamentPhase,
     TournamentView,
+    UnregisterInput,
     WireModel,
 )
 from workflows import search_attributes as sa
@@ -227,6 +236,67 @@ async def write(
     )
     views.refresh(tournament_id, _fetch_view(state, tournament_id))
     return result
+
+
+async def register(
+    state: AppState, tournament_id: str, caller: Caller, advisor_agent_id: str | None
+) -> RegisterResult:
+    """``register_for_tournament``: a reserve for the caller. The workflow checks the
+    advisor's owner and skills; it learns them from the registry here. An unknown advisor is
+    not a 404 here: the workflow refuses it with the seed's code
+    (``advisor_on_non_copilot_kind`` on other kinds, ``advisor_required`` on copilot)."""
+    advisor = None
+    if advisor_agent_id is not None:
+        advisor = await agents.by_id(state.db, advisor_agent_id)
+    return await write(
+        state,
+        tournament_id,
+        TournamentWorkflow.register,
+        RegisterInput(
+            player_id=caller.user_id,
+            owner_user_id=caller.owner,
+            is_agent=caller.is_agent,
+            advisor_agent_id=advisor_agent_id,
+            advisor_owner_user_id=advisor.owner_user_id if advisor else None,
+            advisor_skills=list(advisor.skills) if advisor else [],
+        ),
+        closed_code=ErrorCode.TOURNAMENT_NOT_IN_REGISTRATION,
+    )
+
+
+async def pay(
+    state: AppState, tournament_id: str, caller: Caller, amount: int, permit: Permit | None
+) -> RegisterResult:
+    """The caller's entry fee (with an on-chain deployment's permit)."""
+    if permit is not None and not await wallets.is_bound_to(state.db, permit.owner, caller.owner):
+        # Never relay a permit for a wallet the caller has not proven is theirs (security
+        # review C1): the vault would spend any standing allowance of the named owner.
+        raise ApiError(
+            ErrorCode.WALLET_NOT_BOUND,
+            f"{permit.owner} is not bound to you: bind it first (POST /me/wallets)",
+            field="permit.owner",
+        )
+    return await write(
+        state,
+        tournament_id,
+        TournamentWorkflow.pay_entry,
+        PayEntryInput(player_id=caller.user_id, amount=amount, permit=permit),
+        closed_code=ErrorCode.TOURNAMENT_NOT_IN_REGISTRATION,
+    )
+
+
+async def leave(state: AppState, tournament_id: str, player_id: str, via: LeaveVia) -> LeaveResult:
+    """Leave (or stand up) during registration: an unpaid reserve is dropped, a paid entry
+    refunded; a stand-up once play has begun is ``stand_up_not_allowed_in_tournament``."""
+    if via is LeaveVia.STAND_UP:
+        request = UnregisterInput(player_id=player_id, via=via)
+        closed_code = ErrorCode.STAND_UP_NOT_ALLOWED_IN_TOURNAMENT
+    else:  # the input as it always was sent (``via`` left to its default)
+        request = UnregisterInput(player_id=player_id)
+        closed_code = ErrorCode.TOURNAMENT_NOT_IN_REGISTRATION
+    return await write(
+        state, tournament_id, TournamentWorkflow.unregister, request, closed_code=closed_code
+    )
 
 
 # -- reading -----------------------------------------------------------------------------------
