@@ -43,6 +43,7 @@ from api.routes import (
     verify,
 )
 from api.routes.codec import LOOPBACK_HOSTS
+from api.state import AppState
 from api.streams import StreamSlots
 from api.ui import rooms as room_pages
 from api.ui import routes as admin_pages
@@ -50,6 +51,7 @@ from core.codec import codec_for
 from core.settings import Settings, get_settings, require_api_secrets
 from core.temporal import connect
 from db.engine import Database
+from wire.messages import TournamentView
 
 TOURNAMENT_VIEW_TTL = 1.0
 """``GET /tournaments/{id}`` is at most this stale (a write through this replica refreshes it)."""
@@ -69,31 +71,37 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        app.state.settings = settings
-        app.state.temporal = await connect(settings)
-        app.state.db = Database(settings.database_url)
-        app.state.game_states = GameStateCache(
-            app.state.db,
+        temporal = await connect(settings)
+        db = Database(settings.database_url)
+        read_model = GameStateCache(
+            db,
             codec_for(settings),
             settings.database_url,
-            backfill=Backfill(app.state.temporal, app.state.db),
+            backfill=Backfill(temporal, db),
         )
-        await app.state.game_states.start()
-        app.state.pre_play = PrePlayRows(
-            app.state.db, app.state.game_states, settings.max_long_polls_per_client
+        await read_model.start()
+        state = AppState(
+            settings=settings,
+            temporal=temporal,
+            db=db,
+            read_model=read_model,
+            pre_play=PrePlayRows(db, read_model, settings.max_long_polls_per_client),
+            tournament_views=SingleFlight[str, TournamentView](ttl=TOURNAMENT_VIEW_TTL),
+            metrics_snapshots=SingleFlight[str, Any](ttl=METRICS_TTL, size=1),
+            stream_slots=StreamSlots(
+                settings.max_streams,
+                settings.max_streams_per_client,
+                settings.max_streams_per_address,
+            ),
+            login_limiter=MovingWindowRateLimiter(MemoryStorage()),  # /ui/login (L6)
         )
-        app.state.tournament_views = SingleFlight[str, Any](ttl=TOURNAMENT_VIEW_TTL)
-        app.state.metrics_snapshots = SingleFlight[str, Any](ttl=METRICS_TTL, size=1)
-        app.state.stream_slots = StreamSlots(
-            settings.max_streams, settings.max_streams_per_client, settings.max_streams_per_address
-        )
-        app.state.login_limiter = MovingWindowRateLimiter(MemoryStorage())  # /ui/login (L6)
+        app.state.app = state  # read back typed: api.state.state_of / AppStateDep
         try:
             yield
         finally:
-            await app.state.pre_play.close()
-            await app.state.game_states.close()
-            await app.state.db.dispose()
+            await state.pre_play.close()
+            await state.read_model.close()
+            await state.db.dispose()
 
     # /docs and /redoc with their scripts and styles served by the API itself (FastAPI's
     # defaults load them from a CDN: blank pages on a machine without one).

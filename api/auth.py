@@ -35,6 +35,7 @@ from fastapi.security.base import SecurityBase
 from api.errors import ApiError
 from api.play import session as play_session
 from api.ratelimit import count_identity
+from api.state import state_of
 from core.settings import Settings
 from db import agents
 from db.engine import Database
@@ -183,11 +184,6 @@ async def verify_agent_key(db: Database, key: str) -> Caller:
     )
 
 
-def _settings(request: Request) -> Settings:
-    settings: Settings = request.app.state.settings
-    return settings
-
-
 # -- the credentials, as the OpenAPI document's security schemes --------------------------------
 # Each reads its header as sent and checks nothing itself: the checks below answer every
 # refusal with its code. As schemes (not header parameters) a generated client sends them from
@@ -250,7 +246,7 @@ async def _verified_player(
         bearer = value.strip()
     if x_agent_key and bearer:
         raise ApiError(ErrorCode.UNAUTHORIZED, "send one credential, not both")
-    db: Database = request.app.state.db
+    db: Database = state_of(request.app).db
     if x_agent_key:
         return await verify_agent_key(db, x_agent_key.strip())
     if not bearer:
@@ -269,7 +265,7 @@ async def _verified_player(
         )
     if agents.looks_like_agent_key(bearer):
         return await verify_agent_key(db, bearer)
-    return await verify_player_token(_settings(request), bearer)
+    return await verify_player_token(state_of(request.app).settings, bearer)
 
 
 def key_matches(presented: str | None, expected: str) -> bool:
@@ -284,7 +280,7 @@ async def admin_key(
     request: Request, x_service_key: Annotated[str | None, Depends(admin_service_key)]
 ) -> None:
     """Operators: ``X-Service-Key`` must be the admin key (security review M6)."""
-    if not key_matches(x_service_key, _settings(request).key("admin")):
+    if not key_matches(x_service_key, state_of(request.app).settings.key("admin")):
         raise ApiError(ErrorCode.UNAUTHORIZED, "a valid X-Service-Key header is required")
     await count_identity(request.scope, "operator:admin")
 
@@ -293,7 +289,7 @@ async def internal_key(
     request: Request, x_service_key: Annotated[str | None, Depends(internal_service_key)]
 ) -> None:
     """Internal services (the agent-hosting platform): the internal key, not the admin one."""
-    if not key_matches(x_service_key, _settings(request).key("internal")):
+    if not key_matches(x_service_key, state_of(request.app).settings.key("internal")):
         raise ApiError(
             ErrorCode.UNAUTHORIZED, "a valid X-Service-Key header (the internal key) is required"
         )

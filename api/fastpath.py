@@ -15,7 +15,7 @@ check all still apply) and takes a request only when all of this holds:
   counts against it here, ``api.ratelimit.count_identity``, exactly as the route would);
 - this replica already serves the tournament's table (its watch exists).
 
-Then it answers with ``api.routes.play.game_state_body``, the function the route itself
+Then it answers with ``api.services.play.tournament_game_state``, the function the route itself
 serves, so the two cannot differ. Anything else, and any refusal that function raises, goes
 to the full application, which answers it (or refuses it with its coded error) as before.
 """
@@ -35,8 +35,9 @@ from api.auth import remembered_player
 from api.deps import ID_PATTERN
 from api.errors import ApiError
 from api.ratelimit import count_identity
-from api.read_model import GameStateCache, WaitForChange, WaitSeconds
-from api.routes.play import game_state_body
+from api.read_model import WaitForChange, WaitSeconds
+from api.services.play import tournament_game_state
+from api.state import state_of
 from api.stream_auth import StreamCredential
 from db import agents
 from wire.ids import table_workflow_id
@@ -74,10 +75,10 @@ class GameStateFastPath:
         if params is None:
             return False
         token = _bearer(scope)
-        app = scope["app"]
         if token is None:
             return False
-        caller = remembered_player(app.state.settings, token)
+        state = state_of(scope["app"])
+        caller = remembered_player(state.settings, token)
         if caller is None:
             return False
         try:
@@ -86,12 +87,11 @@ class GameStateFastPath:
             await count_identity(scope, caller.identity)
         except ApiError:
             return False
-        cache: GameStateCache = app.state.game_states
-        if cache.snapshot(table_workflow_id(tournament_id)) is None:
+        if state.read_model.snapshot(table_workflow_id(tournament_id)) is None:
             return False
         try:
-            body = await game_state_body(
-                app,
+            body = await tournament_game_state(
+                state,
                 tournament_id,
                 caller.user_id,
                 params.get("waitForChange"),

@@ -12,9 +12,16 @@ same way without their seed, which would reveal every folded hand.
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from typing import Any
 
+from fastapi import Request, Response
+from sqlmodel import col, select
+
+from api.deps import HandPage
 from core.codec import EncryptionCodec, RefusedPayloadError
+from db.engine import Database
+from db.models import Hand
 from db.readstore import open_private
 from domain.phh import to_phh
 from wire.game_state import HandRecord
@@ -64,3 +71,54 @@ def served_phh(record: dict[str, Any], reader: str | None, codec: EncryptionCode
     readable = _readable(record, reader, codec)
     names = {int(seat): player for seat, player in record.get("players", {}).items()}
     return to_phh(readable, names)
+
+
+# -- listings (a tournament's and a room's hands) ------------------------------------------
+NEXT_PAGE: dict[int | str, dict[str, Any]] = {
+    200: {
+        "description": "Finished hands after ``after``, oldest first, at most ``limit``.",
+        "headers": {
+            "Link": {
+                "description": (
+                    'The next page, ``<…/hands?after=N&limit=L>; rel="next"`` (N the last hand'
+                    " number of this page); absent on the last page."
+                ),
+                "schema": {"type": "string"},
+            }
+        },
+    }
+}
+"""A hand listing's 200 in the OpenAPI document: its ``Link`` header (RFC 8288)."""
+
+
+@dataclass(frozen=True, slots=True)
+class FinishedHands:
+    hands: list[Hand]
+    more: bool
+    """Hands follow the last of ``hands`` (the page was read one row long to know it)."""
+
+
+async def finished_hands(db: Database, table: Any, page: HandPage) -> FinishedHands:
+    """A page of finished hands of the tournament or room ``table`` selects, in order (a
+    tournament's force-end marker, hand 0, is never in one: pages start after 0), and whether
+    more follow it."""
+    async with db.session() as session:
+        hands = list(
+            await session.exec(
+                select(Hand)
+                .where(table, col(Hand.hand_no) > page.after)
+                .order_by(col(Hand.hand_no))
+                .limit(page.limit + 1)
+            )
+        )
+    return FinishedHands(hands[: page.limit], more=len(hands) > page.limit)
+
+
+def link_next(request: Request, response: Response, page: HandPage, hands: FinishedHands) -> None:
+    """``Link: <path?after=N&limit=L>; rel="next"`` while hands follow this page (a reference
+    relative to the host the client asked, so a proxy in front changes nothing)."""
+    if hands.more and hands.hands:
+        after = hands.hands[-1].hand_no
+        response.headers["Link"] = (
+            f'<{request.url.path}?after={after}&limit={page.limit}>; rel="next"'
+        )

@@ -24,10 +24,12 @@ from typing import Any
 
 import jwt
 from starlette.requests import HTTPConnection
+from starlette.websockets import WebSocket
 
-from api.auth import verify_player_token
+from api.auth import Caller, current_player, verify_player_token
 from api.errors import ApiError
 from api.play import session as play_session
+from api.state import state_of
 from db import agents
 from domain.errors import ErrorCode
 from wire.stream_messages import AgentCardChanged
@@ -76,13 +78,15 @@ class StreamCredential:
             if time.monotonic() < self._until:
                 return
             if self.agent_key is not None:
-                agent = await agents.by_key(self.app.state.db, self.agent_key)
+                agent = await agents.by_key(state_of(self.app).db, self.agent_key)
                 if agent is None:
                     raise ApiError(ErrorCode.UNAUTHORIZED, "unknown or revoked agent key")
                 user_id = agent.agent_id
                 self._card = (agent.card_public_key, agent.card_key_changed_at)
             elif self.token is not None:
-                user_id = (await verify_player_token(self.app.state.settings, self.token)).user_id
+                user_id = (
+                    await verify_player_token(state_of(self.app).settings, self.token)
+                ).user_id
             else:
                 raise ApiError(ErrorCode.UNAUTHORIZED, "the stream has no credential")
             if user_id != self.viewer:
@@ -102,3 +106,12 @@ class StreamCredential:
         return AgentCardChanged(
             agent_id=self.viewer, public_key=public_key, card_key_changed_at=changed_at
         ).to_wire()
+
+
+async def ws_caller(websocket: WebSocket) -> Caller:
+    """A WebSocket's caller: the same credentials as HTTP, from the handshake's headers."""
+    return await current_player(
+        websocket,  # type: ignore[arg-type]  # it reads .app.state and headers only
+        websocket.headers.get("authorization"),
+        websocket.headers.get("x-agent-key"),
+    )

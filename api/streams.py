@@ -1,7 +1,8 @@
 """Caps on open streams (security reviews M4 and N3), and what an unread socket may hold.
 
-A stream (SSE or WebSocket) holds a connection and polls PostgreSQL every half second for as
-long as the client keeps it open, so an uncapped client could open thousands. A stream takes a
+A stream (SSE or WebSocket) holds a connection for as long as the client keeps it open (a
+public log stream polls PostgreSQL every half second; a per-player stream waits on its table's
+watch and reads the log when woken), so an uncapped client could open thousands. A stream takes a
 slot only when all of these have room (one more is ``429 too_many_streams`` with
 ``Retry-After``, a socket closes with 4429):
 
@@ -18,6 +19,9 @@ slot only when all of these have room (one more is ``429 too_many_streams`` with
 A WebSocket's messages wait in an ``Outbox``: at most ``OTHERS`` messages and the newest game
 state (a game state not yet sent is replaced by a newer one). A socket that stays at that
 bound for ``STALL_SECONDS`` (its client reads nothing) is closed (1008), and its slot freed.
+
+The sockets' shared refusals live here too: ``WS_CLOSE_CODES`` (a refused handshake's close
+code) and ``stream_error`` (an ``error`` message), for the players' and the advisors' sockets.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from starlette.requests import HTTPConnection
 from api.errors import ApiError
 from api.ratelimit import address_key, verified_identity
 from domain.errors import ErrorCode
+from wire.stream_messages import StreamError
 
 
 class StreamSlots:
@@ -169,3 +174,16 @@ async def run_socket(
         for task in (sender, *others):
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
+
+
+WS_CLOSE_CODES = {ErrorCode.UNAUTHORIZED: 4401, ErrorCode.RATE_LIMITED: 4429}
+"""A refused WebSocket handshake's close code (4404 for anything else: no such tournament or
+room), the players' sockets and the advisors' alike."""
+
+
+def stream_error(code: str, message: str, field: str | None = None) -> dict[str, Any]:
+    """A socket's (or an SSE stream's) ``error`` message: ``{code, message, field?}``."""
+    return {
+        "event": "error",
+        "data": StreamError(code=code, message=message, field=field).to_wire(),
+    }

@@ -1,7 +1,8 @@
-"""Sending an Update to a tournament, with a coded answer when its workflow has already closed.
+"""Sending an Update to a tournament, a table or a room (``noun``), with a coded answer when its
+workflow has already closed.
 
 Temporal answers an Update to a completed workflow with NOT_FOUND; to the caller that is not
-"no such tournament" but "this tournament is over", so we tell the two apart.
+"no such tournament" (or room) but "this tournament is over", so we tell the two apart.
 """
 
 from __future__ import annotations

@@ -32,7 +32,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, create_model
 from pydantic.json_schema import JsonSchemaMode, models_json_schema
 
-from api.routes.play import ActBody, SeedBody
+from api.services.play import ActBody, SeedBody
 from wire.base import WireModel
 from wire.events import ROOM_EVENTS, TOURNAMENT_EVENTS, Event
 from wire.game_state import GameState

@@ -1,8 +1,8 @@
 """What the lobby, tournament, room and results pages show, read the way the JSON API reads
 it: lists from the read model (``tournaments``, ``entrants``, ``rooms``, ``hands``), one
-tournament through ``GET /tournaments/{id}``'s own shared view, one room through
-``GET /rooms/{id}``'s record. Nothing here decides anything: the pages' actions are calls to
-the JSON API from the browser (``static/api.js``).
+tournament through ``GET /tournaments/{id}``'s own shared record (api/services/tournaments.py),
+one room through ``GET /rooms/{id}``'s record. Nothing here decides anything: the pages'
+actions are calls to the JSON API from the browser (``static/api.js``).
 """
 
 from __future__ import annotations
@@ -14,8 +14,10 @@ from fastapi import Request
 from sqlmodel import col, select
 
 from api.hand_records import served_record
-from api.routes.rooms import RoomRecord, records
-from api.routes.tournaments import TournamentDetail, tournament_state
+from api.services import tournaments
+from api.services.rooms import RoomRecord, records
+from api.services.tournaments import TournamentDetail
+from api.state import state_of
 from db import ledger
 from db.engine import Database
 from db.models import Entrant, Hand, Room, Tournament
@@ -197,8 +199,7 @@ async def tournament_exists(db: Database, tournament_id: str) -> bool:
 
 async def tournament(request: Request, tournament_id: str) -> TournamentDetail:
     """``GET /tournaments/{id}``'s answer, through its per-replica shared view."""
-    state = request.app.state
-    return await tournament_state(state.temporal, state.db, state.tournament_views, tournament_id)
+    return await tournaments.public_record(state_of(request.app), tournament_id)
 
 
 async def room(db: Database, room_id: str) -> RoomRecord | None:
@@ -223,8 +224,8 @@ class HandLine:
 async def hand_lines(request: Request, tournament_id: str, reader: str) -> list[HandLine]:
     """Every finished hand of the tournament, oldest first; the reader's own hands with their
     cards and result, read as ``GET /tournaments/{id}/hands/{n}`` serves them to the reader."""
-    db: Database = request.app.state.db
-    codec = request.app.state.game_states.codec
+    db: Database = state_of(request.app).db
+    codec = state_of(request.app).read_model.codec
     async with db.session() as session:
         hands = list(
             await session.exec(

@@ -38,11 +38,13 @@ import httpx
 import jwt
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from starlette.applications import Starlette
 
 from api.auth import JWKS_ALGORITHMS, _jwks_client, verify_player_token
 from api.errors import ApiError
 from api.play.pages import render, templates
 from api.play.session import set_player_cookie
+from api.state import state_of
 from core.settings import LOOPBACK_NAMES, OIDC_CALLBACK_PATH, Settings
 
 log = logging.getLogger(__name__)
@@ -88,7 +90,12 @@ def sign_in_label(settings: Settings) -> str | None:
     return f"Sign in with {provider_name(settings)}" if settings.oidc_client_id else None
 
 
-templates.env.globals["oidc_sign_in_label"] = sign_in_label
+def _sign_in_label_of(app: Starlette) -> str | None:
+    """``sign_in_label`` for the app's settings (what the sign-in template calls)."""
+    return sign_in_label(state_of(app).settings)
+
+
+templates.env.globals["oidc_sign_in_label"] = _sign_in_label_of
 
 
 def _endpoint(document: dict[str, Any], name: str, settings: Settings) -> str:
@@ -151,7 +158,7 @@ def _flow_key(settings: Settings) -> bytes:
 
 
 def _cookie_secure(request: Request) -> bool:
-    return request.url.scheme == "https" or request.app.state.settings.env == "prod"
+    return request.url.scheme == "https" or state_of(request.app).settings.env == "prod"
 
 
 def _redirect_uri(request: Request, settings: Settings) -> str:
@@ -200,7 +207,7 @@ def _failed(request: Request, failure: SignInFailed, *, clear_flow: bool) -> HTM
 # -- the two routes -------------------------------------------------------------------------------
 @router.get("/start")
 async def start(request: Request) -> Response:
-    settings: Settings = request.app.state.settings
+    settings: Settings = state_of(request.app).settings
     if not settings.oidc_client_id:
         failure = SignInFailed("Signing in with an identity provider is not set up here.", 404)
         return _failed(request, failure, clear_flow=False)
@@ -253,7 +260,7 @@ async def start(request: Request) -> Response:
 
 @router.get("/callback", response_class=HTMLResponse)
 async def callback(request: Request) -> Response:
-    settings: Settings = request.app.state.settings
+    settings: Settings = state_of(request.app).settings
     params = request.query_params
     name = provider_name(settings)
     if not settings.oidc_client_id:

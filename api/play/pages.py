@@ -20,6 +20,7 @@ from fastapi.templating import Jinja2Templates
 from api.auth import Caller, verify_player_token
 from api.errors import ApiError
 from api.play.session import cookie_token, csrf_token
+from api.state import state_of
 
 HERE = Path(__file__).parent
 templates = Jinja2Templates(directory=HERE / "templates")
@@ -43,7 +44,7 @@ SECURITY_HEADERS = {
 
 def dev_sign_in_allowed(request: Request) -> bool:
     """ "Sign in as NAME" mints a token with the deployment's secret: dev and test only."""
-    return bool(request.app.state.settings.env != "prod")
+    return bool(state_of(request.app).settings.env != "prod")
 
 
 async def signed_in(request: Request) -> Caller | None:
@@ -53,7 +54,7 @@ async def signed_in(request: Request) -> Caller | None:
     if token is None:
         return None
     try:
-        caller = await verify_player_token(request.app.state.settings, token)
+        caller = await verify_player_token(state_of(request.app).settings, token)
     except ApiError:
         return None
     return None if caller.is_agent else caller
@@ -72,7 +73,7 @@ def render(
         **context,
         "me": caller.user_id if caller else None,
         "csrf": csrf_token(token) if caller and token else "",
-        "env": request.app.state.settings.env,
+        "env": state_of(request.app).settings.env,
         "dev_sign_in": dev_sign_in_allowed(request),
     }
     response = templates.TemplateResponse(request, template, context, status_code=status_code)

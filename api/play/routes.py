@@ -29,6 +29,7 @@ from api.play.pages import (
 )
 from api.play.refusals import sentences_json
 from api.play.session import clear_player_cookie, cookie_token, csrf_token, set_player_cookie
+from api.state import state_of
 from api.ui.auth import read_form
 from core.tokens import mint_player_token
 from db import agents
@@ -61,14 +62,14 @@ def _missing(request: Request, caller: Caller, noun: str, ident: str) -> HTMLRes
 
 
 async def _lists(request: Request) -> dict[str, Any]:
-    db = request.app.state.db
+    db = state_of(request.app).db
     filters = data.Filters.parse(request)
     return {
         "filters": filters,
         "tournaments": await data.tournament_cards(db, filters),
         "rooms": await data.room_cards(db, filters),
         "kinds": data.KIND_LABELS,
-        "refresh_ms": int(request.app.state.settings.admin_refresh_seconds * 1000),
+        "refresh_ms": int(state_of(request.app).settings.admin_refresh_seconds * 1000),
     }
 
 
@@ -78,8 +79,8 @@ async def lobby(request: Request) -> Response:
     if caller is None:
         return see_other("/play/signin")
     context = await _lists(request)
-    context["balance"] = await data.balance_of(request.app.state.db, caller.owner)
-    context["faucet"] = request.app.state.settings.env == "dev"
+    context["balance"] = await data.balance_of(state_of(request.app).db, caller.owner)
+    context["faucet"] = state_of(request.app).settings.env == "dev"
     return render(request, "lobby.html", context, caller=caller)
 
 
@@ -105,7 +106,7 @@ async def tournament_page(request: Request, tournament_id: str) -> Response:
     caller = await signed_in(request)
     if caller is None:
         return see_other("/play/signin")
-    db = request.app.state.db
+    db = state_of(request.app).db
     if not ID.fullmatch(tournament_id) or not await data.tournament_exists(db, tournament_id):
         return _missing(request, caller, "tournament", tournament_id)
     t = await data.tournament(request, tournament_id)
@@ -122,7 +123,7 @@ async def tournament_page(request: Request, tournament_id: str) -> Response:
         "balance": await data.balance_of(db, caller.owner),
         "chain": t.money_backend == "chain",
         "advisors": await _advisors(db, caller.owner, t.kind),
-        "faucet": request.app.state.settings.env == "dev",
+        "faucet": state_of(request.app).settings.env == "dev",
         "done": request.query_params.get("done", ""),
     }
     return render(request, "tournament.html", context, caller=caller)
@@ -133,7 +134,7 @@ async def results_page(request: Request, tournament_id: str) -> Response:
     caller = await signed_in(request)
     if caller is None:
         return see_other("/play/signin")
-    db = request.app.state.db
+    db = state_of(request.app).db
     if not ID.fullmatch(tournament_id) or not await data.tournament_exists(db, tournament_id):
         return _missing(request, caller, "tournament", tournament_id)
     t = await data.tournament(request, tournament_id)
@@ -154,7 +155,7 @@ async def room_page(request: Request, room_id: str) -> Response:
     caller = await signed_in(request)
     if caller is None:
         return see_other("/play/signin")
-    db = request.app.state.db
+    db = state_of(request.app).db
     room = await data.room(db, room_id) if ID.fullmatch(room_id) else None
     if room is None:
         return _missing(request, caller, "room", room_id)
@@ -164,7 +165,7 @@ async def room_page(request: Request, room_id: str) -> Response:
         "mine": mine,
         "advisors": await _advisors(db, caller.owner, room.kind),
         "balance": await data.balance_of(db, caller.owner),
-        "faucet": request.app.state.settings.env == "dev",
+        "faucet": state_of(request.app).settings.env == "dev",
         "done": request.query_params.get("done", ""),
     }
     return render(request, "room.html", context, caller=caller)
@@ -178,7 +179,7 @@ async def signin_page(request: Request) -> Response:
 @router.post("/signin", response_class=HTMLResponse)
 async def signin(request: Request) -> Response:
     form = await read_form(request)
-    settings = request.app.state.settings
+    settings = state_of(request.app).settings
     name = form.get("name", "").strip()
     token = form.get("token", "").strip()
     error = None

@@ -24,6 +24,8 @@ import jwt
 from fastapi import Request, Response
 from starlette.requests import HTTPConnection
 
+from api.state import state_of
+
 COOKIE = "sng_player"
 CSRF_HEADER = "x-csrf-token"
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
@@ -67,7 +69,7 @@ def set_player_cookie(response: Response, request: Request, token: str) -> None:
         path="/",
         httponly=True,
         samesite="strict",
-        secure=request.url.scheme == "https" or request.app.state.settings.env == "prod",
+        secure=request.url.scheme == "https" or state_of(request.app).settings.env == "prod",
     )
 
 

@@ -23,6 +23,7 @@ from sqlmodel import select
 from api.auth import Caller
 from api.deps import ID_PATTERN
 from api.play.pages import render, signed_in
+from api.state import state_of
 from db.models import Entrant, Room, Tournament
 from wire.messages import EntrantStatus
 
@@ -39,7 +40,7 @@ async def tournament_table(tournament_id: str, request: Request) -> Response:
     row: Tournament | None = None
     seated = False
     if VALID_ID.fullmatch(tournament_id):
-        async with request.app.state.db.session() as session:
+        async with state_of(request.app).db.session() as session:
             row = await session.get(Tournament, tournament_id)
             if row is not None and caller is not None:
                 entrant = (
@@ -79,7 +80,7 @@ async def room_table(room_id: str, request: Request) -> Response:
     caller = await signed_in(request)
     row: Room | None = None
     if VALID_ID.fullmatch(room_id):
-        async with request.app.state.db.session() as session:
+        async with state_of(request.app).db.session() as session:
             row = await session.get(Room, room_id)
     if row is None:
         return _missing(request, caller, "room", room_id)

@@ -3,56 +3,30 @@ read any ledger account's balance."""
 
 from __future__ import annotations
 
-import asyncio
-import secrets
-import time
 from datetime import datetime
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Path, Query, status
 from pydantic import Field
 from sqlmodel import col, select
-from temporalio.client import Client, WorkflowHandle
-from temporalio.common import SearchAttributePair, TypedSearchAttributes, WorkflowIDReusePolicy
 
 from api.auth import ServiceKey
-from api.deps import NAME_PATTERN, DbDep, SettingsDep, TemporalDep, TournamentId
-from api.errors import QUERY_TIMEOUT, ApiError
-from api.updates import execute_update
-from core.settings import Settings
+from api.deps import DbDep, TournamentId
+from api.errors import ApiError
+from api.services import tournaments
+from api.services.accounts import Balance
+from api.services.tournaments import CreatedTournament, CreateTournamentBody
+from api.state import AppStateDep
 from db import ledger
-from db.engine import Database
-from db.models import PayoutIntent, Tournament
-from domain.clock import level_started_at_ms
+from db.models import Tournament
 from domain.errors import ErrorCode
-from domain.settings import validate_settings
-from wire.ids import tournament_workflow_id
 from wire.keys import credit_key
 from wire.messages import (
-    CancelInput,
-    CreateTournamentInput,
-    ForceEndInput,
-    RetryPayoutsInput,
     TournamentView,
     WireModel,
 )
-from workflows import search_attributes as sa
-from workflows.tournament import TournamentWorkflow
 
 router = APIRouter(prefix="/admin", tags=["admin"], dependencies=[ServiceKey])
-
-
-class CreateTournamentBody(WireModel):
-    name: str = Field(min_length=1, max_length=200, pattern=NAME_PATTERN)
-    settings: dict[str, Any]
-    hand_pause_ms: int = Field(default=2000, ge=0, le=60_000)
-    """Pause between hands at the table (bot tables can run with 0)."""
-
-
-class CreatedTournament(WireModel):
-    tournament_id: str
-    workflow_id: str
-    state: str
 
 
 @router.post(
@@ -61,85 +35,8 @@ class CreatedTournament(WireModel):
     response_model=CreatedTournament,
     response_model_by_alias=True,
 )
-async def create_tournament(
-    body: CreateTournamentBody, temporal: TemporalDep, settings: SettingsDep, db: DbDep
-) -> CreatedTournament:
-    return await start_tournament(
-        temporal,
-        settings,
-        name=body.name,
-        raw=body.settings,
-        hand_pause_ms=body.hand_pause_ms,
-        db=db,
-    )
-
-
-ROW_WAIT = 10.0
-"""How long creating a tournament waits for its workflow's first write (its read-model row)."""
-
-
-async def _until_listed(db: Database, tournament_id: str) -> None:
-    """Wait until the new tournament's row is in the read model (its workflow writes it
-    before anything else, a fraction of a second), so that every public read answers for it
-    as soon as its creation has been answered: the lobby, its events (which ask the read
-    model only, security review N9) and its game state. A worker that is not running yet
-    leaves the row for later: after ``ROW_WAIT`` the answer goes out anyway."""
-    deadline = time.monotonic() + ROW_WAIT
-    while time.monotonic() < deadline:
-        async with db.session() as session:
-            if await session.get(Tournament, tournament_id) is not None:
-                return
-        await asyncio.sleep(0.05)
-
-
-async def start_tournament(
-    temporal: Client,
-    settings: Settings,
-    *,
-    name: str,
-    raw: dict[str, Any],
-    hand_pause_ms: int,
-    tournament_id: str | None = None,
-    db: Database | None = None,
-) -> CreatedTournament:
-    """Start a tournament's workflow: this route and the admin pages' create form share it.
-
-    The id is 128 random bits and its workflow id can never be reused, even after the
-    workflow closed (security review L11): the id is the prefix of every money key of the
-    tournament, so a repeated id would make a new entry look paid or a payout look done."""
-    # Refuse bad settings here with the field named, before any workflow exists.
-    parsed = validate_settings(raw)
-    tournament_id = tournament_id or secrets.token_hex(16)
-    workflow_id = tournament_workflow_id(tournament_id)
-    await temporal.start_workflow(
-        TournamentWorkflow.run,
-        CreateTournamentInput(
-            tournament_id=tournament_id,
-            name=name,
-            settings=raw,
-            hand_pause_ms=hand_pause_ms,
-            money_backend=settings.money_backend,
-            force_end_min_level_age_seconds=settings.force_end_min_level_age_seconds,
-        ),
-        id=workflow_id,
-        task_queue=settings.temporal_task_queue,
-        id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
-        search_attributes=TypedSearchAttributes(
-            [
-                SearchAttributePair(sa.TOURNAMENT_STATE, "registering"),
-                SearchAttributePair(sa.TABLE_KIND, str(parsed.kind)),
-                SearchAttributePair(sa.SEATS, parsed.seats),
-                SearchAttributePair(sa.ENTRY_FEE, parsed.entry_fee),
-                SearchAttributePair(sa.CURRENT_LEVEL, 0),
-            ]
-        ),
-        static_summary=f"{name}: {parsed.seats}-seat SnG, entry {parsed.entry_fee}",
-    )
-    if db is not None:
-        await _until_listed(db, tournament_id)
-    return CreatedTournament(
-        tournament_id=tournament_id, workflow_id=workflow_id, state="registering"
-    )
+async def create_tournament(body: CreateTournamentBody, state: AppStateDep) -> CreatedTournament:
+    return await tournaments.start(state, body)
 
 
 class CancelBody(WireModel):
@@ -152,18 +49,10 @@ class CancelBody(WireModel):
     response_model_by_alias=True,
 )
 async def cancel_tournament(
-    tournament_id: TournamentId, body: CancelBody, temporal: TemporalDep
+    tournament_id: TournamentId, body: CancelBody, state: AppStateDep
 ) -> TournamentView:
     """Cancel while registering: every paid entry is refunded, then the state is cancelled."""
-    handle: WorkflowHandle[Any, Any] = temporal.get_workflow_handle_for(
-        TournamentWorkflow.run, tournament_workflow_id(tournament_id)
-    )
-    return await execute_update(
-        handle,
-        TournamentWorkflow.cancel,
-        CancelInput(reason=body.reason),
-        closed_code=ErrorCode.INVALID_STATE,
-    )
+    return await tournaments.cancel(state, tournament_id, body.reason)
 
 
 @router.post(
@@ -171,18 +60,10 @@ async def cancel_tournament(
     response_model=TournamentView,
     response_model_by_alias=True,
 )
-async def retry_payouts(tournament_id: TournamentId, temporal: TemporalDep) -> TournamentView:
+async def retry_payouts(tournament_id: TournamentId, state: AppStateDep) -> TournamentView:
     """Try a settling tournament's refused payouts again now (each intent pays at most once);
     the reconciler does the same on its own schedule (docs/operations.md)."""
-    handle: WorkflowHandle[Any, Any] = temporal.get_workflow_handle_for(
-        TournamentWorkflow.run, tournament_workflow_id(tournament_id)
-    )
-    return await execute_update(
-        handle,
-        TournamentWorkflow.retry_payouts,
-        RetryPayoutsInput(),
-        closed_code=ErrorCode.INVALID_STATE,
-    )
+    return await tournaments.retry_payouts(state, tournament_id)
 
 
 class CreditBody(WireModel):
@@ -190,16 +71,6 @@ class CreditBody(WireModel):
     amount: int = Field(gt=0, le=10**15, strict=True)
     idempotency_key: str = Field(min_length=1, max_length=150)
     """Sending the same key again credits nothing more."""
-
-
-class Balance(WireModel):
-    user_id: str
-    """Who asked (``/me``: the caller, a player's user id or an agent's id) or was credited."""
-    balance: int
-    account_id: str | None = None
-    """The ledger account the balance is: ``user:<userId>``; an agent's is its owner's (an
-    agent's entries are paid from there, docs/api.md "Money")."""
-    applied: bool | None = None
 
 
 @router.post("/ledger/credit", response_model=Balance, response_model_by_alias=True)
@@ -258,29 +129,10 @@ class ForceEndBody(WireModel):
 
 
 @router.post("/force-end-tournament", response_model=TournamentView, response_model_by_alias=True)
-async def force_end_tournament(body: ForceEndBody, temporal: TemporalDep) -> TournamentView:
+async def force_end_tournament(body: ForceEndBody, state: AppStateDep) -> TournamentView:
     """Stop a wedged tournament: live seats ranked by stack, then the normal end (409 unless
     playing and the current level is force_end_min_level_age_seconds old)."""
-    handle: WorkflowHandle[Any, Any] = temporal.get_workflow_handle_for(
-        TournamentWorkflow.run, tournament_workflow_id(body.table_id)
-    )
-    # The workflow refuses it while the level is younger than the deployment's minimum
-    # (fixed in the tournament at creation), whoever sends it: the API, the Temporal UI or CLI.
-    return await execute_update(
-        handle,
-        TournamentWorkflow.force_end,
-        ForceEndInput(reason=body.reason),
-        closed_code=ErrorCode.INVALID_STATE,
-    )
-
-
-def current_level_started_at_ms(view: TournamentView) -> int | None:
-    """When the view's current level began, from the same level clock the workflow runs."""
-    if view.play_start_ms is None:
-        return None
-    return level_started_at_ms(
-        validate_settings(view.settings), view.play_start_ms, view.current_level
-    )
+    return await tournaments.force_end(state, body.table_id, body.reason)
 
 
 class AdminTournamentRow(WireModel):
@@ -351,32 +203,22 @@ async def admin_list(
     response_model=AdminTournamentDetail,
     response_model_by_alias=True,
 )
-async def admin_detail(
-    tournament_id: TournamentId, temporal: TemporalDep, db: DbDep
-) -> AdminTournamentDetail:
-    """The workflow's own view plus the payout intents as the money legs recorded them."""
-    handle: WorkflowHandle[Any, Any] = temporal.get_workflow_handle_for(
-        TournamentWorkflow.run, tournament_workflow_id(tournament_id)
-    )
-    view: TournamentView = await handle.query(TournamentWorkflow.state, rpc_timeout=QUERY_TIMEOUT)
-    async with db.session() as session:
-        intents = await session.exec(
-            select(PayoutIntent)
-            .where(PayoutIntent.tournament_id == tournament_id)
-            .order_by(col(PayoutIntent.position))
+async def admin_detail(tournament_id: TournamentId, state: AppStateDep) -> AdminTournamentDetail:
+    """The tournament's view (the read model's, where it is the workflow's own: see
+    ``GET /tournaments/{id}``) plus the payout intents as the money legs recorded them."""
+    view = await tournaments.current_view(state, tournament_id)
+    rows = [
+        AdminPayoutRow(
+            intent_id=i.id,
+            position=i.position,
+            player_id=i.player_id,
+            amount=i.amount,
+            destination=i.destination,
+            status=i.status,
+            tx_hash=i.tx_hash,
+            failure_reason=i.failure_reason,
+            confirmed_at=i.confirmed_at,
         )
-        rows = [
-            AdminPayoutRow(
-                intent_id=i.id,
-                position=i.position,
-                player_id=i.player_id,
-                amount=i.amount,
-                destination=i.destination,
-                status=i.status,
-                tx_hash=i.tx_hash,
-                failure_reason=i.failure_reason,
-                confirmed_at=i.confirmed_at,
-            )
-            for i in intents
-        ]
+        for i in await tournaments.payout_intents(state.db, tournament_id)
+    ]
     return AdminTournamentDetail(tournament=view, payout_intents=rows)

@@ -33,18 +33,14 @@ from typing import Any
 from fastapi import APIRouter, WebSocket
 from pydantic import ValidationError
 
+from api.deps import VALID_ID
 from api.errors import ApiError, refusal_of
+from api.event_log import POLL_SECONDS
+from api.preplay import PRE_PLAY
 from api.read_model import GameStateCache, NoPublishedState
-from api.routes.events import POLL_SECONDS
-from api.routes.play import PRE_PLAY
-from api.routes.player_stream import (
-    VALID_ID,
-    WS_CLOSE_CODES,
-    _error,
-    _ws_caller,
-)
-from api.stream_auth import StreamCredential
-from api.streams import Outbox, StreamSlots, run_socket
+from api.state import AppState, state_of
+from api.stream_auth import StreamCredential, ws_caller
+from api.streams import WS_CLOSE_CODES, Outbox, StreamSlots, run_socket, stream_error
 from api.ws_protocol import ADVISOR_MESSAGES, AdviceAnswer
 from db import advice
 from db.models import Room, Tournament
@@ -99,13 +95,13 @@ def _player_of(request: Any) -> str | None:
     return parts[2] if len(parts) == 3 and parts[2] else None
 
 
-async def _advised(app: Any, scope: Scope, agent_id: str) -> list[str]:
+async def _advised(app: AppState, scope: Scope, agent_id: str) -> list[str]:
     """The players ``agent_id`` advises in ``scope``; refused when the tournament or room does
     not exist or the agent advises nobody there."""
     noun = "room" if scope.room else "tournament"
     if not VALID_ID.fullmatch(scope.id):
         raise ApiError(ErrorCode.NOT_FOUND, f"no such {noun}")
-    async with app.state.db.session() as session:
+    async with app.db.session() as session:
         row = await session.get(Room if scope.room else Tournament, scope.id)
     if row is None:
         raise ApiError(ErrorCode.NOT_FOUND, f"no such {noun}")
@@ -119,19 +115,19 @@ async def _advised(app: Any, scope: Scope, agent_id: str) -> list[str]:
     return players
 
 
-async def _players(app: Any, scope: Scope, agent_id: str) -> list[str]:
+async def _players(app: AppState, scope: Scope, agent_id: str) -> list[str]:
     if scope.room:
-        return await advice.room_advised_players(app.state.db, scope.id, agent_id)
-    return await advice.advised_players(app.state.db, scope.id, agent_id)
+        return await advice.room_advised_players(app.db, scope.id, agent_id)
+    return await advice.advised_players(app.db, scope.id, agent_id)
 
 
 async def _player_state(
-    app: Any, scope: Scope, player_id: str, advisor_id: str | None
+    app: AppState, scope: Scope, player_id: str, advisor_id: str | None
 ) -> GameState | None:
     """The advised player's game state from the pushed read model (None before the table
     published one); with ``advisor_id``, their hole cards sealed to the advisor's card key
     when it has one."""
-    cache: GameStateCache = app.state.game_states
+    cache: GameStateCache = app.read_model
     try:
         rendered = await cache.render(
             scope.tournament_id, scope.table_id, player_id, sealed_to=advisor_id
@@ -146,7 +142,7 @@ async def _player_state(
 
 
 async def advisor_messages(
-    app: Any,
+    app: AppState,
     scope: Scope,
     agent_id: str,
     players: list[str],
@@ -156,13 +152,13 @@ async def advisor_messages(
     """An ``advice_request`` for each new turn of each advised player, until the tournament
     ends or the room closes. The credential is checked before each request and at every idle
     tick."""
-    cache: GameStateCache = app.state.game_states
+    cache: GameStateCache = app.read_model
     asked: dict[str, tuple[int, int]] = {}
     playing = scope.room
     while True:
         await credential.check()
         if not playing:
-            async with app.state.db.session() as session:
+            async with app.db.session() as session:
                 row = await session.get(Tournament, scope.id)
             if row is None or row.state in ENDED:
                 return
@@ -210,7 +206,9 @@ async def advisor_messages(
                 await asyncio.wait_for(watch.changed.wait(), POLL_SECONDS)
 
 
-async def give_advice(app: Any, scope: Scope, agent_id: str, body: AdviceAnswer) -> AdviceResult:
+async def give_advice(
+    app: AppState, scope: Scope, agent_id: str, body: AdviceAnswer
+) -> AdviceResult:
     """Check one advice against the advised player's current turn and store it."""
     players = await _players(app, scope, agent_id)
     player = body.player_id
@@ -261,7 +259,7 @@ async def give_advice(app: Any, scope: Scope, agent_id: str, body: AdviceAnswer)
     elif amount is not None:
         raise ApiError(ErrorCode.VALIDATION_ERROR, "amount is for a raise only", field="amount")
     stored = await advice.record(
-        app.state.db,
+        app.db,
         scope_id=scope.id,
         player_id=player,
         hand_number=body.hand_number,
@@ -298,20 +296,20 @@ async def _answer(websocket: WebSocket, scope: Scope, agent_id: str, raw: str) -
         if model is None:
             raise ApiError(ErrorCode.VALIDATION_ERROR, "a message is type 'advice'", field="type")
         body = AdviceAnswer.model_validate(message)
-        caller = await _ws_caller(websocket)  # checked again: a revoked key advises no more
+        caller = await ws_caller(websocket)  # checked again: a revoked key advises no more
         if caller.user_id != agent_id:
             raise ApiError(ErrorCode.UNAUTHORIZED, "the credential changed")
-        result = await give_advice(websocket.app, scope, agent_id, body)
+        result = await give_advice(state_of(websocket.app), scope, agent_id, body)
         reply = {"event": "advice_result", "data": result.to_wire()}
     except json.JSONDecodeError:
-        reply = _error(ErrorCode.VALIDATION_ERROR.value, "not JSON")
+        reply = stream_error(ErrorCode.VALIDATION_ERROR.value, "not JSON")
     except ValidationError as err:
         first = err.errors()[0]
-        reply = _error(
+        reply = stream_error(
             ErrorCode.VALIDATION_ERROR.value, first["msg"], ".".join(str(p) for p in first["loc"])
         )
     except Exception as err:  # a coded refusal, or the service's trouble
-        reply = _error(*refusal_of(err))
+        reply = stream_error(*refusal_of(err))
     if request is not None:
         reply["requestId"] = request
     return reply
@@ -334,12 +332,12 @@ async def room_advisor_ws(websocket: WebSocket, room_id: str) -> None:
 async def _serve(websocket: WebSocket, scope: Scope) -> None:
     await websocket.accept()  # first, so a refusal reaches the client as its close code
     try:
-        caller = await _ws_caller(websocket)
+        caller = await ws_caller(websocket)
         if not caller.is_agent:
             raise ApiError(
                 ErrorCode.FORBIDDEN, "the advisor socket is an agent's: connect with its key"
             )
-        players = await _advised(websocket.app, scope, caller.user_id)
+        players = await _advised(state_of(websocket.app), scope, caller.user_id)
     except (ApiError, DomainError) as err:
         await websocket.close(
             code=ADVISOR_CLOSE_CODES.get(err.code, 4404),
@@ -347,7 +345,7 @@ async def _serve(websocket: WebSocket, scope: Scope) -> None:
         )
         return
     agent_id = caller.user_id
-    slots: StreamSlots = websocket.app.state.stream_slots
+    slots: StreamSlots = state_of(websocket.app).stream_slots
     try:
         release = slots.acquire(websocket)
     except ApiError as err:
@@ -363,7 +361,7 @@ async def _serve(websocket: WebSocket, scope: Scope) -> None:
     async def pump() -> None:
         try:
             async for message in advisor_messages(
-                websocket.app, scope, agent_id, players, credential, disconnected
+                state_of(websocket.app), scope, agent_id, players, credential, disconnected
             ):
                 await outbox.put(message)
         except ApiError as err:

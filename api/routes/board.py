@@ -3,7 +3,7 @@ wrote (db/leaderboard.py), never from histories.
 
 ``GET /leaderboard`` ranks the ``leaderboard`` table's rows. The feed is a stream of the event
 log (``db.leaderboard.FEED_STREAM``), so its JSON pages and its Server-Sent Events are the
-tournament streams' own (``api/routes/events.py``): the same cursor, ``more`` rule, resume
+tournament streams' own (``api/event_log.py``): the same cursor, ``more`` rule, resume
 by ``Last-Event-ID`` and per-client stream caps.
 """
 
@@ -16,7 +16,7 @@ from sqlmodel import col, select
 from sse_starlette import EventSourceResponse
 
 from api.deps import DbDep, PageLimit
-from api.routes.events import PAGE, AfterQuery, EventPage, page, resume_point, sse
+from api.event_log import PAGE, AfterQuery, EventPage, page, resume_point, sse
 from db.leaderboard import FEED_STREAM
 from db.models import LeaderboardRow
 from wire.messages import WireModel

@@ -26,7 +26,8 @@ from api.auth import key_matches
 from api.errors import ApiError
 from api.openapi import ERRORS
 from api.ratelimit import count_identity
-from core.codec import EncryptionCodec, codec_for
+from api.state import state_of
+from core.codec import codec_for
 from core.settings import Settings
 from domain.errors import ErrorCode
 
@@ -50,7 +51,7 @@ def ui_origins(settings: Settings) -> set[str]:
 
 
 def cors_headers(request: Request) -> dict[str, str]:
-    settings: Settings = request.app.state.settings
+    settings: Settings = state_of(request.app).settings
     origin = request.headers.get("origin")
     if not origin or origin not in ui_origins(settings):
         return {}
@@ -68,7 +69,7 @@ LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 
 
 def authorized(request: Request) -> bool:
-    settings: Settings = request.app.state.settings
+    settings: Settings = state_of(request.app).settings
     if settings.env == "dev" and settings.api_host in LOOPBACK_HOSTS:
         return True  # the start-dev UI has no login; only this machine reaches the dev API
     presented = request.headers.get("x-service-key", "")
@@ -104,11 +105,10 @@ async def apply(request: Request, encode: bool) -> Response:
         return refusal(request, 422, ErrorCode.VALIDATION_ERROR, f"not a payloads body: {err}")
     # The display codec: plaintext passes through, so an operator sees a forged input as it
     # was sent (the workers refuse it).
-    codec: EncryptionCodec | None = getattr(request.app.state, "display_codec", None)
+    state = state_of(request.app)
+    codec = state.display_codec
     if codec is None:
-        codec = request.app.state.display_codec = codec_for(
-            request.app.state.settings, for_display=True
-        )
+        codec = state.display_codec = codec_for(state.settings, for_display=True)
     payloads: list[Payload] = list(parsed.payloads)
     try:
         payloads = await (codec.encode(payloads) if encode else codec.open(payloads))

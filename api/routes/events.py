@@ -7,71 +7,25 @@ are public, like the seed's room broadcast: they carry no hole cards (showdown r
 so the stream needs no credential and works from a browser's EventSource, which cannot send
 headers.
 
-The log is polled, not pushed: one indexed range read per open stream every
-``POLL_SECONDS`` while idle, which bounds what each connection costs the database.
+The log is polled, not pushed (api/event_log.py): one indexed range read per open stream
+every ``POLL_SECONDS`` while idle, which bounds what each connection costs the database.
 """
 
 from __future__ import annotations
 
-import asyncio
-import json
-from collections.abc import AsyncIterator, Awaitable, Callable
-from datetime import datetime
-from typing import Annotated, Any
+from typing import Annotated
 
-from fastapi import APIRouter, Header, Query, Request, Response
-from sqlmodel import col, select
-from sse_starlette import EventSourceResponse, ServerSentEvent
-from starlette.background import BackgroundTask
+from fastapi import APIRouter, Header, Request, Response
+from sse_starlette import EventSourceResponse
 
 from api.deps import DbDep, PageLimit, TournamentId
 from api.errors import ApiError
-from api.streams import StreamSlots
+from api.event_log import PAGE, AfterQuery, EventPage, page, resume_point, sse
 from db.engine import Database
-from db.models import Event, Tournament
+from db.models import Tournament
 from domain.errors import ErrorCode
-from wire.messages import WireModel
 
 router = APIRouter(prefix="/tournaments", tags=["events"])
-
-POLL_SECONDS = 0.5
-"""How often an idle stream re-reads the log: the latency bound and the per-stream DB cost."""
-PING_SECONDS = 15
-"""Keep-alive comments, so proxies do not cut an idle stream."""
-PAGE = 100
-MAX_EVENT_ID = 2**63 - 1
-
-Shape = Callable[[str, dict[str, Any]], dict[str, Any]]
-"""How a stream serves a logged event's payload, from its type and payload (a room's numbers
-its seats from 1: ``wire.events.room_event_on_wire``); the log's own by default."""
-
-open_streams = 0
-"""Streams this process is serving now (a gauge; the tests check disconnects close them)."""
-
-
-class EventOut(WireModel):
-    id: int
-    type: str
-    data: dict[str, Any]
-    created_at: datetime
-
-
-class EventPage(WireModel):
-    events: list[EventOut]
-    last_event_id: int
-    """Pass as ``after`` for the next page (the request's ``after`` when the page is empty)."""
-    more: bool
-
-
-async def _page(db: Database, tournament_id: str, after: int, limit: int) -> list[Event]:
-    async with db.session() as session:
-        rows = await session.exec(
-            select(Event)
-            .where(Event.tournament_id == tournament_id, col(Event.id) > after)
-            .order_by(col(Event.id))
-            .limit(limit)
-        )
-        return list(rows)
 
 
 async def _require_tournament(db: Database, tournament_id: str) -> None:
@@ -83,18 +37,6 @@ async def _require_tournament(db: Database, tournament_id: str) -> None:
         if await session.get(Tournament, tournament_id) is not None:
             return
     raise ApiError(ErrorCode.NOT_FOUND, "no such tournament")
-
-
-def resume_point(after: int | None, last_event_id: str | None) -> int:
-    """The later of ?after and Last-Event-ID; a malformed Last-Event-ID means from the start."""
-    header, value = 0, (last_event_id or "").strip()
-    # ASCII digits only and at most 19 of them: int() refuses other digits and huge strings.
-    if value.isascii() and value.isdigit() and len(value) <= 19:
-        header = min(int(value), MAX_EVENT_ID)
-    return max(after or 0, header)
-
-
-AfterQuery = Annotated[int | None, Query(ge=0, le=MAX_EVENT_ID, description="resume after this id")]
 
 
 @router.get(
@@ -115,102 +57,6 @@ async def event_stream(
     """Server-Sent Events: `event` is the type, `data` its JSON payload, `id` the log id."""
     await _require_tournament(db, tournament_id)
     return await sse(db, tournament_id, request, resume_point(after, last_event_id))
-
-
-FINAL_TYPES = ("tournament_state_changed", "room_status")
-
-
-def is_final(type_: str, payload: dict[str, Any]) -> bool:
-    """The last event a stream ever carries: a tournament closed or cancelled, a room closed.
-    The stream ends after it."""
-    if type_ == "tournament_state_changed":
-        return payload.get("state") in ("closed", "cancelled")
-    return type_ == "room_status" and payload.get("status") == "closed"
-
-
-async def _ended_by(db: Database, stream_id: str, cursor: int) -> bool:
-    """Has the client already read the stream's final event (it resumes after it)?"""
-    async with db.session() as session:
-        rows = await session.exec(
-            select(Event).where(
-                Event.tournament_id == stream_id,
-                col(Event.type).in_(FINAL_TYPES),
-                col(Event.id) <= cursor,
-            )
-        )
-        return any(is_final(row.type, row.payload) for row in rows)
-
-
-async def sse(
-    db: Database,
-    stream_id: str,
-    request: Request,
-    cursor: int,
-    on_idle: Callable[[], Awaitable[None]] | None = None,
-    shape: Shape | None = None,
-) -> Response:
-    """Serve one stream of the log (a tournament's or a room's) from after ``cursor``;
-    ``on_idle`` runs at each idle poll (a room counts its observers with it). The stream ends
-    after the final event; a client resuming after it gets ``204 No Content``, which tells a
-    browser's EventSource to stop reconnecting."""
-    if cursor > 0 and await _ended_by(db, stream_id, cursor):
-        return Response(status_code=204)
-
-    slots: StreamSlots = request.app.state.stream_slots
-    release = slots.acquire(request)  # 429 too_many_streams before any stream opens
-
-    async def stream() -> AsyncIterator[ServerSentEvent]:
-        global open_streams
-        nonlocal cursor
-        open_streams += 1
-        try:
-            while True:
-                rows = await _page(db, stream_id, cursor, PAGE)
-                for row in rows:
-                    assert row.id is not None
-                    cursor = row.id
-                    data = row.payload if shape is None else shape(row.type, row.payload)
-                    yield ServerSentEvent(
-                        data=json.dumps(data, separators=(",", ":")),
-                        event=row.type,
-                        id=str(row.id),
-                    )
-                    if is_final(row.type, row.payload):
-                        return
-                if len(rows) < PAGE:
-                    if await request.is_disconnected():
-                        return
-                    if on_idle is not None:
-                        await on_idle()
-                    await asyncio.sleep(POLL_SECONDS)
-        finally:
-            open_streams -= 1
-            release()
-
-    # The background task releases the slot too, in case the stream never started.
-    return EventSourceResponse(stream(), ping=PING_SECONDS, background=BackgroundTask(release))
-
-
-async def page(
-    db: Database, stream_id: str, after: int, limit: int, shape: Shape | None = None
-) -> EventPage:
-    # One row past the page says whether another page follows (a full last page does not).
-    rows = await _page(db, stream_id, after, limit + 1)
-    more = len(rows) > limit
-    rows = rows[:limit]
-    return EventPage(
-        events=[
-            EventOut(
-                id=r.id or 0,
-                type=r.type,
-                data=r.payload if shape is None else shape(r.type, r.payload),
-                created_at=r.created_at,
-            )
-            for r in rows
-        ],
-        last_event_id=(rows[-1].id or 0) if rows else after,
-        more=more,
-    )
 
 
 @router.get("/{tournament_id}/events.json", response_model=EventPage, response_model_by_alias=True)

@@ -7,7 +7,6 @@ reads their own cards. Running hands are never served here.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from fastapi import APIRouter, Request, Response
@@ -15,9 +14,10 @@ from fastapi.responses import PlainTextResponse
 from sqlmodel import col, select
 
 from api.auth import MaybePlayer
-from api.deps import DbDep, HandNumber, HandPage, HandPageDep, TournamentId
+from api.deps import DbDep, HandNumber, HandPageDep, TournamentId
 from api.errors import ApiError
-from api.hand_records import served_phh, served_record
+from api.hand_records import NEXT_PAGE, finished_hands, link_next, served_phh, served_record
+from api.state import state_of
 from core.codec import EncryptionCodec
 from db.models import Hand, Tournament
 from domain.errors import ErrorCode
@@ -63,23 +63,6 @@ async def _hand(db: DbDep, tournament_id: str, hand_number: int) -> Hand:
     return hand
 
 
-NEXT_PAGE: dict[int | str, dict[str, Any]] = {
-    200: {
-        "description": "Finished hands after ``after``, oldest first, at most ``limit``.",
-        "headers": {
-            "Link": {
-                "description": (
-                    'The next page, ``<…/hands?after=N&limit=L>; rel="next"`` (N the last hand'
-                    " number of this page); absent on the last page."
-                ),
-                "schema": {"type": "string"},
-            }
-        },
-    }
-}
-"""A hand listing's 200 in the OpenAPI document: its ``Link`` header (RFC 8288)."""
-
-
 @router.get(
     "/{tournament_id}/hands",
     response_model=list[HandSummary],
@@ -102,39 +85,6 @@ async def list_hands(
     hands = await finished_hands(db, Hand.tournament_id == tournament_id, page)
     link_next(request, response, page, hands)
     return [_summary(h) for h in hands.hands]
-
-
-@dataclass(frozen=True, slots=True)
-class FinishedHands:
-    hands: list[Hand]
-    more: bool
-    """Hands follow the last of ``hands`` (the page was read one row long to know it)."""
-
-
-async def finished_hands(db: DbDep, table: Any, page: HandPage) -> FinishedHands:
-    """A page of finished hands of the tournament or room ``table`` selects, in order (a
-    tournament's force-end marker, hand 0, is never in one: pages start after 0), and whether
-    more follow it."""
-    async with db.session() as session:
-        hands = list(
-            await session.exec(
-                select(Hand)
-                .where(table, col(Hand.hand_no) > page.after)
-                .order_by(col(Hand.hand_no))
-                .limit(page.limit + 1)
-            )
-        )
-    return FinishedHands(hands[: page.limit], more=len(hands) > page.limit)
-
-
-def link_next(request: Request, response: Response, page: HandPage, hands: FinishedHands) -> None:
-    """``Link: <path?after=N&limit=L>; rel="next"`` while hands follow this page (a reference
-    relative to the host the client asked, so a proxy in front changes nothing)."""
-    if hands.more and hands.hands:
-        after = hands.hands[-1].hand_no
-        response.headers["Link"] = (
-            f'<{request.url.path}?after={after}&limit={page.limit}>; rel="next"'
-        )
 
 
 @router.get(
@@ -172,5 +122,5 @@ async def hand_history_phh(
 
 
 def _codec(request: Request) -> EncryptionCodec:
-    codec: EncryptionCodec = request.app.state.game_states.codec
+    codec: EncryptionCodec = state_of(request.app).read_model.codec
     return codec

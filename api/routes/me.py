@@ -13,7 +13,8 @@ from pydantic import Field, field_validator
 from api.auth import CurrentPlayer
 from api.deps import DbDep, SettingsDep
 from api.errors import ApiError
-from api.routes.admin import Balance
+from api.services.accounts import Balance
+from api.state import state_of
 from core.card_seal import parse_public_key
 from db import agents, ledger, wallets
 from db.models import Agent
@@ -204,7 +205,7 @@ def _card_of(agent: Agent | None, agent_id: str) -> AgentCard:
 
 async def _set_card_key(request: Request, db: DbDep, agent_id: str, key: str | None) -> AgentCard:
     card = _card_of(await agents.set_card_key(db, agent_id, key), agent_id)
-    request.app.state.game_states.forget_card_key(agent_id)
+    state_of(request.app).read_model.forget_card_key(agent_id)
     return card
 
 

@@ -28,6 +28,7 @@ from sqlalchemy import text
 
 from api.deps import DbDep
 from api.readcache import SingleFlight
+from api.state import state_of
 from db.engine import Database
 
 router = APIRouter(tags=["ops"])
@@ -116,6 +117,6 @@ def exposition(snapshot: Snapshot, *, base: CollectorRegistry | None = REGISTRY)
 async def metrics(db: DbDep, request: Request) -> Response:
     """The snapshot is read at most once per ``METRICS_TTL`` per replica, shared by every
     scrape meanwhile: a scrape storm costs PostgreSQL nothing more (security review M4)."""
-    cache: SingleFlight[str, Snapshot] = request.app.state.metrics_snapshots
+    cache: SingleFlight[str, Snapshot] = state_of(request.app).metrics_snapshots
     snapshot = await cache.get("snapshot", lambda: read_snapshot(db))
     return Response(exposition(snapshot), media_type=CONTENT_TYPE_LATEST)

@@ -40,7 +40,6 @@ import contextlib
 import functools
 import json
 import logging
-import re
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Annotated, Any
@@ -52,30 +51,31 @@ from pydantic import ValidationError
 from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.background import BackgroundTask
 
-from api.auth import Caller, CurrentPlayer, current_player
-from api.deps import ID_PATTERN, TournamentId
+from api.auth import Caller, CurrentPlayer
+from api.deps import VALID_ID, RoomId, TournamentId
 from api.errors import ApiError, refusal_of
+from api.event_log import PAGE, PING_SECONDS, POLL_SECONDS, ended_by, is_final, read_page
 from api.game_state import action_required
+from api.preplay import PRE_PLAY
 from api.presence import stream_dropped, stream_open, touch
-from api.read_model import GameStateCache, NoPublishedState, Rendered
-from api.routes.events import PAGE, PING_SECONDS, POLL_SECONDS, _ended_by, _page, is_final
-from api.routes.play import PRE_PLAY, act_at_table, seed_at_table
-from api.routes.rooms import RoomId
-from api.stream_auth import StreamCredential
-from api.streams import Outbox, StreamSlots, run_socket
+from api.read_model import NoPublishedState, Rendered
+from api.services import play
+from api.services.play import TableRef
+from api.state import AppState, state_of
+from api.stream_auth import StreamCredential, ws_caller
+from api.streams import WS_CLOSE_CODES, Outbox, StreamSlots, run_socket, stream_error
 from api.ws_protocol import CLIENT_MESSAGES, ActRequest, SeedRequest, asyncapi_document
 from db import advice
 from db.models import Room, Tournament
 from domain.errors import DomainError, ErrorCode
 from wire.events import room_event_on_wire
 from wire.ids import room_workflow_id, table_workflow_id
-from wire.stream_messages import Advice, StreamError
+from wire.stream_messages import Advice
 
 router = APIRouter(tags=["player streams"])
 log = logging.getLogger(__name__)
 
 MAX_ID = 2**63 - 1
-VALID_ID = re.compile(ID_PATTERN)
 
 
 @dataclass
@@ -117,6 +117,12 @@ class Target:
     """A copilot tournament's or room's: the player's turns may carry their advisor's
     ``advice`` (docs/copilot.md)."""
 
+    @property
+    def table(self) -> TableRef:
+        if self.tournament_id is None:
+            return TableRef.room(self.stream_id)
+        return TableRef.tournament(self.tournament_id)
+
 
 Message = tuple[str, str, dict[str, Any] | bytes]
 """(id, event type, data): a game state's data is its JSON body as the read model rendered
@@ -141,7 +147,7 @@ def frame(id_: str, event: str, data: bytes) -> str:
 
 
 async def player_messages(
-    request_app: Any,
+    app_state: AppState,
     target: Target,
     cursor: Cursor,
     disconnected: Callable[[], Awaitable[bool]],
@@ -150,8 +156,8 @@ async def player_messages(
     """The player's messages from ``cursor`` on, until the stream's final event. With a
     ``credential``, it is checked again before each private message and at every idle tick:
     one that no longer holds raises ``unauthorized`` (security review N6)."""
-    db = request_app.state.db
-    cache: GameStateCache = request_app.state.game_states
+    db = app_state.db
+    cache = app_state.read_model
     sent_turn: tuple[int, int] | None = None
     my_turn: tuple[int, int] | None = None
     """The player's turn the last game state sent shows (None: not theirs)."""
@@ -214,7 +220,7 @@ async def player_messages(
     while True:
         for message in await still_valid():
             yield message
-        rows = await _page(db, target.stream_id, cursor.log, PAGE)
+        rows = await read_page(db, target.stream_id, cursor.log, PAGE)
         for row in rows:
             assert row.id is not None
             after: list[Message] = []
@@ -271,7 +277,7 @@ async def player_messages(
                     await asyncio.wait_for(watch.changed.wait(), POLL_SECONDS)
 
 
-async def stream_ended(app: Any, target: Target) -> None:
+async def stream_ended(app_state: AppState, target: Target) -> None:
     """A seated player's stream closed: the table's disconnect grace runs from now
     (``stream_presence``, read by the table when the player's decision timer runs out). A
     failure to record it is logged, never the client's error."""
@@ -279,22 +285,22 @@ async def stream_ended(app: Any, target: Target) -> None:
         return
     try:
         with anyio.fail_after(5):
-            await stream_dropped(app.state.db, target.table_id, target.viewer)
+            await stream_dropped(app_state.db, target.table_id, target.viewer)
     except Exception:
         log.warning("could not record the end of %s's stream", target.viewer, exc_info=True)
 
 
 async def _sse(request: Request, target: Target, cursor: Cursor) -> Response:
-    if cursor.log > 0 and await _ended_by(request.app.state.db, target.stream_id, cursor.log):
+    if cursor.log > 0 and await ended_by(state_of(request.app).db, target.stream_id, cursor.log):
         return Response(status_code=204)  # resumed after the final event: the stream is over
-    slots: StreamSlots = request.app.state.stream_slots
+    slots: StreamSlots = state_of(request.app).stream_slots
     release = slots.acquire(request)
     credential = StreamCredential(request, target.viewer)
 
     async def stream() -> AsyncIterator[ServerSentEvent]:
         try:
             async for id_, type_, data in player_messages(
-                request.app, target, cursor, request.is_disconnected, credential
+                state_of(request.app), target, cursor, request.is_disconnected, credential
             ):
                 text = (
                     data.decode()
@@ -306,13 +312,13 @@ async def _sse(request: Request, target: Target, cursor: Cursor) -> Response:
             if err.code is not ErrorCode.UNAUTHORIZED:
                 raise
             # The credential expired or was revoked: say so, and the stream ends (N6).
-            error = _error(err.code.value, err.message)["data"]
+            error = stream_error(err.code.value, err.message)["data"]
             yield ServerSentEvent(data=json.dumps(error, separators=(",", ":")), event="error")
         finally:
             release()
             # Shielded: the client's going away cancels this stream (docs/rooms.md).
             with anyio.CancelScope(shield=True):
-                await stream_ended(request.app, target)
+                await stream_ended(state_of(request.app), target)
 
     return EventSourceResponse(stream(), ping=PING_SECONDS, background=BackgroundTask(release))
 
@@ -321,10 +327,10 @@ AfterCursor = Annotated[str | None, Query(max_length=40, description="resume aft
 LastEventId = Annotated[str | None, Header(max_length=40)]
 
 
-async def _tournament_target(app: Any, tournament_id: str, viewer: str) -> Target:
+async def _tournament_target(app_state: AppState, tournament_id: str, viewer: str) -> Target:
     if not VALID_ID.fullmatch(tournament_id):  # HTTP checks it in the path; a socket here
         raise ApiError(ErrorCode.NOT_FOUND, "no such tournament")
-    async with app.state.db.session() as session:
+    async with app_state.db.session() as session:
         row = await session.get(Tournament, tournament_id)
     if row is None:
         raise ApiError(ErrorCode.NOT_FOUND, "no such tournament")
@@ -337,10 +343,10 @@ async def _tournament_target(app: Any, tournament_id: str, viewer: str) -> Targe
     )
 
 
-async def _room_target(app: Any, room_id: str, viewer: str) -> Target:
+async def _room_target(app_state: AppState, room_id: str, viewer: str) -> Target:
     if not VALID_ID.fullmatch(room_id):
         raise ApiError(ErrorCode.NOT_FOUND, "no such room")
-    async with app.state.db.session() as session:
+    async with app_state.db.session() as session:
         row = await session.get(Room, room_id)
     if row is None:
         raise ApiError(ErrorCode.NOT_FOUND, "no such room")
@@ -367,7 +373,7 @@ async def tournament_player_stream(
 ) -> Response:
     """Your own stream of a tournament: the public events, your game state whenever it
     changes, and ``action_required`` on your turn (docs/events.md)."""
-    target = await _tournament_target(request.app, tournament_id, caller.user_id)
+    target = await _tournament_target(state_of(request.app), tournament_id, caller.user_id)
     return await _sse(request, target, parse_cursor(after, last_event_id))
 
 
@@ -382,7 +388,7 @@ async def room_player_stream(
     last_event_id: LastEventId = None,
 ) -> Response:
     """Your own stream of a room: its events, your game state, ``action_required``."""
-    target = await _room_target(request.app, room_id, caller.user_id)
+    target = await _room_target(state_of(request.app), room_id, caller.user_id)
     return await _sse(request, target, parse_cursor(after, last_event_id))
 
 
@@ -408,15 +414,6 @@ def _asyncapi(version: str) -> dict[str, Any]:
     return asyncapi_document(version)
 
 
-async def _ws_caller(websocket: WebSocket) -> Caller:
-    # The same credentials as HTTP, from the handshake's headers.
-    return await current_player(
-        websocket,  # type: ignore[arg-type]  # it reads .app.state and headers only
-        websocket.headers.get("authorization"),
-        websocket.headers.get("x-agent-key"),
-    )
-
-
 async def _serve_ws(
     websocket: WebSocket, resolve: Callable[[Caller], Awaitable[Target]], after: str | None
 ) -> None:
@@ -424,7 +421,7 @@ async def _serve_ws(
     # a close is an HTTP 403 whatever the code).
     await websocket.accept()
     try:
-        caller = await _ws_caller(websocket)
+        caller = await ws_caller(websocket)
         target = await resolve(caller)
     except (ApiError, DomainError) as err:
         await websocket.close(
@@ -432,7 +429,7 @@ async def _serve_ws(
             reason=f"{err.code.value}: {err.message}"[:120],
         )
         return
-    slots: StreamSlots = websocket.app.state.stream_slots
+    slots: StreamSlots = state_of(websocket.app).stream_slots
     try:
         release = slots.acquire(websocket)  # the verified caller's and its address's slot
     except ApiError as err:
@@ -448,7 +445,7 @@ async def _serve_ws(
     async def pump() -> None:
         try:
             async for id_, type_, data in player_messages(
-                websocket.app, target, parse_cursor(after), disconnected, credential
+                state_of(websocket.app), target, parse_cursor(after), disconnected, credential
             ):
                 await outbox.put({"id": id_, "event": type_, "data": data})
         except ApiError as err:
@@ -493,7 +490,7 @@ async def _serve_ws(
     finally:
         closed.set()
         release()
-        await stream_ended(websocket.app, target)
+        await stream_ended(state_of(websocket.app), target)
     if stalled:  # the client read nothing while its outbox stayed full: free what it holds
         with contextlib.suppress(Exception):
             await asyncio.wait_for(websocket.close(code=1008, reason="too_slow"), 5)
@@ -504,8 +501,6 @@ PRIVATE = frozenset({"game_state", "action_required", "advice"})
 before each goes out."""
 CLOSE = "close"
 """An outbox entry that is no message: the stream's credential ended, close the socket."""
-WS_CLOSE_CODES = {ErrorCode.UNAUTHORIZED: 4401, ErrorCode.RATE_LIMITED: 4429}
-"""A refused handshake's close code (4404 for anything else: no such tournament or room)."""
 
 
 async def _ws_request(websocket: WebSocket, target: Target, raw: str) -> dict[str, Any]:
@@ -527,14 +522,14 @@ async def _ws_request(websocket: WebSocket, target: Target, raw: str) -> dict[st
         else:
             reply = await _ws_act(websocket, target, request)
     except json.JSONDecodeError:
-        reply = _error(ErrorCode.VALIDATION_ERROR.value, "not JSON")
+        reply = stream_error(ErrorCode.VALIDATION_ERROR.value, "not JSON")
     except ValidationError as err:
         first = err.errors()[0]
-        reply = _error(
+        reply = stream_error(
             ErrorCode.VALIDATION_ERROR.value, first["msg"], ".".join(str(p) for p in first["loc"])
         )
     except Exception as err:  # a coded refusal (ours or the table's), or the service's trouble
-        reply = _error(*refusal_of(err))
+        reply = stream_error(*refusal_of(err))
     if request_id is not None:
         reply["requestId"] = request_id
     return reply
@@ -543,7 +538,7 @@ async def _ws_request(websocket: WebSocket, target: Target, raw: str) -> dict[st
 async def _ws_caller_again(websocket: WebSocket, target: Target) -> Caller:
     """The credential is checked again for each request: one that expired or was revoked
     while the socket stayed open acts no more."""
-    caller = await _ws_caller(websocket)
+    caller = await ws_caller(websocket)
     if caller.user_id != target.viewer:
         raise ApiError(ErrorCode.UNAUTHORIZED, "the credential changed")
     return caller
@@ -551,31 +546,16 @@ async def _ws_caller_again(websocket: WebSocket, target: Target) -> Caller:
 
 async def _ws_seed(websocket: WebSocket, target: Target, body: SeedRequest) -> dict[str, Any]:
     caller = await _ws_caller_again(websocket, target)
-    taken = await seed_at_table(
-        websocket.app, target.table_id, caller.user_id, body, room=target.tournament_id is None
-    )
+    taken = await play.seed(state_of(websocket.app), target.table, caller.user_id, body)
     return {"event": "seed_result", "data": taken.model_dump(by_alias=True)}
 
 
 async def _ws_act(websocket: WebSocket, target: Target, body: ActRequest) -> dict[str, Any]:
     caller = await _ws_caller_again(websocket, target)
-    result = await act_at_table(
-        websocket.app,
-        target.table_id,
-        caller.user_id,
-        body,
-        body.idempotency_key,
-        tournament_id=target.tournament_id,
-        room_id=None if target.tournament_id else target.stream_id,
+    result = await play.act(
+        state_of(websocket.app), target.table, caller.user_id, body, body.idempotency_key
     )
     return {"event": "act_result", "data": result.model_dump(by_alias=True)}
-
-
-def _error(code: str, message: str, field: str | None = None) -> dict[str, Any]:
-    return {
-        "event": "error",
-        "data": StreamError(code=code, message=message, field=field).to_wire(),
-    }
 
 
 @router.websocket("/tournaments/{tournament_id}/me/ws")
@@ -585,7 +565,7 @@ async def tournament_player_ws(
     """Your stream of a tournament over a WebSocket, on which you can also act."""
 
     async def resolve(caller: Caller) -> Target:
-        return await _tournament_target(websocket.app, tournament_id, caller.user_id)
+        return await _tournament_target(state_of(websocket.app), tournament_id, caller.user_id)
 
     await _serve_ws(websocket, resolve, after)
 
@@ -595,6 +575,6 @@ async def room_player_ws(websocket: WebSocket, room_id: str, after: str | None =
     """Your stream of a room over a WebSocket, on which you can also act."""
 
     async def resolve(caller: Caller) -> Target:
-        return await _room_target(websocket.app, room_id, caller.user_id)
+        return await _room_target(state_of(websocket.app), room_id, caller.user_id)
 
     await _serve_ws(websocket, resolve, after)

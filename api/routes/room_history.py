@@ -18,24 +18,24 @@ from fastapi import APIRouter, Request, Response, WebSocket
 from sqlmodel import select
 
 from api.auth import MaybePlayer
-from api.deps import ID_PATTERN, DbDep, HandNumber, HandPageDep, PageLimit
+from api.deps import ID_PATTERN, DbDep, HandNumber, HandPageDep, PageLimit, RoomId
 from api.errors import ApiError
-from api.hand_records import served_record
-from api.presence import anonymous, touch
-from api.routes.events import (
+from api.event_log import (
     PAGE,
     POLL_SECONDS,
     AfterQuery,
     EventPage,
-    _ended_by,
-    _page,
+    ended_by,
     is_final,
     page,
+    read_page,
     resume_point,
     sse,
 )
-from api.routes.hands import NEXT_PAGE, finished_hands, link_next
-from api.routes.rooms import RoomId, room_row, wire_seat
+from api.hand_records import NEXT_PAGE, finished_hands, link_next, served_record
+from api.presence import anonymous, touch
+from api.services.rooms import room_row, wire_seat
+from api.state import state_of
 from api.streams import Outbox, StreamSlots, run_socket
 from db.models import Hand, Room
 from domain.errors import ErrorCode
@@ -113,7 +113,7 @@ async def room_hand(
     if hand is None:
         raise ApiError(ErrorCode.NOT_FOUND, f"no finished hand {hand_number} in {room_id}")
     return served_record(
-        hand.record, caller.user_id if caller else None, request.app.state.game_states.codec
+        hand.record, caller.user_id if caller else None, state_of(request.app).read_model.codec
     )
 
 
@@ -167,18 +167,18 @@ async def room_stream_socket(websocket: WebSocket, room_id: str, after: str | No
     closed with 1008 (``api/streams.py``)."""
     # Accepted first, so a refusal reaches the client as its close code.
     await websocket.accept()
-    db = websocket.app.state.db
+    db = state_of(websocket.app).db
     async with db.session() as session:
         known = VALID_ID.fullmatch(room_id) and await session.get(Room, room_id) is not None
     if not known:
         await websocket.close(code=4404, reason="not_found: no such room")
         return
     cursor = resume_point(None, after)
-    if cursor > 0 and await _ended_by(db, room_id, cursor):
+    if cursor > 0 and await ended_by(db, room_id, cursor):
         await websocket.send_json({"event": "end"})  # resumed after the room closed
         await websocket.close()
         return
-    slots: StreamSlots = websocket.app.state.stream_slots
+    slots: StreamSlots = state_of(websocket.app).stream_slots
     try:
         release = slots.acquire(websocket)
     except ApiError as err:
@@ -190,7 +190,7 @@ async def room_stream_socket(websocket: WebSocket, room_id: str, after: str | No
     async def pump() -> None:
         nonlocal cursor
         while True:
-            rows = await _page(db, room_id, cursor, PAGE)
+            rows = await read_page(db, room_id, cursor, PAGE)
             for row in rows:
                 assert row.id is not None
                 cursor = row.id

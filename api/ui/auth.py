@@ -23,6 +23,7 @@ from urllib.parse import parse_qsl
 from fastapi import Depends, HTTPException, Request, Response
 
 from api.auth import key_matches
+from api.state import state_of
 from core.settings import Settings
 
 COOKIE = "sng_admin"
@@ -91,14 +92,9 @@ def clear_session_cookie(response: Response) -> None:
     response.delete_cookie(COOKIE, path=COOKIE_PATH, httponly=True, samesite="strict")
 
 
-def _settings(request: Request) -> Settings:
-    settings: Settings = request.app.state.settings
-    return settings
-
-
 async def operator(request: Request) -> OperatorSession:
     """Every admin page's gate: a valid session, else to the login page."""
-    session = read_session(_settings(request), request.cookies.get(COOKIE))
+    session = read_session(state_of(request.app).settings, request.cookies.get(COOKIE))
     if session is not None:
         return session
     login = f"{COOKIE_PATH}/login"
@@ -117,7 +113,7 @@ async def read_form(request: Request) -> dict[str, str]:
 
 
 def check_csrf(request: Request, session: OperatorSession, form: dict[str, str]) -> None:
-    expected = session.csrf_token(_settings(request))
+    expected = session.csrf_token(state_of(request.app).settings)
     if not hmac.compare_digest(form.get("csrf", "").encode(), expected.encode()):
         raise HTTPException(status_code=403, detail="stale or missing form token: reload the page")
 

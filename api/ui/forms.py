@@ -13,8 +13,8 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from api.routes.admin import CreateTournamentBody
-from api.routes.rooms import CreateRoomBody
+from api.services.rooms import CreateRoomBody
+from api.services.tournaments import CreateTournamentBody
 from domain.errors import DomainError, ErrorCode
 from domain.payouts import prize_pool, resolve_payout_amounts, resolve_payouts
 from domain.rooms import MAX_SEATS, MIN_SEATS, RoomRules, Speed, validate_room

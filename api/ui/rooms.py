@@ -1,7 +1,8 @@
 """The operators' cash-room pages under /ui/rooms: the list, one room, create, close.
 
-They call the JSON API's own functions (``api.routes.rooms``), so they hold no room rule; the
-page scaffolding (session, CSRF, rendering) is ``api.ui.routes``'.
+They call the rooms service the JSON API calls (``api.services.rooms``), so they hold no room
+rule; the page scaffolding (rendering, redirects) is ``api.ui.pages``', the session and CSRF
+``api.ui.auth``'s.
 """
 
 from __future__ import annotations
@@ -15,12 +16,14 @@ from fastapi.responses import HTMLResponse, Response
 from sqlmodel import col, select
 from temporalio.client import WorkflowUpdateFailedError
 
-from api.deps import DbDep, SettingsDep, TemporalDep
+from api.deps import DbDep, SettingsDep
 from api.errors import ApiError
-from api.routes.rooms import close_room, get_room, list_rooms, start_room, wire_seat
+from api.services import rooms
+from api.services.rooms import wire_seat
+from api.state import AppStateDep
 from api.ui import forms
 from api.ui.auth import COOKIE_PATH, Operator, check_csrf, read_form
-from api.ui.routes import LIST_LIMIT, _missing, _refusal, _render, _see_other
+from api.ui.pages import LIST_LIMIT, missing, refusal, render, see_other
 from db.models import Hand
 from domain.errors import DomainError, ErrorCode
 from wire.ids import room_workflow_id
@@ -40,10 +43,10 @@ async def _room_list_context(
     db: DbDep, settings: SettingsDep, status: str | None
 ) -> dict[str, Any]:
     showing = _room_filter(status)
-    # The JSON route itself: open rooms unless asked for the closed ones, newest first.
-    rooms = await list_rooms(db, "closed" if showing == "closed" else None, LIST_LIMIT)
+    # The JSON route's service: open rooms unless asked for the closed ones, newest first.
+    listed = await rooms.list_rooms(db, "closed" if showing == "closed" else None, LIST_LIMIT)
     return {
-        "rooms": rooms,
+        "rooms": listed,
         "showing": showing,
         "now": datetime.now(UTC),
         "limit": LIST_LIMIT,
@@ -60,7 +63,7 @@ async def room_list(
     status: str | None = None,
 ) -> HTMLResponse:
     context = await _room_list_context(db, settings, status)
-    return _render(request, "rooms.html", context, session=session)
+    return render(request, "rooms.html", context, session=session)
 
 
 @router.get("/rooms/rows")
@@ -73,7 +76,7 @@ async def room_rows(
 ) -> HTMLResponse:
     """The room list's table alone: what the page swaps in every refresh."""
     context = await _room_list_context(db, settings, status)
-    return _render(request, "_room_rows.html", context, session=session)
+    return render(request, "_room_rows.html", context, session=session)
 
 
 def _room_form_context(result: forms.RoomFormResult) -> dict[str, Any]:
@@ -89,37 +92,35 @@ def _room_form_context(result: forms.RoomFormResult) -> dict[str, Any]:
 @router.get("/rooms/new")
 async def new_room_form(request: Request, session: Operator) -> HTMLResponse:
     result = forms.check_room(forms.room_defaults())
-    return _render(request, "room_new.html", _room_form_context(result), session=session)
+    return render(request, "room_new.html", _room_form_context(result), session=session)
 
 
 @router.post("/rooms/preview")
 async def room_preview(request: Request, session: Operator) -> HTMLResponse:
     """The room's derived numbers and every field's message, as the form changes (htmx)."""
     result = forms.check_room(await read_form(request))
-    return _render(request, "_preview.html", _room_form_context(result), session=session)
+    return render(request, "_preview.html", _room_form_context(result), session=session)
 
 
 @router.post("/rooms/new")
 async def create_room(
     request: Request,
     session: Operator,
-    temporal: TemporalDep,
-    db: DbDep,
-    settings: SettingsDep,
+    state: AppStateDep,
 ) -> Response:
     form = await read_form(request)
     check_csrf(request, session, form)
     result = forms.check_room(form)
     if result.body is not None:
         try:
-            # The code behind POST /rooms: it validates again and starts the workflow.
-            row = await start_room(temporal, db, settings, result.body)
+            # The service behind POST /rooms: it validates again and starts the workflow.
+            row = await rooms.start(state, result.body)
         except DomainError as err:
             forms.room_error(result, err)
         else:
-            return _see_other(f"{COOKIE_PATH}/rooms/{row.id}")
+            return see_other(f"{COOKIE_PATH}/rooms/{row.id}")
     context = _room_form_context(result)
-    return _render(request, "room_new.html", context, session=session, status_code=422)
+    return render(request, "room_new.html", context, session=session, status_code=422)
 
 
 async def _room_hands(db: DbDep, room_id: str) -> list[dict[str, Any]]:
@@ -166,11 +167,11 @@ async def room_page(
     closing: str | None = None,
 ) -> HTMLResponse:
     try:
-        room = await get_room(room_id, db)
+        room = await rooms.get(db, room_id)
     except ApiError as err:
         if err.code != ErrorCode.NOT_FOUND:
             raise
-        return _missing(request, session, "room", room_id)
+        return missing(request, session, "room", room_id)
     workflow_url = (
         f"{settings.temporal_ui_url.rstrip('/')}/namespaces/{settings.temporal_namespace}"
         f"/workflows/{room_workflow_id(room_id)}"
@@ -188,7 +189,7 @@ async def room_page(
         "workflow_id": room_workflow_id(room_id),
         "error": error,
     }
-    return _render(request, "room.html", context, session=session)
+    return render(request, "room.html", context, session=session)
 
 
 @router.post("/rooms/{room_id}/close")
@@ -196,17 +197,16 @@ async def room_close(
     request: Request,
     room_id: str,
     session: Operator,
-    db: DbDep,
-    temporal: TemporalDep,
+    state: AppStateDep,
 ) -> Response:
     form = await read_form(request)
     check_csrf(request, session, form)
     page = f"{COOKIE_PATH}/rooms/{room_id}"
     try:
-        # The JSON route itself (POST /rooms/{id}/close): closed already answers "closed".
-        result = await close_room(room_id, db, temporal)
+        # The JSON route's service (POST /rooms/{id}/close): closed already answers "closed".
+        result = await rooms.close(state, room_id)
     except (DomainError, ApiError, WorkflowUpdateFailedError) as err:
-        return _see_other(f"{page}?{urlencode({'error': f'Close refused: {_refusal(err)}'})}")
+        return see_other(f"{page}?{urlencode({'error': f'Close refused: {refusal(err)}'})}")
     if result.status == "closing":
-        return _see_other(f"{page}?closing=1")
-    return _see_other(page)
+        return see_other(f"{page}?closing=1")
+    return see_other(page)

@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 from sqlalchemy.dialects.postgresql import insert
 
-from api.routes import events as events_route
+from api import event_log
 from core.settings import Settings
 from db.engine import Database
 from db.models import Event
@@ -129,9 +129,9 @@ async def test_disconnect_closes_the_stream(api_url: str, settings: Settings, db
         await append(db, tid, "blind_level_changed", "d:1", {"level": 1})
         async with sse(http, tid) as stream:
             await take(stream, 1)
-            assert events_route.open_streams >= 1
+            assert event_log.open_streams >= 1
         # The client went away mid-stream: the server's generator ends, nothing lingers.
-        await eventually(lambda: _true(events_route.open_streams == 0))
+        await eventually(lambda: _true(event_log.open_streams == 0))
 
 
 async def _true(value: bool) -> bool:

@@ -25,7 +25,7 @@ from prometheus_client import REGISTRY
 from temporalio.client import Client, WorkflowHandle
 
 from activities.act_writer import ActWriter
-from api.routes.play import ActBody, act_update_id
+from api.services.play import ActBody, act_update_id
 from core.settings import Settings
 from db.engine import Database
 from db.readstore import CHANNEL

@@ -191,7 +191,7 @@ async def test_a_player_sat_out_by_timeouts_comes_back(
 def test_act_update_ids_never_collide_across_players_or_turns() -> None:
     """A player id or key spelled to look like another player's action must not share its
     id (Temporal would hand back that player's answer); a key is one action of one turn."""
-    from api.routes.play import ActBody, act_update_id
+    from api.services.play import ActBody, act_update_id
 
     call = ActBody(hand_number=12, turn=4, action="call")
     spelled = ActBody(hand_number=1, turn=1, action="call")

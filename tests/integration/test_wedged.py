@@ -1,5 +1,6 @@
-"""A workflow that cannot make progress: seen by operators, unreadable only as a coded 503,
-and brought back with the runbook's Temporal reset (docs/operations.md).
+"""A workflow that cannot make progress: seen by operators, its record still served from the
+read model (the last view it wrote), and brought back with the runbook's Temporal reset
+(docs/operations.md).
 
 The wedge is made the way the drills made theirs, from the worker's side: the history was
 written by one version of the code and the workers now running cannot replay it (here a build
@@ -57,9 +58,11 @@ async def test_a_wedged_tournament_is_flagged_and_a_reset_brings_it_back(
             )
         )
         async with wrong:
-            # A read is a coded 503, not a 500 and not a hang.
+            # The record is read from the read model, not asked of the workflow (architecture
+            # review 2026-12-03, change 4): the last view it wrote, not a 500, a 503 or a hang.
             r = await http.get(f"/tournaments/{tid}")
-            assert (r.status_code, r.json()["code"]) == (503, "workflow_unreadable"), r.text
+            assert r.status_code == 200, r.text
+            assert (r.json()["state"], r.json()["paidCount"]) == ("registering", 1), r.text
             # A second player's registration gives the workflow a task, which fails for ever.
             await credit(http, settings, "wedge-b", 500)
             register = asyncio.create_task(
@@ -77,7 +80,8 @@ async def test_a_wedged_tournament_is_flagged_and_a_reset_brings_it_back(
             login = await http.post("/ui/login", data={"serviceKey": settings.key("admin")})
             assert login.status_code == 303, login.text
             page = await http.get(f"/ui/tournaments/{tid}")
-            assert page.status_code == 503
+            # The page shows the stored state and the flag.
+            assert page.status_code == 200, page.text
             assert 'id="wedged"' in page.text and "NON_DETERMINISTIC_ERROR" in page.text
             assert "temporal workflow reset" in page.text
 

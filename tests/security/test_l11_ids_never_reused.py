@@ -17,7 +17,7 @@ from temporalio.client import Client
 from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.worker import Worker
 
-from api.routes.admin import start_tournament
+from api.services.tournaments import start_workflow
 from core.settings import Settings
 from tests.integration.helpers import SETTINGS, create
 from tests.integration.test_rooms import open_room, workflow_id
@@ -34,7 +34,7 @@ async def test_ids_are_128_bits_and_a_closed_tournaments_id_is_never_started_aga
     await client.get_workflow_handle(f"tournament-{tid}").terminate("closed for the test")
     await client.get_workflow_handle(workflow_id(room_id)).terminate("closed for the test")
     try:
-        await start_tournament(
+        await start_workflow(
             client, settings, name="again", raw=dict(SETTINGS), hand_pause_ms=0, tournament_id=tid
         )
     except WorkflowAlreadyStartedError:
