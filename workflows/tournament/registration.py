@@ -140,7 +140,7 @@ class Registration:
             await self.entries.release_reserves({key})
         if (
             b.s.phase is TournamentPhase.REGISTERING
-            and b.count(EntrantStatus.PAID) == b.settings.seats
+            and b.count(EntrantStatus.PAID) == b.settings.field_bound
         ):
             await self.entries.seal()
 
