@@ -12,6 +12,7 @@ from pydantic import Field
 from domain.holdem import viewer_view
 from wire.base import HAND_NUMBER, WireModel
 from wire.log import EventInput
+from wire.mtt import BoundaryOrder, ManagedTable
 
 
 class TableSeat(WireModel):
@@ -141,6 +142,9 @@ class TableState(WireModel):
     """The next hand's deck, committed ahead so players can seed it (docs/fairness.md)."""
     chain_head: str | None = None
     """The hash of this table's last hand record: the next one links to it."""
+    managed: ManagedTable | None = None
+    """Set for a table of an MTT (wire/mtt.py): it waits at each hand boundary for the
+    tournament's order. A Sit-and-Go's table and a room carry none."""
 
 
 class SeedInput(WireModel):
@@ -240,7 +244,7 @@ def report_mac(
     what: str,
     table_id: str,
     number: int,
-    report: HandReport | TableResult | StopOrder,
+    report: HandReport | TableResult | StopOrder | BoundaryOrder,
 ) -> str:
     """A signature between a tournament and its table: HMAC-SHA256 under the secret the
     tournament gave the table, over the signal's name (``what``), the table id, the hand

@@ -21,7 +21,8 @@ with workflow.unsafe.imports_passed_through():
     from domain.holdem import Hand
     from domain.holdem.timeouts import disconnect_grace_left
     from domain.settings import TournamentSettings, validate_settings
-    from wire.signals import HAND_COMPLETED, STOP, TABLE_FINISHED
+    from wire.mtt import BoundaryOrder
+    from wire.signals import BOUNDARY, HAND_COMPLETED, STOP, TABLE_FINISHED
     from wire.table_messages import (
         HandReport,
         StopOrder,
@@ -42,6 +43,7 @@ with workflow.unsafe.imports_passed_through():
         HandLoop,
         PlayerHandlers,
     )
+    from workflows.inbox import wait_or_serve
 
 __all__ = ["HANDS_PER_RUN", "TableWorkflow"]
 
@@ -136,6 +138,63 @@ class TableWorkflow(PlayerHandlers):
                 return
         st.stop_requested = True
 
+    # -- an MTT's table (wire/mtt.py, docs/mtt.md "The table manager") -------------------
+    @workflow.signal(name=BOUNDARY)
+    def boundary(self, order: BoundaryOrder) -> None:
+        """The tournament's order for the boundary after the hand this table reported last:
+        taken only from the tournament (signed) and only for that hand."""
+        st = self.table.st
+        managed = st.managed
+        expected = report_mac(st.report_secret, BOUNDARY, st.table_id, order.hand_no, order)
+        if (
+            managed is None
+            or order.table_id != st.table_id
+            or not hmac.compare_digest(order.mac, expected)
+        ):
+            workflow.logger.warning("ignored a boundary order the tournament did not sign")
+            return
+        if order.hand_no != st.hand_no or managed.order is not None:
+            workflow.logger.warning("ignored a boundary order for hand %s", order.hand_no)
+            return
+        managed.order = order
+
+    async def await_boundary_order(self) -> None:
+        """After reporting a hand, wait (serving requests, and reading a stop as the table's
+        other waits do) for the tournament's order, then apply it: stand up, sit down."""
+        table = self.table
+        st = table.st
+        managed = st.managed
+        assert managed is not None
+        while not await wait_or_serve(
+            lambda: managed.order is not None or st.stop_requested, table.inbox, table.serve
+        ):
+            pass
+        order = managed.order
+        if order is None:
+            table.stopped = True  # a force-end: the table returns its stacks as it stands
+            return
+        managed.order = None
+        leaving = set(order.stand_up)
+        seats = [s for s in st.seats if s.seat not in leaving]
+        taken = {s.seat for s in seats}
+        for arrival in order.arrive:
+            if arrival.seat in taken or not 0 <= arrival.seat < st.seat_count:
+                # The tournament's books and the table disagree: fail the task (it retries,
+                # visibly) rather than seat two players on one seat.
+                raise RuntimeError(f"boundary order seats {arrival.seat}, which is not free")
+            taken.add(arrival.seat)
+            seats.append(
+                TableSeat(seat=arrival.seat, player_id=arrival.player_id, stack=arrival.stack)
+            )
+        st.seats = [] if order.finish else sorted(seats, key=lambda s: s.seat)
+        waiting = [a.seat for a in order.arrive if a.waits]
+        dealt = [s for s in table.live_seats() if s not in waiting]
+        # Waiting for the button must not leave the table unable to deal: then all are dealt.
+        managed.waiting = waiting if len(dealt) >= 2 else []
+        if order.redraw_button:
+            st.positions = None
+        table.bump()
+
     # -- the venue (workflows/hand_loop.py asks these) -----------------------------------
     def blinds_at(self, drawn_at_ms: int) -> tuple[int, Blinds]:
         level = level_at(self.settings, self.table.st.play_start_ms, drawn_at_ms)
@@ -145,7 +204,10 @@ class TableWorkflow(PlayerHandlers):
         return self.settings.action_timeout_seconds
 
     def dealt_seats(self) -> list[int]:
-        """Every seat with chips."""
+        """Every seat with chips (at an MTT's table, but those waiting for the button)."""
+        managed = self.table.st.managed
+        if managed is not None and managed.waiting:
+            return [s for s in self.table.live_seats() if s not in managed.waiting]
         return self.table.live_seats()
 
     def details(self) -> str:
@@ -158,10 +220,15 @@ class TableWorkflow(PlayerHandlers):
         pass
 
     async def hand_finished(self, hand: Hand, record: dict[str, Any]) -> None:
-        """Report the hand to the tournament (its order of inputs reads ``ended_at_ms``)."""
+        """Report the hand to the tournament (its order of inputs reads ``ended_at_ms``); an
+        MTT's table then waits for the tournament's order for this boundary."""
         st = self.table.st
         if not st.parent_workflow_id:
             return
+        if st.managed is not None:
+            # Who was button and blinds: the tournament balances by them (docs/mtt.md).
+            record = {**record, "positions": st.positions}
+            st.managed.waiting = []  # they sat out this hand: the button has passed them
         report = HandReport(
             table_id=st.table_id,
             hand_no=st.hand_no,
@@ -180,6 +247,8 @@ class TableWorkflow(PlayerHandlers):
         await workflow.get_external_workflow_handle(st.parent_workflow_id).signal(
             HAND_COMPLETED, report
         )
+        if st.managed is not None:
+            await self.await_boundary_order()
 
     async def grace(self, seat: TableSeat) -> float:
         """From ``GRACE_PATCH`` on, a player whose stream dropped gets until the drop plus the
