@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import time
 from typing import Any
 
 from temporalio.api.enums.v1 import EventType
@@ -27,9 +28,11 @@ from db import ledger
 from db.engine import Database
 from domain.payouts import prize_pool
 from domain.settings import validate_settings
+from tests.integration.helpers import eventually
 from tests.replay import histories_from, replay_histories
 from wire.messages import (
     CreateTournamentInput,
+    ForceEndInput,
     PayEntryInput,
     RegisterInput,
     TournamentPhase,
@@ -228,5 +231,90 @@ async def test_an_mtt_plays_to_the_end_through_breaks_balancing_and_a_final_tabl
     report = await replay_histories(
         client,
         await histories_from(client, [handle.id, *(t.workflow_id for t in books.tables.values())]),
+    )
+    assert report.failures == [], report.failures
+
+
+async def test_a_scheduled_mtt_seals_at_its_start_with_the_paid_and_force_ends_to_closed(
+    client: Client, db: Database, task_queue: str, worker: Worker
+) -> None:
+    """At ``scheduledStartAt`` an MTT with at least ``minEntrants`` paid seals with them (an
+    unpaid reserve is released), draws them across the fewest tables and plays; an
+    operator's force-end stops every table and ranks the live entries by their chips."""
+    tid = "mtt-sched"
+    starts = int(time.time() * 1000) + 6_000
+    settings = {**mtt_settings(12), "minEntrants": 7, "scheduledStartAt": starts}
+    handle = await client.start_workflow(
+        TournamentWorkflow.run,
+        CreateTournamentInput(
+            tournament_id=tid,
+            name=tid,
+            settings=settings,
+            hand_pause_ms=0,
+            force_end_min_level_age_seconds=0,
+        ),
+        id=f"tournament-{tid}",
+        task_queue=task_queue,
+    )
+    for i in range(9):
+        user = f"{tid}-{i}"
+        await ledger.transfer(
+            db,
+            key=f"seed-{user}",
+            source=ledger.MINT,
+            destination=ledger.user_account(user),
+            amount=100,
+        )
+        await handle.execute_update(
+            TournamentWorkflow.register, RegisterInput(player_id=user, owner_user_id=user)
+        )
+        if i < 8:  # the ninth holds a reserve and never pays
+            await handle.execute_update(
+                TournamentWorkflow.pay_entry, PayEntryInput(player_id=user, amount=100)
+            )
+    state = await handle.query(TournamentWorkflow.state)
+    assert state.state is TournamentPhase.REGISTERING, "it waits for its scheduled start"
+
+    async def playing() -> MttView | None:
+        s = await handle.query(TournamentWorkflow.state)
+        return (
+            await handle.query(TournamentWorkflow.tables)
+            if s.state is TournamentPhase.PLAYING
+            else None
+        )
+
+    view = await eventually(playing, limit=30)
+    assert time.time() * 1000 >= starts
+    assert view.field_size == 8
+    assert sorted(len(t.seats) for t in view.books.tables.values()) == [4, 4]
+    check_books(view)
+    state = await handle.query(TournamentWorkflow.state)
+    # The unpaid reserve was released (the view lists no released entry).
+    assert sorted(e.player_id for e in state.entrants) == [f"{tid}-{i}" for i in range(8)]
+
+    bots = Bots(client)
+    while (
+        sum(t.hands for t in (await handle.query(TournamentWorkflow.tables)).books.tables.values())
+        < 4
+    ):  # type: ignore[union-attr]
+        running = [t.workflow_id for t in view.books.tables.values() if not t.done]
+        if not any(await asyncio.gather(*(bots.act_at(w) for w in running))):
+            await asyncio.sleep(0.05)
+    ended = await handle.execute_update(TournamentWorkflow.force_end, ForceEndInput())
+    assert ended.state in (TournamentPhase.ENDED, TournamentPhase.SETTLING, TournamentPhase.CLOSED)
+    result = await handle.result()
+    assert result.state is TournamentPhase.CLOSED
+    alive = [p for p, chips in result.stacks.items() if chips > 0]
+    assert sorted(f.place for f in result.standings if f.player_id in alive) == list(
+        range(1, len(alive) + 1)
+    )
+    assert sum(p.amount for p in result.payouts) == prize_pool(validate_settings(settings), 8)
+    final = await handle.query(TournamentWorkflow.tables)
+    assert final is not None and all(t.done for t in final.books.tables.values())
+    report = await replay_histories(
+        client,
+        await histories_from(
+            client, [handle.id, *(t.workflow_id for t in final.books.tables.values())]
+        ),
     )
     assert report.failures == [], report.failures
