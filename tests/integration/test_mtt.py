@@ -114,8 +114,11 @@ class Bots:
     """Act for whoever is to act at any running table: now and then all-in, else check, or
     call a bet about half the time (so stacks move and players bust, a few at a time)."""
 
-    def __init__(self, client: Client) -> None:
+    def __init__(self, client: Client, *, one_bust: bool = False) -> None:
+        """``one_bust``: nobody joins a pot with an all-in player in it but heads-up, so a
+        hand busts at most one player (the bubble is then always reached at one bust)."""
         self.client = client
+        self.one_bust = one_bust
         self.rng = random.Random(31)
         self.actions = 0
 
@@ -137,7 +140,14 @@ class Bots:
             return False
         actions = legal["actions"]
         roll = self.rng.random()
-        if "all_in" in actions and roll < 0.08:
+        players = mine.hand["players"]
+        all_in = any(p["all_in"] for p in players)
+        others = sum(1 for p in players if not p["folded"] and p["seat"] != hand["actor"])
+        if self.one_bust and all_in:
+            action = "call" if others == 1 and "call" in actions else "fold"
+            if action == "fold" and "check" in actions:
+                action = "check"
+        elif "all_in" in actions and roll < 0.08:
             action = "all_in"
         elif "check" in actions:
             action = "check"
@@ -162,14 +172,26 @@ class Bots:
 
 
 async def play_mtt(
-    client: Client, handle: WorkflowHandle[TournamentWorkflow, TournamentView], limit: float
+    client: Client,
+    handle: WorkflowHandle[TournamentWorkflow, TournamentView],
+    limit: float,
+    *,
+    one_bust: bool = False,
+    slow_in_step: float = 0.0,
+    held: dict[tuple[int, int], list[float]] | None = None,
 ) -> tuple[list[MttView], TournamentView]:
-    """Drive the bots until the tournament ends; every snapshot read is checked."""
-    bots = Bots(client)
+    """Drive the bots until the tournament ends; every snapshot read is checked.
+
+    ``slow_in_step``: while hand-for-hand holds, the bots act at the lowest running table
+    only this many seconds apart. ``held``: when each (table, hand) was first and last seen
+    standing at its boundary while hand-for-hand held."""
+    bots = Bots(client, one_bust=one_bust)
     seen: list[MttView] = []
-    deadline = asyncio.get_running_loop().time() + limit
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + limit
+    slow_acted = 0.0
     while True:
-        assert asyncio.get_running_loop().time() < deadline, "the MTT did not end in time"
+        assert loop.time() < deadline, "the MTT did not end in time"
         state = await handle.query(TournamentWorkflow.state)
         if state.state not in (TournamentPhase.STARTING, TournamentPhase.REGISTERING):
             view = await handle.query(TournamentWorkflow.tables)
@@ -178,8 +200,24 @@ async def play_mtt(
                 return seen, state
             check_books(view)
             seen.append(view)
-            running = [t.workflow_id for t in view.books.tables.values() if not t.done]
+            tables = sorted(
+                (t for t in view.books.tables.values() if not t.done), key=lambda t: t.number
+            )
+            running = [t.workflow_id for t in tables]
+            if view.books.hand_for_hand and held is not None:
+                for t in tables:
+                    if t.at_boundary:
+                        held.setdefault((t.number, t.hands), []).append(loop.time())
+            if (
+                view.books.hand_for_hand
+                and slow_in_step
+                and loop.time() - slow_acted < slow_in_step
+            ):
+                running = running[1:]
             acted = await asyncio.gather(*(bots.act_at(w) for w in running))
+            if view.books.hand_for_hand and slow_in_step and acted and acted[0] and tables:
+                if running and running[0] == tables[0].workflow_id:
+                    slow_acted = loop.time()
             if any(acted):
                 continue
         await asyncio.sleep(0.05)
@@ -318,3 +356,36 @@ async def test_a_scheduled_mtt_seals_at_its_start_with_the_paid_and_force_ends_t
         ),
     )
     assert report.failures == [], report.failures
+
+
+async def test_on_the_bubble_the_tables_play_hand_for_hand(
+    client: Client, db: Database, task_queue: str, worker: Worker
+) -> None:
+    """20 entrants, half of them paid (the operator's structure): with 11 left on two tables
+    the next bust is the bubble, and each table waits at its boundary until every table has
+    finished the hand (``hand_for_hand``); the tables then deal again together."""
+    settings = {**mtt_settings(ENTRANTS), "payoutStructure": {"paidPlacesPercent": 50}}
+    handle = await start_mtt(client, db, task_queue, "mtt-h4h", settings)
+    held: dict[tuple[int, int], list[float]] = {}
+    seen, _ = await play_mtt(client, handle, limit=600, one_bust=True, slow_in_step=1.0, held=held)
+
+    in_step = [v for v in seen if v.books.hand_for_hand]
+    assert in_step, "the bubble was played hand-for-hand"
+    left = [sum(1 for chips in v.stacks.values() if chips > 0) for v in in_step]
+    # 11 left: the next bust is the bubble (a snapshot may catch the bubble's own bust
+    # taken before the boundary's plan turns hand-for-hand off).
+    assert max(left) == 11 and min(left) >= 10, left
+    assert all(sum(not t.done for t in v.books.tables.values()) >= 2 for v in in_step)
+    # In step: from the first snapshot on the bubble, no table gets more than one hand ahead.
+    base = {n: t.hands for n, t in in_step[0].books.tables.items()}
+    for v in in_step:
+        ahead = [t.hands - base[n] for n, t in v.books.tables.items() if not t.done]
+        assert max(ahead) - min(ahead) <= 1, ahead
+    # The bots are slow at the lowest table on the bubble: the others wait for it at their
+    # boundary (seen there for a second or more, not just while their report is taken).
+    longest = max((times[-1] - times[0] for times in held.values()), default=0.0)
+    assert longest >= 1.0, held
+    result = await handle.result()
+    assert result.state is TournamentPhase.CLOSED
+    assert len(result.payouts) == 10
+    assert sum(p.amount for p in result.payouts) == prize_pool(validate_settings(settings), 20)
