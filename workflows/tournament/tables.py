@@ -362,23 +362,10 @@ class Tables:
     def check_books(self) -> None:
         """Every live entry on exactly one table or in transit; every chip counted."""
         b = self.books
-        m = self.m
-        where = [p for t in m.tables.values() if not t.done for p in t.seats.values()]
-        where += [i.player_id for i in m.in_transit]
-        alive = {p for p, chips in b.s.stacks.items() if chips > 0}
-        chips = sum(
-            b.s.stacks[p] for t in m.tables.values() if not t.done for p in t.seats.values()
-        )
-        chips += sum(i.stack for i in m.in_transit)
         expected = (b.s.field_size or 0) * b.settings.starting_stack
-        if len(where) != len(set(where)) or set(where) != alive or chips != expected:
-            raise RuntimeError(
-                f"MTT books broken after {m.boundaries} boundaries: {len(where)} places for "
-                f"{len(alive)} live entries ({len(set(where))} distinct), {chips} chips of "
-                f"{expected}"
-            )
-        if any(b.s.stacks[i.player_id] != i.stack for i in m.in_transit):
-            raise RuntimeError("an entry in transit carries other chips than the books")
+        fault = books_fault(self.m, b.s.stacks, expected)
+        if fault is not None:
+            raise RuntimeError(f"MTT books broken after {self.m.boundaries} boundaries: {fault}")
 
     # -- force-end -----------------------------------------------------------------------
     async def stop_all(self) -> None:
@@ -391,3 +378,35 @@ class Tables:
             await workflow.get_external_workflow_handle_for(
                 TableWorkflow.run, t.workflow_id
             ).signal(TableWorkflow.stop, order)
+
+
+def books_fault(books: MttBooks, stacks: dict[str, int], expected: int) -> str | None:
+    """What is wrong with an MTT's books, if anything: every live entry (chips above 0) sits
+    at exactly one running table or is in transit, and the chips at the tables and in transit
+    add up to ``expected`` (entrants × starting stack).
+
+    >>> t = MttTable(number=1, workflow_id="t-1", secret="", seats={0: "a", 1: "b"})
+    >>> books_fault(MttBooks(tables={1: t}), {"a": 5, "b": 5, "c": 0}, 10) is None
+    True
+    >>> books_fault(MttBooks(tables={1: t}), {"a": 5, "b": 4, "c": 1}, 10)
+    'live entries nowhere: c; 9 chips of 10'
+    """
+    running = [t for t in books.tables.values() if not t.done]
+    where = [p for t in running for p in t.seats.values()]
+    where += [i.player_id for i in books.in_transit]
+    alive = {p for p, chips in stacks.items() if chips > 0}
+    faults = []
+    twice = sorted({p for p in where if where.count(p) > 1})
+    if twice:
+        faults.append(f"in two places: {', '.join(twice)}")
+    if missing := sorted(alive - set(where)):
+        faults.append(f"live entries nowhere: {', '.join(missing)}")
+    if out := sorted(set(where) - alive):
+        faults.append(f"seated without chips: {', '.join(out)}")
+    if moved := sorted(i.player_id for i in books.in_transit if stacks.get(i.player_id) != i.stack):
+        faults.append(f"in transit with other chips than the books: {', '.join(moved)}")
+    chips = sum(stacks.get(p, 0) for t in running for p in t.seats.values())
+    chips += sum(i.stack for i in books.in_transit)
+    if chips != expected:
+        faults.append(f"{chips} chips of {expected}")
+    return "; ".join(faults) or None
