@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
+from pathlib import Path
 from typing import Any
 
 from temporalio.api.enums.v1 import EventType
@@ -24,11 +25,13 @@ from temporalio.client import (
 from temporalio.service import RPCError, RPCStatusCode
 from temporalio.worker import Worker
 
+from core.settings import Settings
 from db import ledger
 from db.engine import Database
 from domain.payouts import prize_pool
 from domain.settings import validate_settings
 from tests.integration.helpers import eventually
+from tests.integration.test_act_answer_faults import Processes
 from tests.replay import histories_from, replay_histories
 from wire.messages import (
     CreateTournamentInput,
@@ -389,3 +392,77 @@ async def test_on_the_bubble_the_tables_play_hand_for_hand(
     assert result.state is TournamentPhase.CLOSED
     assert len(result.payouts) == 10
     assert sum(p.amount for p in result.payouts) == prize_pool(validate_settings(settings), 20)
+
+
+async def test_a_worker_killed_during_moves_loses_and_duplicates_nobody(
+    client: Client, db: Database, settings: Settings, tmp_path: Path
+) -> None:
+    """The worker runs as a process and is killed with SIGKILL while the books show a move
+    under way (an entry in transit, or a table's order with moves not yet sent), then
+    restarted; the tournament plays on to ``closed`` with every entry placed once, every
+    snapshot checked and the payouts equal to the pool."""
+    procs = Processes(settings, tmp_path)
+    try:
+        procs.worker()
+        tid = "mtt-kill"
+        mtt = mtt_settings(ENTRANTS)
+        handle = await start_mtt(client, db, settings.temporal_task_queue, tid, mtt)
+        bots = Bots(client)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + 900
+        kills: list[str] = []
+        last_kill = loop.time()
+        while True:
+            assert loop.time() < deadline, "the MTT did not end in time"
+            try:
+                state = await handle.query(TournamentWorkflow.state)
+                view = await handle.query(TournamentWorkflow.tables)
+            except RPCError:
+                await asyncio.sleep(0.2)  # no worker yet: the query waits for the next one
+                continue
+            if state.state not in (TournamentPhase.PLAYING, TournamentPhase.STARTING):
+                break
+            if view is None:
+                await asyncio.sleep(0.1)
+                continue
+            check_books(view)
+            books = view.books
+            moving = bool(books.in_transit) or any(
+                t.stand_up or t.arrive for t in books.tables.values() if not t.done
+            )
+            if (
+                len(kills) < 3
+                and loop.time() - last_kill > 5
+                and (moving or loop.time() - last_kill > 30)
+            ):
+                [proc] = [p for p in procs.running if p.poll() is None]
+                Processes.kill(proc)
+                kills.append("during a move" if moving else "between moves")
+                procs.worker()
+                last_kill = loop.time()
+                continue
+            running = [t.workflow_id for t in books.tables.values() if not t.done]
+            if not any(await asyncio.gather(*(bots.act_at(w) for w in running))):
+                await asyncio.sleep(0.05)
+
+        assert len(kills) == 3, kills
+        result = await handle.result()
+        assert result.state is TournamentPhase.CLOSED
+        assert sorted(f.place for f in result.standings) == list(range(1, ENTRANTS + 1))
+        assert len({f.player_id for f in result.standings}) == ENTRANTS
+        assert sum(p.amount for p in result.payouts) == prize_pool(validate_settings(mtt), ENTRANTS)
+        final = await handle.query(TournamentWorkflow.tables)
+        assert final is not None and not final.books.in_transit
+        assert [p for p, chips in final.stacks.items() if chips > 0] == [
+            f.player_id for f in result.standings if f.place == 1
+        ]
+        report = await replay_histories(
+            client,
+            await histories_from(
+                client, [handle.id, *(t.workflow_id for t in final.books.tables.values())]
+            ),
+        )
+        assert report.failures == [], report.failures
+        print("kills:", kills)
+    finally:
+        procs.stop()
