@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -30,8 +31,11 @@ from db import ledger
 from db.engine import Database
 from domain.payouts import prize_pool
 from domain.settings import validate_settings
+from tests.integration.bots import passive, play
+from tests.integration.hand_sink import HandSink
 from tests.integration.helpers import eventually
 from tests.integration.test_act_answer_faults import Processes
+from tests.integration.test_table import table_state
 from tests.replay import histories_from, replay_histories
 from wire.messages import (
     CreateTournamentInput,
@@ -41,8 +45,9 @@ from wire.messages import (
     TournamentPhase,
     TournamentView,
 )
-from wire.mtt import MttView
-from wire.table_messages import ActInput
+from wire.mtt import ArrivingSeat, BoundaryOrder, ManagedTable, MttView
+from wire.signals import BOUNDARY
+from wire.table_messages import ActInput, TableView, report_mac
 from workflows.table import TableWorkflow
 from workflows.tournament import TournamentWorkflow
 
@@ -466,3 +471,75 @@ async def test_a_worker_killed_during_moves_loses_and_duplicates_nobody(
         print("kills:", kills)
     finally:
         procs.stop()
+
+
+async def test_a_managed_table_waits_for_its_signed_order_and_seats_an_arrival_after_the_button(
+    client: Client, task_queue: str, table_activities: list[Any]
+) -> None:
+    """The table side of the protocol, with a stand-in parent: after each hand the table
+    waits for a boundary order; one the tournament did not sign is ignored; a signed one
+    stands seats up and seats arrivals, an arrival that ``waits`` sits out exactly the next
+    hand, and ``finish`` ends the table."""
+    secret = "ab" * 16
+    sink_id = f"sink-{uuid.uuid4().hex[:8]}"
+    async with Worker(
+        client,
+        task_queue=task_queue,
+        workflows=[TableWorkflow, HandSink],
+        activities=table_activities,
+    ):
+        sink = await client.start_workflow(HandSink.run, id=sink_id, task_queue=task_queue)
+        st = table_state(["a", "b", "c"]).model_copy(
+            update={
+                "parent_workflow_id": sink_id,
+                "report_secret": secret,
+                "report_mac": True,
+                "managed": ManagedTable(number=1),
+            }
+        )
+        table = await client.start_workflow(
+            TableWorkflow.run, st, id=st.table_id, task_queue=task_queue
+        )
+        everyone = ["a", "b", "c", "d", "e"]
+
+        async def order(hand_no: int, *, signed: bool = True, **fields: Any) -> None:
+            o = BoundaryOrder(table_id=st.table_id, hand_no=hand_no, **fields)
+            if signed:
+                o.mac = report_mac(secret, BOUNDARY, st.table_id, hand_no, o)
+            await table.signal(TableWorkflow.boundary, o)
+
+        async def after(hand_no: int) -> TableView:
+            view = await play(
+                client,
+                table.id,
+                everyone,
+                passive,
+                until=lambda v: v.last_hand is not None and v.last_hand["hand_no"] == hand_no,
+            )
+            return view
+
+        await after(1)
+        # Unsigned, it would end the table: ignored.
+        await order(1, signed=False, finish=True)
+        await order(
+            1,
+            stand_up=[2],
+            arrive=[
+                ArrivingSeat(seat=4, player_id="d", stack=500, waits=True),
+                ArrivingSeat(seat=5, player_id="e", stack=700),
+            ],
+        )
+        second = await after(2)
+        assert sorted(second.last_hand["stacks_after"]) == ["0", "1", "5"]  # d waits
+        assert {s.player_id for s in second.seats} == {"a", "b", "d", "e"}
+        await order(2)
+        third = await after(3)
+        assert sorted(third.last_hand["stacks_after"]) == ["0", "1", "4", "5"]  # d is dealt
+        await order(3, finish=True)
+        result = await table.result()
+        assert result.stacks == {} and result.hands_played == 3
+        await sink.signal(HandSink.finish)
+        received = await sink.result()
+    assert received.count("hand_completed") == 3 and received[-1] == "table_finished"
+    report = await replay_histories(client, await histories_from(client, [table.id]))
+    assert report.failures == [], report.failures
