@@ -300,7 +300,12 @@ class Tables:
             source = m.tables[mv.from_table]
             assert source.seats[mv.from_seat] == mv.entrant
             del source.seats[mv.from_seat]
-            source.stand_up.append(mv.from_seat)
+            unsent = [a for a in source.arrive if a.player_id == mv.entrant]
+            if unsent:
+                # Seated by an order not sent yet (the table was held): he never sat there.
+                source.arrive.remove(unsent[0])
+            else:
+                source.stand_up.append(mv.from_seat)
         for mv in moves:
             target = m.tables[mv.to_table]
             m.moves[mv.reason.value] = m.moves.get(mv.reason.value, 0) + 1
