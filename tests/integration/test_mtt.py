@@ -388,7 +388,7 @@ async def test_on_the_bubble_the_tables_play_hand_for_hand(
     handle = await start_mtt(client, db, task_queue, "mtt-h4h", settings)
     held: dict[tuple[int, int], list[float]] = {}
     seen, _ = await play_mtt(
-        client, handle, limit=600, one_bust=True, slow_in_step=3.0, held=held, bubble=11
+        client, handle, limit=300, one_bust=True, slow_in_step=3.0, held=held, bubble=11
     )
 
     in_step = [v for v in seen if v.books.hand_for_hand]
