@@ -231,6 +231,11 @@ class Tables:
         m = self.m
         running = [t for t in m.tables.values() if not t.done]
         alive = sum(1 for chips in b.s.stacks.values() if chips > 0)
+        if b.s.force_end_requested:
+            # Every table is being stopped: no more moves or orders (a table that has
+            # returned could not take one), each waits at its boundary for its stop.
+            self.check_books()
+            return
         if alive <= 1:
             self.check_books()
             for t in running:
