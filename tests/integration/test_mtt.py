@@ -252,6 +252,8 @@ async def test_an_mtt_plays_to_the_end_through_breaks_balancing_and_a_final_tabl
 
     first = seen[0].books
     assert sorted(len(t.seats) for t in first.tables.values()) == [5, 5, 5, 5]
+    # The query shows no table's report secret (with it, anyone could forge a report).
+    assert all(t.secret == "" for v in seen for t in v.books.tables.values())
     last = await handle.query(TournamentWorkflow.tables)
     assert last is not None
     books = last.books

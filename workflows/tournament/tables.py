@@ -66,12 +66,16 @@ class Tables:
         self.books = books
 
     def view(self) -> MttView | None:
-        """The books and the chips, for the ``tables`` query (None for a Sit-and-Go)."""
+        """The books and the chips, for the ``tables`` query (None for a Sit-and-Go),
+        without the tables' report secrets."""
         b = self.books
         if b.s.mtt is None:
             return None
+        books = b.s.mtt.model_copy(deep=True)
+        for table in books.tables.values():
+            table.secret = ""  # the tables' report keys are the tournament's alone
         return MttView(
-            books=b.s.mtt,
+            books=books,
             stacks=b.s.stacks,
             field_size=b.s.field_size or 0,
             starting_stack=b.settings.starting_stack,
