@@ -19,6 +19,7 @@ from fractions import Fraction
 from pydantic import Field
 
 from domain.errors import DomainError, ErrorCode
+from domain.mtt.payouts import mtt_payouts
 from domain.settings import PayoutStructure, PrizePlace, StrictWireModel, TournamentSettings
 
 __all__ = [
@@ -105,9 +106,14 @@ def _legacy_bps(places: Sequence[PrizePlace], field_size: int) -> list[int]:
 def resolve_payouts(settings: TournamentSettings, field_size: int) -> list[int]:
     """Basis points per paid place for a sealed field: the structure, else the legacy list.
 
-    With neither source present the default structure applies (30% paid, τ = 0.85).
+    With neither source present the default structure applies (30% paid, τ = 0.85), or for
+    an MTT (``maxEntrants`` above ``seats``) the MTT table (``domain/mtt/payouts.py``) on a
+    pool of 10,000: its shares; the amounts come from the real pool
+    (:func:`resolve_payout_amounts`).
     """
-    _check_field_size(field_size, most=settings.seats)
+    _check_field_size(field_size, most=settings.field_bound)
+    if _mtt_table(settings):
+        return mtt_payouts(field_size=field_size, pool=TOTAL_BPS)
     if settings.payout_structure is None and settings.prize_structure is not None:
         return _legacy_bps(settings.prize_structure, field_size)
     return payouts_for_field_size(settings.payout_structure or PayoutStructure(), field_size)
@@ -135,7 +141,7 @@ def prize_pool(settings: TournamentSettings, field_size: int) -> int:
     >>> prize_pool(s, 6), resolve_payout_amounts(s, 6)
     (600, [386, 214])
     """
-    _check_field_size(field_size, most=settings.seats)
+    _check_field_size(field_size, most=settings.field_bound)
     return (settings.entry_fee - settings.rake_fee) * field_size
 
 
@@ -154,5 +160,26 @@ def payout_amounts(bps: Sequence[int], pool: int) -> list[int]:
 
 
 def resolve_payout_amounts(settings: TournamentSettings, field_size: int) -> list[int]:
-    """Chip amounts per paid place for a sealed field; index 0 is first place."""
-    return payout_amounts(resolve_payouts(settings, field_size), prize_pool(settings, field_size))
+    """Chip amounts per paid place for a sealed field; index 0 is first place.
+
+    An MTT without an operator's source pays the MTT table on its pool, in whole chips.
+
+    >>> from domain.settings import validate_settings
+    >>> s = validate_settings({"seats": 6, "maxEntrants": 60, "entryFee": 100,
+    ...     "startingStack": 1500, "actionTimeoutSeconds": 30,
+    ...     "blindStructure": {"startingSmallBlind": 10, "increaseFactor": 1.5,
+    ...                        "levelDurationSeconds": 300}})
+    >>> resolve_payout_amounts(s, 60)
+    [1819, 953, 682, 551, 474, 425, 389, 363, 344]
+    """
+    pool = prize_pool(settings, field_size)
+    if _mtt_table(settings):
+        return mtt_payouts(field_size=field_size, pool=pool)
+    return payout_amounts(resolve_payouts(settings, field_size), pool)
+
+
+def _mtt_table(settings: TournamentSettings) -> bool:
+    """An MTT pays the MTT table unless the operator chose a source."""
+    return (
+        settings.is_mtt and settings.payout_structure is None and settings.prize_structure is None
+    )

@@ -46,6 +46,9 @@ MAX_DISCONNECT_GRACE = 300
 
 MIN_SEATS = 2
 MAX_SEATS = 10
+MAX_ENTRANTS = 10_000
+"""The largest field a tournament may set (``maxEntrants``): issue 31's 10,000-entrant MTT."""
+NOT_BUILT_YET = "is not built yet (issue 31): only 0 is accepted today"
 
 Chips = Annotated[int, Field(strict=True)]
 Factor = Annotated[float, Field(strict=True, allow_inf_nan=False)]
@@ -140,9 +143,25 @@ class TournamentSettings(StrictWireModel):
     )
     """Seconds a player whose stream dropped has to reconnect before the timeout rules apply,
     measured from the drop (seed 004's ``disconnectGrace``; 0: none)."""
-    late_registration_seconds: Annotated[Chips, Field(ge=0, le=0)] = 0
-    rebuy_config: None = None
     kind: TableKind = TableKind.OPEN
+    # -- the field: a Sit-and-Go (one table, starts when full) or an MTT (docs/mtt.md) --
+    max_entrants: Annotated[Chips, Field(ge=MIN_SEATS, le=MAX_ENTRANTS)] | None = None
+    """The field's size bound (``maxEntrants``); absent: ``seats``, a Sit-and-Go. Above
+    ``seats`` the tournament is an MTT on ``ceil(field / seats)`` tables."""
+    min_entrants: Annotated[Chips, Field(ge=MIN_SEATS, le=MAX_ENTRANTS)] | None = None
+    """An MTT starts with at least this many paid entries (``minEntrants``); absent: the
+    field's bound. A Sit-and-Go starts when full, so it may only name ``seats``."""
+    scheduled_start_at: Annotated[Chips, Field(ge=0)] | None = None
+    """When an MTT starts (epoch ms, ``scheduledStartAt``): it seals then with the paid
+    entries if there are at least ``minEntrants`` (or earlier, when ``maxEntrants`` have
+    paid). A Sit-and-Go starts when full and refuses it."""
+    late_registration_seconds: Annotated[Chips, Field(ge=0)] = 0
+    """Seconds registration stays open into play (the seed's reserved field): refused above
+    0 until late registration plays (docs/mtt.md, "What is still to build")."""
+    max_re_entries: Annotated[Chips, Field(ge=0)] = 0
+    """Re-entries a busted player may make during late registration (``maxReEntries``):
+    refused above 0 until re-entry plays."""
+    rebuy_config: None = None
 
     @model_validator(mode="after")
     def _check_cross_field_rules(self) -> TournamentSettings:
@@ -157,9 +176,54 @@ class TournamentSettings(StrictWireModel):
             )
         if self.blind_levels is not None:
             _check_monotonic(self.blind_levels)
+        self._check_field()
         if self.prize_structure is not None:
-            _check_prize_structure(self.prize_structure, self.seats)
+            _check_prize_structure(self.prize_structure, self.field_bound)
         return self
+
+    def _check_field(self) -> None:
+        bound = self.field_bound
+        if bound < self.seats:
+            raise _cross_field("maxEntrants", "must be at least seats (a table's size)")
+        if bound > self.seats and self.seats == MIN_SEATS:
+            # A field of three on 2-seat tables would sit 2 + 1: a player alone cannot be
+            # dealt a hand (domain/mtt/seating.py MIN_MTT_TABLE_SIZE).
+            raise _cross_field(
+                "maxEntrants", "a multi-table field needs tables of at least 3 seats"
+            )
+        if self.min_entrants is not None:
+            if self.min_entrants > bound:
+                raise _cross_field("minEntrants", "must be at most maxEntrants")
+            if not self.is_mtt and self.min_entrants != bound:
+                raise _cross_field(
+                    "minEntrants", "a Sit-and-Go starts when full: only seats is accepted"
+                )
+        if self.scheduled_start_at is not None and not self.is_mtt:
+            raise _cross_field(
+                "scheduledStartAt",
+                "a Sit-and-Go starts when full: only an MTT (maxEntrants above seats) "
+                "has a scheduled start",
+            )
+        if self.late_registration_seconds:
+            raise _cross_field("lateRegistrationSeconds", f"late registration {NOT_BUILT_YET}")
+        if self.max_re_entries:
+            raise _cross_field("maxReEntries", f"re-entry {NOT_BUILT_YET}")
+
+    @property
+    def field_bound(self) -> int:
+        """The most entries the field takes (``maxEntrants``, else ``seats``)."""
+        return self.seats if self.max_entrants is None else self.max_entrants
+
+    @property
+    def is_mtt(self) -> bool:
+        """More entries than one table seats: a multi-table tournament."""
+        return self.field_bound > self.seats
+
+    @property
+    def field_minimum(self) -> int:
+        """The fewest paid entries the tournament starts with (``minEntrants``, else the
+        field's bound: a Sit-and-Go starts when full)."""
+        return self.field_bound if self.min_entrants is None else self.min_entrants
 
     @property
     def level_duration_seconds_effective(self) -> int:
@@ -193,12 +257,14 @@ def _check_monotonic(levels: list[BlindLevel]) -> None:
         previous = level
 
 
-def _check_prize_structure(places: list[PrizePlace], seats: int) -> None:
+def _check_prize_structure(places: list[PrizePlace], field_bound: int) -> None:
     positions = [p.position for p in places]
     if positions != list(range(1, len(places) + 1)):
         raise _cross_field("prizeStructure", "positions must run 1, 2, 3, ... in order")
-    if len(places) > seats:
-        raise _cross_field("prizeStructure", "cannot pay more places than there are seats")
+    if len(places) > field_bound:
+        raise _cross_field(
+            "prizeStructure", "cannot pay more places than there are seats (maxEntrants)"
+        )
     # Summed as the decimals the operator typed, so 33.3 + 33.3 + 33.4 is exactly 100.
     total = sum((Fraction(repr(p.percent)) for p in places), Fraction(0))
     if total != 100:

@@ -53,7 +53,7 @@ def test_every_handler_of_the_workflow_is_a_delegation() -> None:
         if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)
         and _decorator_names(f) & HANDLER_DECORATORS
     ]
-    assert len(handlers) == 15  # 6 Updates with their validators, 2 signals, 1 query
+    assert len(handlers) == 16  # 6 Updates with their validators, 2 signals, 2 queries
     for handler in handlers:
         body = _body_without_docstring(handler)
         assert len(body) <= 2, f"{handler.name} does work of its own: delegate it to a part"

@@ -13,6 +13,7 @@ from pydantic import Field, field_validator
 
 from wire.base import HAND_NUMBER, WireModel
 from wire.log import EventInput
+from wire.mtt import MttBooks
 from wire.table_messages import HandReport, TableResult
 
 # Still importable from here: the base, the alias and the log's input.
@@ -200,6 +201,8 @@ class TournamentState(WireModel):
     set at the seal under the ``lifecycle-live-v1`` patch (runs sealed before it emit the
     lifecycle at close only)."""
     version: int = 0
+    mtt: MttBooks | None = None
+    """An MTT's table manager's books (wire/mtt.py); a Sit-and-Go carries none."""
 
 
 class PayoutStatus(StrEnum):

@@ -13,6 +13,7 @@ from pydantic import Field
 from domain.holdem import viewer_view
 from wire.base import HAND_NUMBER, WireModel
 from wire.log import EventInput
+from wire.mtt import BoundaryOrder, ManagedTable
 
 
 class TableSeat(WireModel):
@@ -152,6 +153,9 @@ class TableState(HandLoopState):
     (security review C2, N1)."""
     report_mac: bool = False
     """Sign reports with ``report_mac`` rather than carry the secret (``reports-v2``)."""
+    managed: ManagedTable | None = None
+    """Set for a table of an MTT (wire/mtt.py): it waits at each hand boundary for the
+    tournament's order. A Sit-and-Go's table carries none."""
 
 
 class RoomState(HandLoopState):
@@ -264,7 +268,7 @@ def report_mac(
     what: str,
     table_id: str,
     number: int,
-    report: HandReport | TableResult | StopOrder,
+    report: HandReport | TableResult | StopOrder | BoundaryOrder,
 ) -> str:
     """A signature between a tournament and its table: HMAC-SHA256 under the secret the
     tournament gave the table, over the signal's name (``what``), the table id, the hand

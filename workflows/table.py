@@ -21,7 +21,8 @@ with workflow.unsafe.imports_passed_through():
     from domain.holdem import Hand
     from domain.holdem.timeouts import disconnect_grace_left
     from domain.settings import TournamentSettings, validate_settings
-    from wire.signals import HAND_COMPLETED, STOP, TABLE_FINISHED
+    from wire.mtt import BoundaryOrder
+    from wire.signals import BOUNDARY, HAND_COMPLETED, STOP, TABLE_FINISHED
     from wire.table_messages import (
         HandReport,
         StopOrder,
@@ -117,6 +118,63 @@ class TableWorkflow(PlayerHandlers):
                 return
         state.stop_requested = True
 
+    # -- an MTT's table (wire/mtt.py, docs/mtt.md "The table manager") -------------------
+    @workflow.signal(name=BOUNDARY)
+    def boundary(self, order: BoundaryOrder) -> None:
+        """The tournament's order for the boundary after the hand this table reported last:
+        taken only from the tournament (signed) and only for that hand."""
+        state = self.state
+        managed = state.managed
+        expected = report_mac(state.report_secret, BOUNDARY, state.table_id, order.hand_no, order)
+        if (
+            managed is None
+            or order.table_id != state.table_id
+            or not hmac.compare_digest(order.mac, expected)
+        ):
+            workflow.logger.warning("ignored a boundary order the tournament did not sign")
+            return
+        if order.hand_no != state.hand_no or managed.order is not None:
+            workflow.logger.warning("ignored a boundary order for hand %s", order.hand_no)
+            return
+        managed.order = order
+
+    async def await_boundary_order(self) -> None:
+        """After reporting a hand, wait (serving requests, and reading a stop as the table's
+        other waits do) for the tournament's order, then apply it: stand up, sit down."""
+        loop = self.loop
+        state = self.state
+        managed = state.managed
+        assert managed is not None
+        while not await loop.wait_or_serve(
+            lambda: managed.order is not None or state.stop_requested
+        ):
+            pass
+        order = managed.order
+        if order is None:
+            loop.stopped = True  # a force-end: the table returns its stacks as it stands
+            return
+        managed.order = None
+        leaving = set(order.stand_up)
+        seats = [s for s in state.seats if s.seat not in leaving]
+        taken = {s.seat for s in seats}
+        for arrival in order.arrive:
+            if arrival.seat in taken or not 0 <= arrival.seat < state.seat_count:
+                # The tournament's books and the table disagree: fail the task (it retries,
+                # visibly) rather than seat two players on one seat.
+                raise RuntimeError(f"boundary order seats {arrival.seat}, which is not free")
+            taken.add(arrival.seat)
+            seats.append(
+                TableSeat(seat=arrival.seat, player_id=arrival.player_id, stack=arrival.stack)
+            )
+        state.seats = [] if order.finish else sorted(seats, key=lambda s: s.seat)
+        waiting = [a.seat for a in order.arrive if a.waits]
+        dealt = [s for s in loop.live_seats() if s not in waiting]
+        # Waiting for the button must not leave the table unable to deal: then all are dealt.
+        managed.waiting = waiting if len(dealt) >= 2 else []
+        if order.redraw_button:
+            state.positions = None
+        loop.changed()
+
     # -- the venue (workflows/hand_loop.py asks these) -----------------------------------
     def blinds_at(self, drawn_at_ms: int) -> tuple[int, Blinds]:
         level = level_at(self.settings, self.state.play_start_ms, drawn_at_ms)
@@ -126,7 +184,10 @@ class TableWorkflow(PlayerHandlers):
         return self.settings.action_timeout_seconds
 
     def dealt_seats(self) -> list[int]:
-        """Every seat with chips."""
+        """Every seat with chips (at an MTT's table, but those waiting for the button)."""
+        managed = self.state.managed
+        if managed is not None and managed.waiting:
+            return [s for s in self.loop.live_seats() if s not in managed.waiting]
         return self.loop.live_seats()
 
     def details(self) -> str:
@@ -142,10 +203,15 @@ class TableWorkflow(PlayerHandlers):
         pass
 
     async def hand_finished(self, hand: Hand, record: dict[str, Any]) -> None:
-        """Report the hand to the tournament (its order of inputs reads ``ended_at_ms``)."""
+        """Report the hand to the tournament (its order of inputs reads ``ended_at_ms``); an
+        MTT's table then waits for the tournament's order for this boundary."""
         state = self.state
         if not state.parent_workflow_id:
             return
+        if state.managed is not None:
+            # Who was button and blinds: the tournament balances by them (docs/mtt.md).
+            record = {**record, "positions": state.positions}
+            state.managed.waiting = []  # they sat out this hand: the button has passed them
         report = HandReport(
             table_id=state.table_id,
             hand_no=state.hand_no,
@@ -164,6 +230,8 @@ class TableWorkflow(PlayerHandlers):
         await workflow.get_external_workflow_handle(state.parent_workflow_id).signal(
             HAND_COMPLETED, report
         )
+        if state.managed is not None:
+            await self.await_boundary_order()
 
     async def grace(self, seat: TableSeat) -> float:
         """From ``GRACE_PATCH`` on, a player whose stream dropped gets until the drop plus the

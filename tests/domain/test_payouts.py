@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from domain.errors import DomainError, ErrorCode
 from domain.game_state import tournament_parts
+from domain.mtt.payouts import mtt_payouts
 from domain.payouts import (
     TOTAL_BPS,
     paid_places,
@@ -20,7 +21,7 @@ from domain.payouts import (
     resolve_payouts,
     resolved_prize_structure,
 )
-from domain.settings import PayoutStructure, validate_settings
+from domain.settings import PayoutStructure, TournamentSettings, validate_settings
 from tests.domain.builders import valid_settings_dict
 
 DEFAULT = PayoutStructure()
@@ -212,3 +213,35 @@ def test_settings_pool_conservation(seats: int, fee_rake: tuple[int, int]) -> No
     s = settings_with(seats=seats, entryFee=fee, rakeFee=rake)
     for field in range(1, seats + 1):
         assert sum(resolve_payout_amounts(s, field)) == (fee - rake) * field
+
+
+# -- an MTT field (issue 31) -------------------------------------------------------------
+
+
+def _mtt(**overrides: object) -> TournamentSettings:
+    return validate_settings(valid_settings_dict(seats=6, maxEntrants=200, **overrides))
+
+
+@pytest.mark.parametrize("field", [7, 20, 60, 200])
+def test_an_mtt_field_pays_the_mtt_table_in_whole_chips(field: int) -> None:
+    s = _mtt()
+    pool = prize_pool(s, field)
+    assert pool == 100 * field
+    amounts = resolve_payout_amounts(s, field)
+    assert amounts == mtt_payouts(field_size=field, pool=pool)
+    assert sum(amounts) == pool
+    assert sum(resolve_payouts(s, field)) == TOTAL_BPS
+    assert len(resolve_payouts(s, field)) == len(amounts)
+
+
+def test_an_mtt_with_the_operators_structure_pays_that_structure() -> None:
+    s = _mtt(payoutStructure={"paidPlacesPercent": 50})
+    assert resolve_payouts(s, 60) == payouts_for_field_size(s.payout_structure, 60)  # type: ignore[arg-type]
+    assert sum(resolve_payout_amounts(s, 60)) == prize_pool(s, 60)
+
+
+def test_an_mtt_refuses_only_a_field_above_its_bound() -> None:
+    s = _mtt()
+    with pytest.raises(DomainError) as info:
+        prize_pool(s, 201)
+    assert info.value.code is ErrorCode.INVALID_FIELD_SIZE

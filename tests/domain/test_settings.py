@@ -185,3 +185,71 @@ def test_settings_are_immutable() -> None:
     s = validate_settings(valid_settings_dict())
     with pytest.raises(ValueError):
         s.seats = 3  # type: ignore[misc]
+
+
+# -- the field: Sit-and-Go or MTT (issue 31, docs/mtt.md) --------------------------------
+
+
+def test_a_sit_and_go_is_the_default_field() -> None:
+    s = validate_settings(valid_settings_dict())
+    assert (s.field_bound, s.field_minimum, s.is_mtt) == (9, 9, False)
+    assert s.scheduled_start_at is None and s.max_re_entries == 0
+
+
+def test_an_mtt_field_takes_many_tables_a_minimum_and_a_scheduled_start() -> None:
+    s = validate_settings(
+        valid_settings_dict(
+            seats=6, maxEntrants=10_000, minEntrants=20, scheduledStartAt=1_800_000_000_000
+        )
+    )
+    assert (s.seats, s.field_bound, s.field_minimum, s.is_mtt) == (6, 10_000, 20, True)
+    assert s.scheduled_start_at == 1_800_000_000_000
+
+
+@pytest.mark.parametrize(
+    ("overrides", "field", "words"),
+    [
+        ({"maxEntrants": 10_001}, "maxEntrants", "less than or equal to 10000"),
+        ({"maxEntrants": 8}, "maxEntrants", "at least seats"),
+        ({"maxEntrants": "60"}, "maxEntrants", "integer"),
+        ({"seats": 2, "maxEntrants": 3}, "maxEntrants", "at least 3 seats"),
+        ({"maxEntrants": 60, "minEntrants": 61}, "minEntrants", "at most maxEntrants"),
+        ({"minEntrants": 1}, "minEntrants", "greater than or equal to 2"),
+        ({"minEntrants": 5}, "minEntrants", "starts when full"),
+        ({"scheduledStartAt": 1_800_000_000_000}, "scheduledStartAt", "starts when full"),
+        ({"maxEntrants": 60, "scheduledStartAt": -1}, "scheduledStartAt", "greater than"),
+        ({"lateRegistrationSeconds": 30}, "lateRegistrationSeconds", "not built yet"),
+        ({"lateRegistrationSeconds": -1}, "lateRegistrationSeconds", "greater than"),
+        ({"maxReEntries": 1}, "maxReEntries", "not built yet"),
+        (
+            {"maxEntrants": 60, "prizeStructure": [{"position": 1, "percent": 100}] * 0},
+            "prizeStructure",
+            "at least 1",
+        ),
+    ],
+)
+def test_field_settings_are_refused_with_a_clear_message(
+    overrides: dict[str, Any], field: str, words: str
+) -> None:
+    err = refused(valid_settings_dict(**overrides))
+    assert err.field == field
+    assert words in str(err)
+
+
+def test_a_heads_up_sit_and_go_is_still_valid_and_so_is_minentrants_equal_to_seats() -> None:
+    assert validate_settings(valid_settings_dict(seats=2)).field_bound == 2
+    assert validate_settings(valid_settings_dict(minEntrants=9)).field_minimum == 9
+
+
+def test_an_mtt_prize_list_may_pay_more_places_than_one_table_seats() -> None:
+    places = [{"position": i, "percent": 10} for i in range(1, 11)]
+    assert (
+        len(
+            validate_settings(
+                valid_settings_dict(seats=6, maxEntrants=60, prizeStructure=places)
+            ).prize_structure
+            or []
+        )
+        == 10
+    )
+    assert refused(valid_settings_dict(seats=6, prizeStructure=places)).field == "prizeStructure"

@@ -110,6 +110,13 @@ async def test_refused_update_leaves_no_history(
         ({"seats": 11}, "seats"),
         ({"entryFee": 0}, "entryFee"),
         ({"actionTimeoutSeconds": 1}, "actionTimeoutSeconds"),
+        # The field of issue 31: refused at creation with the seed's code, never a 500.
+        ({"maxEntrants": 10_001}, "maxEntrants"),
+        ({"seats": 2, "maxEntrants": 20}, "maxEntrants"),
+        ({"maxEntrants": 30, "minEntrants": 31}, "minEntrants"),
+        ({"scheduledStartAt": 1_800_000_000_000}, "scheduledStartAt"),
+        ({"lateRegistrationSeconds": 60}, "lateRegistrationSeconds"),
+        ({"maxReEntries": 2}, "maxReEntries"),
     ],
 )
 async def test_invalid_settings_refused_naming_the_field(

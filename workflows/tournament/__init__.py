@@ -16,6 +16,8 @@ delegation to one of the parts it composes, as the table workflows compose their
 - ``registration.py``: registration served by its loop, or ``registration_legacy.py``, the
   design before it, chosen once per run by ``REGISTRATION_LOOP_PATCH``;
 - ``play.py``: the table, the level clock, hand boundaries, force-end and the end;
+- ``tables.py``: an MTT's table manager (many tables, moves at hand boundaries), which play
+  calls only when ``maxEntrants`` is above ``seats``;
 - ``settlement.py``: payouts, the rake, the reconciler's retries, then ``closed``.
 """
 
@@ -42,6 +44,7 @@ with workflow.unsafe.imports_passed_through():
         TournamentView,
         UnregisterInput,
     )
+    from wire.mtt import MttView
     from wire.signals import HAND_COMPLETED, TABLE_FINISHED
     from wire.table_messages import HandReport, TableResult
     from workflows.tournament.books import Books
@@ -50,6 +53,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.tournament.registration import REGISTRATION_LOOP_PATCH, Registration
     from workflows.tournament.registration_legacy import LegacyRegistration
     from workflows.tournament.settlement import Settlement
+    from workflows.tournament.tables import Tables
 
 __all__ = ["TournamentWorkflow"]
 
@@ -83,7 +87,8 @@ class TournamentWorkflow:
             self.books, self.entries
         )
         """Registration's design for this run: the run's first step may replace it."""
-        self.play = Play(self.books)
+        self.mtt = Tables(self.books)
+        self.play = Play(self.books, self.mtt)
         self.settlement = Settlement(self.books)
 
     @workflow.run
@@ -180,3 +185,8 @@ class TournamentWorkflow:
     @workflow.query
     def state(self) -> TournamentView:
         return self.books.view()
+
+    @workflow.query
+    def tables(self) -> MttView | None:
+        """An MTT's tables, their seats and the entries in transit (None for a SnG)."""
+        return self.mtt.view()

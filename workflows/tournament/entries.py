@@ -77,7 +77,7 @@ class Entries:
                 b.s.entrants,
                 phase=b.s.phase.value,
                 kind=b.settings.kind,
-                seats=b.settings.seats,
+                seats=b.settings.field_bound,
                 now_ms=b.now_ms() if clock else None,
                 cooldown_seconds=b.inp.reregister_cooldown_seconds,
             )

@@ -44,6 +44,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.table import TableWorkflow
     from workflows.tournament.books import Books
     from workflows.tournament.entries import START_GRACE
+    from workflows.tournament.tables import Tables
 
 REPORTS_PATCH = "reports-v2"
 """From this patch on, a table signs its reports (``report_mac``) and the tournament takes each
@@ -54,8 +55,11 @@ HANDS_PER_RUN = 300
 
 
 class Play:
-    def __init__(self, books: Books) -> None:
+    def __init__(self, books: Books, tables: Tables) -> None:
         self.books = books
+        self.tables = tables
+        """An MTT's table manager (``maxEntrants`` above ``seats``): a Sit-and-Go never
+        calls it, so its commands are the same as before."""
 
     async def start(self) -> None:
         """After the grace, seat the field at the table with starting stacks: `playing`."""
@@ -68,6 +72,25 @@ class Play:
         # and a decision must never rest on a clock a replay could read differently.
         b.s.play_start_ms = await effects.read_clock_ms()
         b.s.stacks = {e.player_id: b.settings.starting_stack for e in paid}
+        if b.settings.is_mtt:
+            await self.tables.start()
+        else:
+            await self.start_table(seated)
+        b.s.phase = TournamentPhase.PLAYING
+        b.bump()
+        await b.save_tournament()
+        await effects.publish(
+            b.s.tournament_id,
+            "state:playing",
+            TournamentStateChanged(
+                state="playing", play_started_at=b.s.play_start_ms, current_level=0
+            ),
+        )
+
+    async def start_table(self, seated: dict[str, int]) -> None:
+        """A Sit-and-Go's one table."""
+        b = self.books
+        assert b.s.play_start_ms is not None
         b.s.table_workflow_id = table_workflow_id(b.s.tournament_id)
         b.s.table_secret = await effects.new_report_secret(b.s.table_workflow_id)
         b.s.reports_v2 = workflow.patched(REPORTS_PATCH)
@@ -92,16 +115,6 @@ class Play:
             # The tournament manages its table's end itself (and survives continue-as-new).
             parent_close_policy=ParentClosePolicy.ABANDON,
             static_summary=f"table 1 of tournament {b.s.tournament_id}",
-        )
-        b.s.phase = TournamentPhase.PLAYING
-        b.bump()
-        await b.save_tournament()
-        await effects.publish(
-            b.s.tournament_id,
-            "state:playing",
-            TournamentStateChanged(
-                state="playing", play_started_at=b.s.play_start_ms, current_level=0
-            ),
         )
 
     async def run(self) -> None:
@@ -131,6 +144,9 @@ class Play:
                 hands_this_run += 1
             elif b.s.force_end_requested and not b.s.stop_sent:
                 b.s.stop_sent = True
+                if b.s.mtt is not None:
+                    await self.tables.stop_all()
+                    continue
                 assert b.s.table_workflow_id is not None
                 table: workflow.ExternalWorkflowHandle[TableWorkflow] = (
                     workflow.get_external_workflow_handle_for(
@@ -203,6 +219,16 @@ class Play:
     async def hand_boundary(self, report: HandReport) -> None:
         """Record a finished hand, order its busts, and end the tournament at one survivor."""
         b = self.books
+        if b.s.mtt is not None:
+            finishes, stacks = self.tables.take_hand(report)
+            b.s.finishes.extend(finishes)
+            b.s.hands_played += 1
+            b.bump()
+            await self.publish_hand(report, finishes, stacks)
+            await self.tables.after_hand()
+            if sum(1 for chips in b.s.stacks.values() if chips > 0) == 1:
+                await self.end()
+            return
         players = {e.seat: e.player_id for e in b.s.entrants.values() if e.seat is not None}
         alive_before = sum(1 for chips in b.s.stacks.values() if chips > 0)
         stacks = {players[seat]: chips for seat, chips in report.stacks_after.items()}
@@ -230,6 +256,15 @@ class Play:
         b.s.hands_played = report.hand_no
         b.s.auto_folds = report.auto_folds
         b.bump()
+        await self.publish_hand(report, finishes, stacks)
+        if len(alive) == 1:
+            await self.end()
+
+    async def publish_hand(
+        self, report: HandReport, finishes: list[Placing], stacks: dict[str, int]
+    ) -> None:
+        """The hand's row, its eliminations and its result, as events."""
+        b = self.books
         await effects.record_hand(
             HandRow(
                 tournament_id=b.s.tournament_id,
@@ -267,14 +302,21 @@ class Play:
                 stacks=stacks,
             ),
         )
-        if len(alive) == 1:
-            await self.end()
 
     async def end_by_ranking(self) -> None:
         """Force-end: the table stopped; live players take the top places by stack."""
         b = self.books
         result = b.s.table_done
         assert result is not None
+        if b.s.mtt is not None:
+            live = {p: chips for p, chips in b.s.stacks.items() if chips > 0}
+            b.s.finishes.extend(
+                Placing(player_id=f.entrant, place=f.place, rank=f.rank)
+                for f in force_end_ranking(live)
+            )
+            b.bump()
+            await self.end()
+            return
         players = {e.seat: e.player_id for e in b.s.entrants.values() if e.seat is not None}
         stacks = {players[seat]: chips for seat, chips in result.stacks.items()}
         b.s.stacks = stacks
@@ -315,6 +357,10 @@ class Play:
     # -- the table's reports -------------------------------------------------------------
     def hand_completed(self, report: HandReport) -> None:
         b = self.books
+        if b.s.mtt is not None:
+            if self.tables.take_report(report):
+                b.s.pending_hands.append(report)
+            return
         if not self.from_our_table(report, report.hand_no, HAND_COMPLETED):
             return
         if b.s.reports_v2 and report.hand_no != self.next_hand_no():
@@ -331,6 +377,9 @@ class Play:
 
     def table_finished(self, result: TableResult) -> None:
         b = self.books
+        if b.s.mtt is not None:
+            self.tables.take_finished(result)
+            return
         if not self.from_our_table(result, result.hands_played, TABLE_FINISHED):
             return
         if b.s.reports_v2 and b.s.table_done is not None:

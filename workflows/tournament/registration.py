@@ -65,6 +65,9 @@ class Registration:
         self.expired: list[tuple[str, int]] = []
         """Reserves whose alarm fired, in firing order (the loop takes one per turn)."""
         self.fee_moves: list[asyncio.Task[None]] = []
+        self.start_alarm: Alarm | None = None
+        """An MTT's ``scheduledStartAt`` (a Sit-and-Go has none and arms no timer)."""
+        self.start_taken = False
 
     def fees_moving(self) -> bool:
         return any(e.paying for e in self.books.s.entrants.values())
@@ -77,6 +80,8 @@ class Registration:
         is still unpaid, never by comparing the clock with its ``reservedUntil``.
         """
         b = self.books
+        if b.settings.scheduled_start_at is not None:
+            self.start_alarm = await Alarm.until(b.settings.scheduled_start_at, "scheduled start")
         for e in list(b.s.entrants.values()):
             if e.status is EntrantStatus.RESERVED:
                 await self.arm_reserve(e)
@@ -123,6 +128,8 @@ class Registration:
                 return True
             if draining and workflow.all_handlers_finished():
                 return True
+            if self.start_due() and not self.start_taken and not self.fees_moving():
+                return True
             return not self.fees_moving() and (bool(self.parked_cancel) or bool(self.expired))
 
         await workflow.wait_condition(ready)
@@ -140,9 +147,33 @@ class Registration:
             await self.entries.release_reserves({key})
         if (
             b.s.phase is TournamentPhase.REGISTERING
-            and b.count(EntrantStatus.PAID) == b.settings.seats
+            and b.count(EntrantStatus.PAID) == b.settings.field_bound
         ):
             await self.entries.seal()
+        elif (
+            b.s.phase is TournamentPhase.REGISTERING and self.start_due() and not self.fees_moving()
+        ):
+            self.start_taken = True
+            await self.scheduled_seal()
+
+    def start_due(self) -> bool:
+        return self.start_alarm is not None and self.start_alarm.fired
+
+    async def scheduled_seal(self) -> None:
+        """An MTT's scheduled start has come (docs/mtt.md): with at least ``minEntrants``
+        paid, unpaid reserves are released and the field seals; with fewer, registration goes
+        on and the field seals as soon as ``minEntrants`` have paid."""
+        b = self.books
+        if b.count(EntrantStatus.PAID) < b.settings.field_minimum:
+            return
+        unpaid = {
+            (e.player_id, e.entry_no)
+            for e in b.s.entrants.values()
+            if e.status is EntrantStatus.RESERVED
+        }
+        if unpaid:
+            await self.entries.release_reserves(unpaid)
+        await self.entries.seal()
 
     async def serve(self, number: int, request: object) -> None:
         """Answer one request (a coded refusal is an answer); a fee's answer comes later."""
@@ -186,6 +217,8 @@ class Registration:
             )
 
     def cancel_alarms(self) -> None:
+        if self.start_alarm is not None:
+            self.start_alarm.cancel()
         for alarm in self.alarms.values():
             alarm.cancel()
         self.alarms.clear()

@@ -77,7 +77,7 @@ class LegacyRegistration:
                 await self.entries.release_reserves(fired)
                 if (
                     b.s.phase is TournamentPhase.REGISTERING
-                    and b.count(EntrantStatus.PAID) == b.settings.seats
+                    and b.count(EntrantStatus.PAID) == b.settings.field_bound
                 ):
                     await self.entries.seal()
             if b.s.phase is TournamentPhase.REGISTERING and run_budget_spent(

@@ -1,0 +1,115 @@
+"""What an MTT's tournament and its tables carry and say to each other (issue 31, docs/mtt.md).
+
+A Sit-and-Go carries none of this (every field that holds it defaults to ``None``), so its
+payloads read as before. The protocol, in short: a managed table reports each hand as a
+Sit-and-Go's table does (``hand_completed``, signed), then waits, serving its requests and a
+stop, for the tournament's signed :class:`BoundaryOrder` for that hand number (signal
+``boundary``): the seats that stand up, the entries that sit down, and whether the table
+finishes (it broke, or the final table formed elsewhere). The tournament sends the order at
+once unless the table has to wait for others (hand-for-hand, the final table's redraw, or too
+few players to deal).
+"""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from wire.base import WireModel
+
+
+class ArrivingSeat(WireModel):
+    """An entry the tournament seats at a table at a hand boundary."""
+
+    seat: int
+    player_id: str
+    stack: int
+    waits: bool = False
+    """Seated between the next hand's button and small blind: not dealt the next hand (TDA
+    Rules 8A and 10: dealt in once the button has passed)."""
+
+
+class BoundaryOrder(WireModel):
+    """The tournament's instruction to a managed table after hand ``hand_no`` (signal
+    ``boundary``), signed like a report (``report_mac`` under the table's secret)."""
+
+    table_id: str
+    hand_no: int
+    stand_up: list[int] = Field(default_factory=list)
+    """Seats whose entries leave (moved, or busted); their stacks were in the hand's report."""
+    arrive: list[ArrivingSeat] = Field(default_factory=list)
+    finish: bool = False
+    """The table is done: everyone stood up, it deals no more (a break, the final table)."""
+    redraw_button: bool = False
+    """The final table's first hand: the button is drawn afresh (TDA Rule 12)."""
+    mac: str = ""
+
+
+class ManagedTable(WireModel):
+    """What a table run by an MTT's table manager carries (``TableState.managed``)."""
+
+    number: int
+    """The table's number in its tournament (1, 2, ...; tables break from the highest)."""
+    order: BoundaryOrder | None = None
+    """The boundary order taken and not yet applied."""
+    waiting: list[int] = Field(default_factory=list)
+    """Seats that sit out the next hand (``ArrivingSeat.waits``)."""
+
+
+class MttTable(WireModel):
+    """One table as the tournament's books hold it."""
+
+    number: int
+    workflow_id: str
+    secret: str
+    seats: dict[int, str] = Field(default_factory=dict)
+    """Seat -> entry, as the table has them (after the last order the table took)."""
+    positions: dict[str, int] | None = None
+    """The button, small blind and big blind of its last hand (``ButtonPositions``)."""
+    hands: int = 0
+    """The last hand it reported."""
+    auto_folds: int = 0
+    """Its count of folds made for players, as of its last report."""
+    at_boundary: bool = False
+    """It reported its last hand and waits for its order."""
+    done: bool = False
+    """It was told to finish (or stopped): no more reports are taken from it."""
+    stand_up: list[int] = Field(default_factory=list)
+    """Seats its next order stands up (the books have already taken them off)."""
+    arrive: list[ArrivingSeat] = Field(default_factory=list)
+    """Entries its next order seats (the books have already seated them)."""
+    redraw_button: bool = False
+    """Its next order draws the button afresh (the final table's first hand)."""
+
+
+class InTransit(WireModel):
+    """An entry moved at one table's boundary to a table that was dealing: held by the
+    tournament (chips included) and seated at that table's next boundary."""
+
+    player_id: str
+    to_table: int
+    to_seat: int
+    stack: int
+    waits: bool = False
+
+
+class MttBooks(WireModel):
+    """The table manager's books (``TournamentState.mtt``)."""
+
+    tables: dict[int, MttTable] = Field(default_factory=dict)
+    in_transit: list[InTransit] = Field(default_factory=list)
+    moves: dict[str, int] = Field(default_factory=dict)
+    """Entries moved so far, by reason (``balance``, ``break``, ``final``)."""
+    boundaries: int = 0
+    """Hand boundaries processed, every table's."""
+    hand_for_hand: bool = False
+    final_table: bool = False
+    """The field fits one table and table 1 plays alone."""
+
+
+class MttView(WireModel):
+    """The ``tables`` query's answer: the books with every entry's chips, read together."""
+
+    books: MttBooks
+    stacks: dict[str, int]
+    field_size: int
+    starting_stack: int
