@@ -34,7 +34,7 @@ from domain.settings import validate_settings
 from tests.integration.bots import passive, play
 from tests.integration.hand_sink import HandSink
 from tests.integration.helpers import eventually
-from tests.integration.test_act_answer_faults import Processes
+from tests.integration.processes import Processes
 from tests.integration.test_table import table_state
 from tests.replay import histories_from, replay_histories
 from wire.messages import (
