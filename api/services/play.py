@@ -161,6 +161,25 @@ async def current_table(state: AppState, tournament_id: str, player_id: str | No
     return Placement(fresh[0], moved=known is not None and fresh[0] != known)
 
 
+async def placed_state(
+    state: AppState, tournament_id: str, viewer: str
+) -> tuple[str | None, Rendered]:
+    """The viewer's game state at the table that seats them now, with that table's id (None
+    and the in-transit state while an MTT moves them): the per-player streams' state."""
+    placement = await current_table(state, tournament_id, viewer)
+    if placement.table_id is not None:
+        rendered = await state.read_model.render(tournament_id, placement.table_id, viewer)
+        return placement.table_id, rendered
+    return None, _in_transit(placement, viewer)
+
+
+def _in_transit(placement: Placement, viewer: str) -> Rendered:
+    assert placement.tournament is not None
+    moving = in_transit(placement.version, placement.tournament, viewer)
+    body = json.dumps(moving.to_wire(), separators=(",", ":")).encode()
+    return Rendered(placement.version, body, moving)
+
+
 async def seated_table(state: AppState, table: TableRef, player_id: str) -> TableRef:
     """The table a request of ``player_id``'s goes to: a room's, or the tournament table that
     seats them now; ``409 player_in_transit`` (retry in a moment) while an MTT moves them."""
@@ -285,10 +304,8 @@ async def _tournament_table_state(
                 wait_seconds=remaining,
             )
             return rendered.body
-        assert placement.tournament is not None
         if wait_for_change is None or remaining <= 0:
-            moving = in_transit(placement.version, placement.tournament, viewer)
-            return json.dumps(moving.to_wire(), separators=(",", ":")).encode()
+            return _in_transit(placement, viewer).body
         await cache.announced(f"{table_workflow_id(tournament_id, 0)[:-1]}", remaining)
         await asyncio.sleep(min(TRANSIT_RECHECK, max(0.0, deadline - time.monotonic())))
 
