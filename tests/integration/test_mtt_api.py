@@ -11,11 +11,13 @@ turn: the test fails on the tables acted at (and would time out on the tournamen
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 from typing import Any
 
 from temporalio.client import Client
 from temporalio.worker import Worker
+from websockets.asyncio.client import connect
 
 from core.settings import Settings
 from core.tokens import mint_player_token
@@ -25,6 +27,7 @@ from domain.settings import validate_settings
 from sdk.bots import run_bot
 from sdk.client import SngClient, SngError
 from tests.conftest import serve_api
+from tests.integration.helpers import player
 from tests.integration.test_mtt import ENTRANTS, check_books, mtt_settings, start_mtt
 from tests.replay import histories_from, replay_histories
 from wire.messages import TournamentPhase
@@ -91,6 +94,20 @@ class Recording(SngClient):
             raise
 
 
+async def listen(url: str, settings: Settings, tid: str, user: str, tables: list[str]) -> None:
+    """The player's WebSocket, read only: the tables its game states name, in order."""
+    ws_url = url.replace("http://", "ws://") + f"/tournaments/{tid}/me/ws"
+    async with connect(ws_url, additional_headers=player(settings, user)) as ws:
+        async for raw in ws:
+            message = json.loads(raw)
+            if message["event"] == "end":
+                return
+            if message["event"] == "game_state":
+                table = message["data"].get("tableId")
+                if table and (not tables or tables[-1] != table):
+                    tables.append(table)
+
+
 async def observe(client: Client, tid: str, limit: float) -> list[MttView]:
     """Read the books until play ends, checking each snapshot."""
     handle = client.get_workflow_handle_for(TournamentWorkflow.run, f"tournament-{tid}")
@@ -125,12 +142,17 @@ async def test_an_mtt_plays_to_closed_with_every_player_on_the_http_api(
         for bot in bots:
             await bot.__aenter__()
         try:
+            streamed: dict[str, list[str]] = {p: [] for p in players}
+            sockets = [
+                asyncio.create_task(listen(url, settings, tid, p, streamed[p])) for p in players
+            ]
             watching = asyncio.create_task(observe(client, tid, limit=600))
             plays = [
                 asyncio.create_task(run_bot(bot, tid, lively, seed=i)) for i, bot in enumerate(bots)
             ]
             seen = await watching
             await asyncio.wait_for(asyncio.gather(*plays), 120)
+            await asyncio.wait_for(asyncio.gather(*sockets), 30)
         finally:
             for bot in bots:
                 await bot.__aexit__(None, None, None)
@@ -149,6 +171,10 @@ async def test_an_mtt_plays_to_closed_with_every_player_on_the_http_api(
     }
     assert len(acted_at) == 4, acted_at
     assert sum(len(_tables(log)) > 1 for log in logs.values()) >= 5
+    # The streams followed their players too: a stream that named two tables other than
+    # table 1 (where a busted player's state is served) followed a live player's move.
+    first = f"table-{tid}-1"
+    assert any(len(set(t) - {first}) >= 2 for t in streamed.values()), streamed
     # In transit between two tables: a coded state, never an error.
     transit = [
         s
