@@ -405,8 +405,8 @@ async def test_on_the_bubble_the_tables_play_hand_for_hand(
     in_step = [v for v in seen if v.books.hand_for_hand]
     assert in_step, "the bubble was played hand-for-hand"
     left = [sum(1 for chips in v.stacks.values() if chips > 0) for v in in_step]
-    # 11 left: the next bust is the bubble (a snapshot may catch the bubble's own bust
-    # taken before the boundary's plan turns hand-for-hand off).
+    # 11 left: the next bust is the bubble (10 left: the round that burst it is still open,
+    # its other table finishing the round's hand; hand-for-hand holds until it closes).
     assert max(left) == 11 and min(left) >= 10, left
     assert all(sum(not t.done for t in v.books.tables.values()) >= 2 for v in in_step)
     # On the bubble the bots fold or check (nobody busts) and act only every 3 s at the
