@@ -435,10 +435,9 @@ async def test_busts_at_two_tables_in_one_hand_for_hand_round_tie_and_split_the_
     settings = {**mtt_settings(ENTRANTS), "payoutStructure": {"paidPlacesPercent": 50}}
     handle = await start_mtt(client, db, task_queue, tid, settings)
     bots = Bots(client, one_bust=True)
-    # Per table, the hands dealt in a hand-for-hand round (seen dealt while it held), and
-    # the hand each table was dealing when hand-for-hand was first seen (not in a round).
+    # Per table, the hands it was seen dealing in a hand-for-hand round (the books mark
+    # each table sent its order while hand-for-hand held: ``in_round``).
     rounds: dict[str, set[int]] = {}
-    before_round: dict[str, int] | None = None
     loop = asyncio.get_running_loop()
     deadline = loop.time() + 600
     while True:
@@ -455,15 +454,8 @@ async def test_busts_at_two_tables_in_one_hand_for_hand_round_tie_and_split_the_
         tables = sorted(
             (t for t in view.books.tables.values() if not t.done), key=lambda t: t.number
         )
-        if view.books.hand_for_hand:
-            if before_round is None:
-                before_round = {t.workflow_id: t.hands + 1 for t in tables if not t.at_boundary}
-            # A table dealing is in a round unless it deals the hand it dealt when
-            # hand-for-hand began; a table at its boundary deals the next round's hand only
-            # if no table still deals this round's (else it waits for the round to close).
-            dealing = [t for t in tables if not t.at_boundary]
-            in_round = [t for t in dealing if before_round.get(t.workflow_id) != t.hands + 1]
-            for t in in_round if in_round else tables:
+        for t in tables:
+            if t.in_round:
                 rounds.setdefault(t.workflow_id, set()).add(t.hands + 1)
         left = sum(1 for chips in view.stacks.values() if chips > 0)
         # 12 left: only the lowest table plays for a bust (one at a time), so the field comes
