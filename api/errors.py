@@ -49,6 +49,8 @@ STATUS: dict[ErrorCode, int] = {
     ErrorCode.AMOUNT_OUT_OF_RANGE: 409,
     ErrorCode.STALE_TURN: 409,
     ErrorCode.UNKNOWN_SEAT: 409,
+    ErrorCode.PLAYER_IN_TRANSIT: 409,
+    ErrorCode.TABLE_MOVED: 409,
     ErrorCode.STALE_COMMITMENT: 409,
     ErrorCode.ALREADY_SEEDED: 409,
     ErrorCode.ALREADY_ACTED: 409,

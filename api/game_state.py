@@ -220,6 +220,41 @@ def before_play(
     )
 
 
+def in_transit(version: int, tournament: WatchedTournament, viewer: str) -> GameState:
+    """The game state of a multi-table tournament's entrant who is between tables (stood up
+    at one, not yet seated at the next): no table, ``you.status`` ``in_transit`` with the
+    chips the tournament's books carry, and the tournament's fields (docs/mtt.md)."""
+    stack = tournament.view.stacks.get(viewer, 0)
+    return GameState(
+        version=version,
+        tournament_id=tournament.view.tournament_id,
+        table_id=None,
+        hand_number=0,
+        stakes=None,
+        deck_commitment=None,
+        seats=[],
+        hand=None,
+        turn=None,
+        legal_actions=None,
+        deadline=None,
+        last_hand=None,
+        you=You(
+            player_id=viewer,
+            seat=None,
+            stack=stack,
+            status="in_transit",
+            place=None,
+            to_act=False,
+            may_do=[],
+        ),
+        tournament=_brief(tournament.parts),
+        tournament_schedule=_schedule(tournament.parts),
+        tournament_my_view=tournament_my_view(
+            tournament.settings, tournament.parts, tournament.view.stacks, viewer
+        ),
+    )
+
+
 def schedule_of(tournament: WatchedTournament) -> TournamentSchedule:
     """The tournament's ``tournamentSchedule`` (``GET /tournaments/{id}`` serves it too)."""
     return _schedule(tournament.parts)

@@ -249,6 +249,12 @@ class GameStateCache:
         self.card_keys: dict[str, tuple[float, bytes]] = {}
         """Agents' card keys as last read, until when (monotonic). Only keys: "no key" is
         never remembered (security review N8)."""
+        self.placed: dict[tuple[str, str], str] = {}
+        """The table each (tournament, player) was last found at (``api/services/play.py
+        current_table``): checked against that table's watch before the store is asked."""
+        self.announcing: dict[str, asyncio.Event] = {}
+        """Set when a key with this prefix is announced (a player in transit waits for the
+        tournament's tables, ``announced``)."""
         self.subscribers: list[Callable[[str | None], None]] = []
         """Told each key the channel announces (None: the listener is back, anything may
         have changed meanwhile): the pre-play watches (api/preplay.py)."""
@@ -313,6 +319,8 @@ class GameStateCache:
         key, _, version = payload.rpartition(" ")
         for notified in self.subscribers:
             notified(key)
+        for prefix in [p for p in self.announcing if key.startswith(p)]:
+            self.announcing.pop(prefix).set()
         for watch in self.by_key.get(key, ()):
             known = (
                 watch.table_version
@@ -534,6 +542,39 @@ class GameStateCache:
             with contextlib.suppress(*STORE_TROUBLE):
                 await self._refresh(watch)
 
+    async def watched(self, tournament_id: str | None, table_id: str) -> _Watch:
+        """The watch of a table, made (and its first state read) if this replica has none;
+        ``NoPublishedState`` as ``render``."""
+        return await self._watch(tournament_id, table_id)
+
+    async def announced(self, prefix: str, seconds: float) -> None:
+        """Wait (at most ``seconds``) until a key starting with ``prefix`` is
+        announced; while this replica is not listening, ``TICK`` at most."""
+        event = self.announcing.get(prefix)
+        if event is None:
+            event = self.announcing[prefix] = asyncio.Event()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(event.wait(), seconds if self.listening else min(seconds, TICK))
+
+    async def seating(self, keys: list[str], player_id: str) -> list[str]:
+        """Which of the tables ``keys`` seat ``player_id`` in their stored state: one indexed
+        read of those keys (the primary key), the seats matched in PostgreSQL."""
+        if len(self.placed) > PLACED_MAX:
+            self.placed.clear()  # bounded: a lookup only costs one store read again
+        STORE_READS.inc()
+        async with self.db.engine.connect() as conn:
+            rows = (
+                await conn.execute(
+                    text(
+                        "SELECT key FROM read_states WHERE key IN :keys"
+                        " AND public->'view'->'seats' @> CAST(:seat AS jsonb)"
+                        " ORDER BY updated_at DESC"
+                    ).bindparams(bindparam("keys", expanding=True)),
+                    {"keys": keys, "seat": json.dumps([{"player_id": player_id}])},
+                )
+            ).all()
+        return [str(key) for (key,) in rows]
+
     def snapshot(self, table_id: str) -> _Watch | None:
         """The watch of a table this replica serves (the per-player streams read it)."""
         return self.watches.get(table_id)
@@ -673,6 +714,9 @@ class GameStateCache:
         cards = json.loads(raw)
         return [str(c) for c in cards]
 
+
+PLACED_MAX = 100_000
+"""How many players' last tables a replica remembers before it starts again."""
 
 CARD_KEY_TTL = 2.0
 """How long a replica trusts the card key it read for an agent (another replica's change or

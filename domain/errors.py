@@ -79,6 +79,12 @@ class ErrorCode(StrEnum):
     """An action for a turn (or hand) that is no longer the current one."""
     UNKNOWN_SEAT = "unknown_seat"
     """The caller (or the seat named) has no seat in this hand or at this table."""
+    PLAYER_IN_TRANSIT = "player_in_transit"
+    """A multi-table tournament is moving the caller between tables: on no table right now.
+    Retry after ``retryAfterSeconds`` (docs/mtt.md, "The API's table lookup")."""
+    TABLE_MOVED = "table_moved"
+    """An action that names a table (``tableId``) the caller no longer sits at: a multi-table
+    tournament moved them; nothing is applied (read the game state again)."""
     STALE_COMMITMENT = "stale_commitment"
     """A player's seed for a deck that is not the next hand's (docs/fairness.md)."""
     ALREADY_SEEDED = "already_seeded"

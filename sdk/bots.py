@@ -129,6 +129,11 @@ POLICIES: dict[str, Policy] = {
 }
 
 
+RETRIED = {"stale_turn", "not_your_turn", "player_in_transit", "table_moved", "unknown_seat"}
+"""An action refused for one of these is answered by reading the state again: the turn moved
+on, or a multi-table tournament moved the bot (docs/mtt.md)."""
+
+
 async def _play(
     fetch: Callable[[int | None], Awaitable[dict[str, Any]]],
     act: Callable[[dict[str, Any], str, int | None], Awaitable[Any]],
@@ -158,7 +163,9 @@ async def _play(
             try:
                 await sit_in()
             except SngError as err:
-                if err.code != "invalid_state":  # already back (a race with our own action)
+                # Already back (a race with our own action), or a multi-table tournament is
+                # moving us (the next state says where we sit).
+                if err.code not in {"invalid_state", "player_in_transit", "unknown_seat"}:
                     raise
             continue
         if not state.get("legalActions"):
@@ -167,7 +174,7 @@ async def _play(
         try:
             await act(state, action, amount)
         except SngError as err:
-            if err.code not in {"stale_turn", "not_your_turn"}:
+            if err.code not in RETRIED:
                 raise
 
 
@@ -185,6 +192,7 @@ async def run_bot(client: SngClient, tournament_id: str, policy: Policy, *, seed
             turn=st["turn"],
             action=action,
             amount=amount,
+            table_id=st.get("tableId"),
         ),
         over,
         policy,

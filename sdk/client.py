@@ -199,11 +199,19 @@ class SngClient:
         return result
 
     async def _act(
-        self, path: str, hand_number: int, turn: int, action: str, amount: int | None
+        self,
+        path: str,
+        hand_number: int,
+        turn: int,
+        action: str,
+        amount: int | None,
+        table_id: str | None = None,
     ) -> dict[str, Any]:
         body: dict[str, Any] = {"handNumber": hand_number, "turn": turn, "action": action}
         if amount is not None:
             body["amount"] = amount
+        if table_id is not None:
+            body["tableId"] = table_id
         result: dict[str, Any] = await self._call("POST", path, json=body)
         return result
 
@@ -222,9 +230,12 @@ class SngClient:
         turn: int,
         action: str,
         amount: int | None = None,
+        table_id: str | None = None,
     ) -> dict[str, Any]:
+        """Act on your turn; ``table_id`` (the state's ``tableId``) has an action for a table
+        a multi-table tournament moved you from refused (``409 table_moved``)."""
         return await self._act(
-            f"/tournaments/{tournament_id}/act", hand_number, turn, action, amount
+            f"/tournaments/{tournament_id}/act", hand_number, turn, action, amount, table_id
         )
 
     # -- fairness: the players' seeds (docs/fairness.md) ------------------------------------
@@ -247,7 +258,7 @@ class SngClient:
         try:
             await self._call("POST", path, json=body)
         except SngError as err:
-            if err.code in {"stale_commitment", "already_seeded"}:
+            if err.code in {"stale_commitment", "already_seeded", "player_in_transit"}:
                 return False
             raise
         return True

@@ -164,7 +164,11 @@ class You(Served):
     player_id: str
     seat: int | None
     stack: int
-    status: Literal["playing", "sitting_out", "joining", "leaving", "eliminated", "won"]
+    status: Literal[
+        "playing", "sitting_out", "joining", "leaving", "eliminated", "won", "in_transit"
+    ]
+    """``in_transit``: a multi-table tournament is moving you to another table; the state has
+    no table (``tableId`` null) until you sit down there (docs/mtt.md)."""
     place: int | None
     to_act: bool
     may_do: list[str]

@@ -79,6 +79,9 @@ class MttTable(WireModel):
     """Entries its next order seats (the books have already seated them)."""
     redraw_button: bool = False
     """Its next order draws the button afresh (the final table's first hand)."""
+    in_round: bool = False
+    """The hand it is dealing belongs to the open hand-for-hand round: its busts wait in
+    ``MttBooks.round_busts`` until every table of the round has reported (``h4h-places-v1``)."""
 
 
 class InTransit(WireModel):
@@ -92,6 +95,17 @@ class InTransit(WireModel):
     waits: bool = False
 
 
+class RoundBusted(WireModel):
+    """A player who busted in the open hand-for-hand round, not placed yet."""
+
+    player_id: str
+    table: int
+    stack_before: int
+    """The chips it started the hand with (deeper finishes higher at one table)."""
+    hand_no: int
+    """Its table's hand it busted in (the ``player_eliminated`` event's ``handNumber``)."""
+
+
 class MttBooks(WireModel):
     """The table manager's books (``TournamentState.mtt``)."""
 
@@ -102,6 +116,9 @@ class MttBooks(WireModel):
     boundaries: int = 0
     """Hand boundaries processed, every table's."""
     hand_for_hand: bool = False
+    """Hand-for-hand holds: the next bust is the bubble, or a round is still open."""
+    round_busts: list[RoundBusted] = Field(default_factory=list)
+    """The busts of the open hand-for-hand round, placed together when it closes."""
     final_table: bool = False
     """The field fits one table and table 1 plays alone."""
 

@@ -48,6 +48,8 @@ SENTENCES: dict[ErrorCode, str] = {
     ErrorCode.AMOUNT_OUT_OF_RANGE: "That amount is outside what you may bet now.",
     ErrorCode.STALE_TURN: "That turn is over: the table has moved on.",
     ErrorCode.UNKNOWN_SEAT: "You have no seat at this table.",
+    ErrorCode.PLAYER_IN_TRANSIT: "You are moving to another table: a moment, please.",
+    ErrorCode.TABLE_MOVED: "You were moved to another table.",
     ErrorCode.ALREADY_ACTED: "You already acted on this turn: your first action stands.",
     ErrorCode.IDEMPOTENCY_KEY_REUSED: "You already acted on this turn: your first action stands.",
     ErrorCode.ROOM_FULL: "Every seat of this room is taken.",

@@ -60,7 +60,7 @@ from api.preplay import PRE_PLAY
 from api.presence import stream_dropped, stream_open, touch
 from api.read_model import NoPublishedState, Rendered
 from api.services import play
-from api.services.play import TableRef
+from api.services.play import TableRef, placed_state
 from api.state import AppState, state_of
 from api.stream_auth import StreamCredential, ws_caller
 from api.streams import WS_CLOSE_CODES, Outbox, StreamSlots, run_socket, stream_error
@@ -174,7 +174,14 @@ async def player_messages(
                 return None
             playing = True
         try:
-            return await cache.render(target.tournament_id, target.table_id, target.viewer)
+            if target.tournament_id is None:
+                return await cache.render(None, target.table_id, target.viewer)
+            # A multi-table tournament's player is followed to the table that seats them now
+            # (in transit: the coded state, and the stream wakes with the old table's change).
+            table, rendered = await placed_state(app_state, target.tournament_id, target.viewer)
+            if table is not None:
+                target.table_id = table
+            return rendered
         except NoPublishedState:
             return None
         except ApiError as err:

@@ -11,6 +11,7 @@ import asyncio
 import hashlib
 import json
 import logging
+import time
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -19,18 +20,19 @@ from temporalio.client import WorkflowHandle
 
 from api import preplay
 from api.errors import ApiError
-from api.game_state import before_play
+from api.game_state import WatchedTournament, before_play, in_transit
 from api.preplay import PrePlayRows, row_version, tournament_row
 from api.presence import touch
-from api.read_model import NoPublishedState, Rendered, unavailable
+from api.read_model import STORE_TROUBLE, NoPublishedState, Rendered, unavailable
 from api.state import AppState
 from api.stream_auth import StreamCredential
 from api.updates import execute_update
 from core.settings import FAULT_HELD
 from db.models import Room, Tournament
 from domain.errors import ErrorCode
+from domain.mtt.seating import tables_needed
 from wire.ids import room_workflow_id, table_workflow_id
-from wire.messages import WireModel
+from wire.messages import TournamentPhase, WireModel
 from wire.table_messages import ActInput, ActResult, SeedInput, SeedResult, SitInInput
 from workflows.room import RoomWorkflow
 from workflows.table import TableWorkflow
@@ -39,6 +41,9 @@ log = logging.getLogger("sng.api.play")
 
 PRE_PLAY = preplay.PRE_PLAY
 """A tournament in these states has no table yet (api/preplay.py)."""
+TRANSIT_RECHECK = 0.25
+"""A long-poll in transit looks for the player's table at most this often (one indexed read
+each time, after one of the tournament's tables announced a change)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +53,9 @@ class TableRef:
 
     kind: Literal["tournament", "room"]
     id: str
+    key: str | None = None
+    """The table's workflow id when it is not the default one: a multi-table tournament's
+    table the caller sits at (``current_table``)."""
 
     @classmethod
     def tournament(cls, tournament_id: str) -> TableRef:
@@ -64,6 +72,8 @@ class TableRef:
     @property
     def table_id(self) -> str:
         """The table's workflow id (and its key in the read model)."""
+        if self.key is not None:
+            return self.key
         return room_workflow_id(self.id) if self.is_room else table_workflow_id(self.id)
 
     @property
@@ -80,6 +90,114 @@ class TableRef:
         return state.temporal.get_workflow_handle_for(workflow.run, self.table_id)
 
 
+# -- which table: a multi-table tournament's lookup -------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Placement:
+    """Where a player of a tournament is: ``table_id`` (None: in transit between two tables
+    of a multi-table tournament); ``moved``: not where this replica last found them."""
+
+    table_id: str | None
+    moved: bool = False
+    tournament: WatchedTournament | None = None
+    version: int = 0
+    """The game state's version of table 1's watch (what an in-transit state answers)."""
+
+
+def _seats(watch: Any, player_id: str) -> bool:
+    table = watch.table if watch is not None else None
+    return table is not None and any(s.player_id == player_id for s in table.view.seats)
+
+
+def _is_mtt(tournament: WatchedTournament) -> bool:
+    settings = tournament.settings
+    return settings.max_entrants is not None and settings.max_entrants > settings.seats
+
+
+async def current_table(state: AppState, tournament_id: str, player_id: str | None) -> Placement:
+    """The table that seats ``player_id`` in the tournament now, from the read model (never a
+    Temporal query; docs/mtt.md, "The API's table lookup"). A Sit-and-Go, a spectator, a
+    busted entrant and a tournament that is not playing: table 1, as always. An MTT's live
+    entrant: the table this replica last found them at if its watch still seats them (no
+    read), else table 1 if it seats them, else one indexed read of the tournament's table
+    rows (``GameStateCache.seating``); seated at none: in transit.
+    ``NoPublishedState`` when table 1 has published nothing yet."""
+    cache = state.read_model
+    first = table_workflow_id(tournament_id)
+    watch = await cache.watched(tournament_id, first)
+    tournament = watch.composing
+    if (
+        player_id is None
+        or tournament is None
+        or not _is_mtt(tournament)
+        or tournament.view.state != TournamentPhase.PLAYING
+        or tournament.view.stacks.get(player_id, 0) <= 0
+    ):
+        return Placement(first)
+    memo = (tournament_id, player_id)
+    known = cache.placed.get(memo)
+    for key in (known, first):
+        if key is not None and _seats(cache.snapshot(key), player_id):
+            cache.placed[memo] = key
+            return Placement(key, moved=known is not None and key != known)
+    view = tournament.view
+    count = tables_needed(view.field_size or view.registered_count, view.seats)
+    keys = [table_workflow_id(tournament_id, n) for n in range(1, count + 1)]
+    try:
+        found = await cache.seating(keys, player_id)
+    except STORE_TROUBLE:
+        raise ApiError(
+            ErrorCode.TEMPORARILY_UNAVAILABLE,
+            "your table could not be looked up: retry in a moment",
+            retry_after_seconds=1,
+        ) from None
+    # A move is published by two tables: the new one may show the player before the old one
+    # shows them gone. The new one is the one this replica did not know them at.
+    fresh = [key for key in found if key != known] or found
+    if not fresh:
+        return Placement(
+            None, moved=known is not None, tournament=tournament, version=watch.version
+        )
+    cache.placed[memo] = fresh[0]
+    return Placement(fresh[0], moved=known is not None and fresh[0] != known)
+
+
+async def placed_state(
+    state: AppState, tournament_id: str, viewer: str
+) -> tuple[str | None, Rendered]:
+    """The viewer's game state at the table that seats them now, with that table's id (None
+    and the in-transit state while an MTT moves them): the per-player streams' state."""
+    placement = await current_table(state, tournament_id, viewer)
+    if placement.table_id is not None:
+        rendered = await state.read_model.render(tournament_id, placement.table_id, viewer)
+        return placement.table_id, rendered
+    return None, _in_transit(placement, viewer)
+
+
+def _in_transit(placement: Placement, viewer: str) -> Rendered:
+    assert placement.tournament is not None
+    moving = in_transit(placement.version, placement.tournament, viewer)
+    body = json.dumps(moving.to_wire(), separators=(",", ":")).encode()
+    return Rendered(placement.version, body, moving)
+
+
+async def seated_table(state: AppState, table: TableRef, player_id: str) -> TableRef:
+    """The table a request of ``player_id``'s goes to: a room's, or the tournament table that
+    seats them now; ``409 player_in_transit`` (retry in a moment) while an MTT moves them."""
+    if table.is_room or table.key is not None:
+        return table
+    try:
+        placement = await current_table(state, table.id, player_id)
+    except NoPublishedState:
+        return table  # the table answers as it always did
+    if placement.table_id is None:
+        raise ApiError(
+            ErrorCode.PLAYER_IN_TRANSIT,
+            "you are moving to another table: retry in a moment",
+            retry_after_seconds=1,
+        )
+    return TableRef(table.kind, table.id, placement.table_id)
+
+
 # -- bodies ------------------------------------------------------------------------------------
 class ActBody(WireModel):
     hand_number: int = Field(ge=1, le=2**31 - 1)
@@ -88,6 +206,9 @@ class ActBody(WireModel):
     action: Literal["fold", "check", "call", "raise", "all_in"]
     amount: int | None = Field(default=None, ge=1, le=10**15, strict=True)
     """For raise: the total to raise to."""
+    table_id: str | None = Field(default=None, min_length=1, max_length=200)
+    """Optional: the ``tableId`` of the state you answer. An action for a table you no longer
+    sit at (a multi-table tournament moved you) is refused ``409 table_moved``."""
 
     def for_player(self, player_id: str, key: str | None = None) -> ActInput:
         return ActInput(
@@ -148,18 +269,45 @@ async def tournament_game_state(
             if before is not None:
                 return before
     try:
-        rendered = await cache.render(
-            tournament_id,
-            table_id,
-            viewer,
-            after_version=wait_for_change,
-            wait_seconds=wait_seconds,
+        body = await _tournament_table_state(
+            state, tournament_id, viewer, wait_for_change, wait_seconds
         )
     except NoPublishedState:
         raise unavailable() from None
     if wait_for_change is not None and wait_seconds > 0:
         await credential.check()
-    return rendered.body
+    return body
+
+
+async def _tournament_table_state(
+    state: AppState,
+    tournament_id: str,
+    viewer: str,
+    wait_for_change: int | None,
+    wait_seconds: float,
+) -> bytes:
+    """The viewer's state at the table that seats them now (``current_table``). In transit,
+    a long-poll waits for the tournament's tables to announce a change and looks again, so
+    it follows the player to the new table; a player who moved since this replica last
+    served them gets the new table's state at once (its version counts another table's)."""
+    cache = state.read_model
+    deadline = time.monotonic() + wait_seconds
+    while True:
+        placement = await current_table(state, tournament_id, viewer)
+        remaining = max(0.0, deadline - time.monotonic())
+        if placement.table_id is not None:
+            rendered = await cache.render(
+                tournament_id,
+                placement.table_id,
+                viewer,
+                after_version=None if placement.moved else wait_for_change,
+                wait_seconds=remaining,
+            )
+            return rendered.body
+        if wait_for_change is None or remaining <= 0:
+            return _in_transit(placement, viewer).body
+        await cache.announced(f"{table_workflow_id(tournament_id, 0)[:-1]}", remaining)
+        await asyncio.sleep(min(TRANSIT_RECHECK, max(0.0, deadline - time.monotonic())))
 
 
 async def _before_play(
@@ -242,7 +390,11 @@ async def act(
 ) -> ActResult:
     """One action at a table, whichever channel sent it (a tournament's or a room's HTTP
     route, the WebSocket): the act Update under its retry-safe id, a room's presence once the
-    room took it, and the answer in game-state terms (read-your-writes on this replica)."""
+    room took it, and the answer in game-state terms (read-your-writes on this replica). A
+    tournament's action goes to the table that seats the player now (``seated_table``)."""
+    table = await seated_table(state, table, player_id)
+    if body.table_id is not None and body.table_id != table.table_id:
+        raise ApiError(ErrorCode.TABLE_MOVED, "you no longer sit at that table")
     workflow = RoomWorkflow if table.is_room else TableWorkflow
     result = await execute_update(
         table.handle(state),
@@ -279,6 +431,7 @@ async def seed(state: AppState, table: TableRef, player_id: str, body: SeedBody)
     a client always learns whether the seed it sent is the one the table holds. (The Update
     used to be named ``seed:<player>:<hand>``, and Temporal answered a second seed under that
     name with the first one's answer, unchecked: ``200`` for a seed it ignored.)"""
+    table = await seated_table(state, table, player_id)
     workflow = RoomWorkflow if table.is_room else TableWorkflow
     result: SeedResult = await execute_update(
         table.handle(state),
@@ -294,6 +447,7 @@ async def sit_in(state: AppState, table: TableRef, player_id: str) -> ActResult:
     """Come back after sitting out. At a tournament's table the answer's version is the game
     state's once this replica serves it (read-your-writes); at a room it is the table's, and
     the player's presence is recorded."""
+    table = await seated_table(state, table, player_id)
     if table.is_room:
         result: ActResult = await execute_update(
             table.handle(state),

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 from domain.standings import Finish
 
-__all__ = ["RoundBust", "hand_for_hand", "order_round_busts"]
+__all__ = ["RoundBust", "hand_for_hand", "order_round_busts", "place_round"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,3 +103,23 @@ def order_round_busts(busts: Sequence[RoundBust], *, alive_before: int) -> tuple
         finishes.append(Finish(entrant=bust.entrant, place=place, rank=rank))
         place += 1
     return tuple(finishes)
+
+
+def place_round(busts: Sequence[RoundBust], *, alive_after: int) -> tuple[Finish, ...]:
+    """The places of a closed hand-for-hand round, whatever order its tables reported in.
+
+    The table manager collects a round's busts as its tables report (in any order) and
+    places them once every table of the round has reported. ``alive_after`` counts the
+    players left after the round; the busts take the places just below them. Within a tier
+    the busts are listed by table number, then in the order given for each table (the
+    table's report lists its busts by seat), so the odd chips of a split go to the lowest
+    table first: the remainder rule does not depend on which table finished its hand first.
+
+    >>> late_first = [RoundBust("bob", 2, 300), RoundBust("ann", 1, 900)]
+    >>> [(f.entrant, f.place, f.rank) for f in place_round(late_first, alive_after=8)]
+    [('ann', 9, 9), ('bob', 10, 9)]
+    """
+    if alive_after < 1:
+        raise ValueError("a hand-for-hand round leaves at least one player")
+    by_table = sorted(busts, key=lambda b: b.table_id)  # stable: each table's own order
+    return order_round_busts(by_table, alive_before=alive_after + len(busts))

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from domain.mtt.hand_for_hand import RoundBust, hand_for_hand, order_round_busts
-from domain.standings import Finish, order_busts, split_prizes
+from domain.mtt.hand_for_hand import RoundBust, hand_for_hand, order_round_busts, place_round
+from domain.mtt.payouts import mtt_payouts
+from domain.standings import Finish, final_standings, order_busts, split_prizes
 
 
 def places(finishes: tuple[Finish, ...]) -> list[tuple[str, int, int]]:
@@ -93,3 +96,71 @@ def test_a_round_covers_the_worst_places_keeps_same_table_order_and_pays_every_c
                 assert by[x.entrant].rank == by[y.entrant].rank
     covered = sum(amounts[p - 1] for p in range(extra + 1, alive + 1) if p <= len(amounts))
     assert sum(a.amount for a in split_prizes(got, amounts)) == covered
+
+
+@given(
+    busts=st.lists(
+        st.tuples(st.integers(min_value=1, max_value=4), st.integers(min_value=1, max_value=9)),
+        min_size=1,
+        max_size=8,
+    ),
+    order=st.randoms(use_true_random=False),
+)
+def test_a_closed_round_is_placed_the_same_whichever_table_reported_first(
+    busts: list[tuple[int, int]], order: random.Random
+) -> None:
+    """The table manager collects a round's busts in the order its tables report; the
+    places, ranks and so the odd chips of a split must not depend on it."""
+    round_ = [RoundBust(f"p{i}", t, s) for i, (t, s) in enumerate(busts)]
+    reports: dict[int, list[RoundBust]] = {}
+    for bust in round_:
+        reports.setdefault(bust.table_id, []).append(bust)
+    tables = sorted(reports)
+    order.shuffle(tables)
+    as_reported = [bust for t in tables for bust in reports[t]]
+    assert place_round(as_reported, alive_after=3) == place_round(round_, alive_after=3)
+    assert place_round(round_, alive_after=3) == order_round_busts(
+        sorted(round_, key=lambda b: b.table_id), alive_before=3 + len(round_)
+    )
+
+
+@given(
+    field=st.integers(min_value=8, max_value=60),
+    rounds=st.lists(
+        st.lists(
+            st.tuples(st.integers(min_value=1, max_value=6), st.integers(min_value=1, max_value=9)),
+            min_size=1,
+            max_size=4,
+        ),
+        min_size=1,
+        max_size=6,
+    ),
+)
+def test_a_field_busting_in_rounds_is_placed_once_each_and_paid_the_pool(
+    field: int, rounds: list[list[tuple[int, int]]]
+) -> None:
+    """Constructed tournaments: players bust in hand-for-hand rounds (any table, any stack)
+    until one is left; every place is taken once, ties share a rank, and the split pays
+    exactly the pool (no place paid twice, no chip unpaid)."""
+    alive = [f"e{i}" for i in range(field)]
+    finishes: list[Finish] = []
+    for spec in rounds:
+        take = min(len(spec), len(alive) - 1)
+        if take == 0:
+            break
+        busted, alive = alive[-take:], alive[:-take]
+        round_ = [RoundBust(p, t, s) for p, (t, s) in zip(busted, spec, strict=False)]
+        finishes.extend(place_round(round_, alive_after=len(alive)))
+    finishes.extend(
+        order_busts([(p, 1) for p in alive[1:]], alive_before=len(alive)) if len(alive) > 1 else ()
+    )
+    finishes.append(Finish(alive[0], 1, 1))
+    standings = final_standings(finishes, field_size=field)
+    pool = field * 100
+    awards = split_prizes(standings, mtt_payouts(field_size=field, pool=pool))
+    assert sum(a.amount for a in awards) == pool
+    assert sorted(a.place for a in awards) == list(range(1, field + 1))
+    rank_of = {f.entrant: f.rank for f in standings}
+    for rank in set(rank_of.values()):  # a tie's members are paid within a chip of each other
+        tied = [a.amount for a in awards if rank_of[a.entrant] == rank]
+        assert max(tied) - min(tied) <= 1

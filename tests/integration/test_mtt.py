@@ -16,6 +16,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from sqlmodel import col, select
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import (
     Client,
@@ -29,8 +30,11 @@ from temporalio.worker import Worker
 from core.settings import Settings
 from db import ledger
 from db.engine import Database
-from domain.payouts import prize_pool
+from db.models import Event, Hand
+from domain.mtt.hand_for_hand import RoundBust, place_round
+from domain.payouts import prize_pool, resolve_payout_amounts
 from domain.settings import validate_settings
+from domain.standings import Finish, split_prizes
 from tests.integration.bots import passive, play
 from tests.integration.hand_sink import HandSink
 from tests.integration.helpers import eventually
@@ -130,9 +134,12 @@ class Bots:
         self.rng = random.Random(31)
         self.actions = 0
 
-    async def act_at(self, workflow_id: str, *, quiet: bool = False) -> bool:
+    async def act_at(
+        self, workflow_id: str, *, quiet: bool = False, shove_hands: set[int] | None = None
+    ) -> bool:
         """Act once at the table if someone is to act there; ``quiet``: check or fold only
-        (nobody busts but by a blind)."""
+        (nobody busts but by a blind); ``shove_hands``: in these hands everyone goes all-in
+        (or calls one), so the table almost surely busts someone."""
         table = self.client.get_workflow_handle_for(TableWorkflow.run, workflow_id)
         try:
             view = await table.query(TableWorkflow.view, None)
@@ -153,7 +160,9 @@ class Bots:
         players = mine.hand["players"]
         all_in = any(p["all_in"] for p in players)
         others = sum(1 for p in players if not p["folded"] and p["seat"] != hand["actor"])
-        if quiet:
+        if shove_hands is not None and mine.hand_no in shove_hands:
+            action = next(a for a in ("all_in", "call", "check", "fold") if a in actions)
+        elif quiet:
             action = "check" if "check" in actions else "fold"
         elif self.one_bust and all_in:
             action = "call" if others == 1 and "call" in actions else "fold"
@@ -397,8 +406,8 @@ async def test_on_the_bubble_the_tables_play_hand_for_hand(
     in_step = [v for v in seen if v.books.hand_for_hand]
     assert in_step, "the bubble was played hand-for-hand"
     left = [sum(1 for chips in v.stacks.values() if chips > 0) for v in in_step]
-    # 11 left: the next bust is the bubble (a snapshot may catch the bubble's own bust
-    # taken before the boundary's plan turns hand-for-hand off).
+    # 11 left: the next bust is the bubble (10 left: the round that burst it is still open,
+    # its other table finishing the round's hand; hand-for-hand holds until it closes).
     assert max(left) == 11 and min(left) >= 10, left
     assert all(sum(not t.done for t in v.books.tables.values()) >= 2 for v in in_step)
     # On the bubble the bots fold or check (nobody busts) and act only every 3 s at the
@@ -411,6 +420,135 @@ async def test_on_the_bubble_the_tables_play_hand_for_hand(
     assert result.state is TournamentPhase.CLOSED
     assert len(result.payouts) == 10
     assert sum(p.amount for p in result.payouts) == prize_pool(validate_settings(settings), 20)
+
+
+async def test_busts_at_two_tables_in_one_hand_for_hand_round_tie_and_split_the_prizes(
+    client: Client, db: Database, task_queue: str, worker: Worker
+) -> None:
+    """20 entrants, half paid: with 11 left on two tables the tables play hand-for-hand, and
+    in each round's hand everyone goes all-in, so both tables bust players in the round that
+    bursts the bubble. Those busts are placed together once both tables have reported
+    (``place_round``: each table's deepest bust ties with the other table's, and so on), the
+    ``player_eliminated`` events and the standings say so, the tied places' prizes are split
+    (payouts equal to the pool, each place paid once), the books held at every snapshot and
+    boundary, and every history replays."""
+    tid = "mtt-h4h-ties"
+    settings = {**mtt_settings(ENTRANTS), "payoutStructure": {"paidPlacesPercent": 50}}
+    handle = await start_mtt(client, db, task_queue, tid, settings)
+    bots = Bots(client, one_bust=True)
+    # Per table, the hands it was seen dealing in a hand-for-hand round (the books mark
+    # each table sent its order while hand-for-hand held: ``in_round``).
+    rounds: dict[str, set[int]] = {}
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + 600
+    while True:
+        assert loop.time() < deadline, "the MTT did not end in time"
+        state = await handle.query(TournamentWorkflow.state)
+        if state.state in (TournamentPhase.STARTING, TournamentPhase.REGISTERING):
+            await asyncio.sleep(0.05)
+            continue
+        view = await handle.query(TournamentWorkflow.tables)
+        assert view is not None
+        if state.state is not TournamentPhase.PLAYING:
+            break
+        check_books(view)
+        tables = sorted(
+            (t for t in view.books.tables.values() if not t.done), key=lambda t: t.number
+        )
+        for t in tables:
+            if t.in_round:
+                rounds.setdefault(t.workflow_id, set()).add(t.hands + 1)
+        left = sum(1 for chips in view.stacks.values() if chips > 0)
+        # 12 left: only the lowest table plays for a bust (one at a time), so the field comes
+        # to 11, the bubble; 11 left: nobody plays for a bust but in a round's hand.
+        acted = await asyncio.gather(
+            *(
+                bots.act_at(
+                    t.workflow_id,
+                    quiet=(left == 12 and t is not tables[0]) or left == 11,
+                    shove_hands=rounds.get(t.workflow_id, set()),
+                )
+                for t in tables
+            )
+        )
+        if not any(acted):
+            await asyncio.sleep(0.05)
+
+    assert rounds, "the bubble was played hand-for-hand"
+    result = await handle.result()
+    assert result.state is TournamentPhase.CLOSED
+    standings = {f.player_id: f for f in result.standings}
+    assert sorted(f.place for f in result.standings) == list(range(1, ENTRANTS + 1))
+
+    # The round that burst the bubble: each table's last hand-for-hand hand, as recorded.
+    last = await handle.query(TournamentWorkflow.tables)
+    assert last is not None
+    number = {t.workflow_id: t.number for t in last.books.tables.values()}
+    busts: list[RoundBust] = []
+    async with db.session() as s:
+        for wid, hands in sorted(rounds.items(), key=lambda item: number[item[0]]):
+            # Its last round's hand it dealt (a table seen at its boundary in hand-for-hand
+            # may never deal the hand after it: the tournament ended, or it broke).
+            hand = (
+                await s.exec(
+                    select(Hand)
+                    .where(col(Hand.table_id) == wid, col(Hand.hand_no).in_(hands))
+                    .order_by(col(Hand.hand_no).desc())
+                    .limit(1)
+                )
+            ).one()
+            players = hand.record["players"]
+            busts += [
+                RoundBust(players[str(b["seat"])], number[wid], b["stack_before"])
+                for b in sorted(hand.record["busted"], key=lambda b: b["seat"])
+            ]
+        events = (
+            await s.exec(
+                select(Event).where(
+                    col(Event.tournament_id) == tid, col(Event.type) == "player_eliminated"
+                )
+            )
+        ).all()
+    assert len(rounds) == 2 and len({b.table_id for b in busts}) == 2, (
+        "both tables busted players in the round that burst the bubble",
+        busts,
+    )
+    expected = place_round(busts, alive_after=11 - len(busts))
+    assert max(f.place for f in expected) == 11  # the bubble's place is the round's
+    # Placed together, as the rules say: the deepest bust of each table share a rank.
+    got = [(standings[f.entrant].place, standings[f.entrant].rank) for f in expected]
+    assert got == [(f.place, f.rank) for f in expected], (busts, result.standings)
+    tied = [f for f in expected if f.rank == expected[0].rank]
+    assert len({b.table_id for b in busts if b.entrant in {f.entrant for f in tied}}) == 2
+    # The events say the same (one per bust, the winner none).
+    eliminated = {e.payload["playerId"]: e.payload for e in events}
+    assert len(events) == ENTRANTS - 1 == len(eliminated)
+    for f in result.standings:
+        if f.place > 1:
+            assert (eliminated[f.player_id]["place"], eliminated[f.player_id]["rank"]) == (
+                f.place,
+                f.rank,
+            )
+    # The split: the payouts are the standings' split of the paid places, the pool exactly.
+    amounts = resolve_payout_amounts(validate_settings(settings), ENTRANTS)
+    awards = split_prizes([Finish(f.player_id, f.place, f.rank) for f in result.standings], amounts)
+    assert sorted((p.position, p.player_id, p.amount) for p in result.payouts) == sorted(
+        (a.place, a.entrant, a.amount) for a in awards if a.amount
+    )
+    assert sum(p.amount for p in result.payouts) == prize_pool(validate_settings(settings), 20)
+    assert len({p.position for p in result.payouts}) == len(result.payouts)
+
+    history = await handle.fetch_history()
+    assert not [
+        e for e in history.events if e.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED
+    ]
+    report = await replay_histories(
+        client,
+        await histories_from(
+            client, [handle.id, *(t.workflow_id for t in last.books.tables.values())]
+        ),
+    )
+    assert report.failures == [], report.failures
 
 
 async def test_a_worker_killed_during_moves_loses_and_duplicates_nobody(

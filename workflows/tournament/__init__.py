@@ -53,7 +53,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.tournament.registration import REGISTRATION_LOOP_PATCH, Registration
     from workflows.tournament.registration_legacy import LegacyRegistration
     from workflows.tournament.settlement import Settlement
-    from workflows.tournament.tables import Tables
+    from workflows.tournament.tables import H4H_PLACES_PATCH, Tables
 
 __all__ = ["TournamentWorkflow"]
 
@@ -97,6 +97,9 @@ class TournamentWorkflow:
         # First, before any command: whether this run serves registration from its loop.
         if not workflow.patched(REGISTRATION_LOOP_PATCH):
             self.registration = LegacyRegistration(b, self.entries)
+        if b.settings.is_mtt:
+            # Then, for an MTT: whether a hand-for-hand round's busts are placed together.
+            self.mtt.round_places = workflow.patched(H4H_PLACES_PATCH)
         if inp.carry is None:
             await b.save_tournament()
             b.row_saved = True

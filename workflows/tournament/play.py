@@ -286,7 +286,9 @@ class Play:
                     player_id=finish.player_id,
                     place=finish.place,
                     rank=finish.rank,
-                    hand_number=report.hand_no,
+                    # A hand-for-hand round's busts are published with the report that
+                    # closed it, each with its own table's hand.
+                    hand_number=finish.hand_number or report.hand_no,
                 ),
             )
         await effects.publish(
@@ -309,6 +311,20 @@ class Play:
         result = b.s.table_done
         assert result is not None
         if b.s.mtt is not None:
+            # Busts of a hand-for-hand round whose other tables were stopped: below the live.
+            placed = self.tables.close_round()
+            b.s.finishes.extend(placed)
+            for finish in placed:  # none but under ``h4h-places-v1``
+                await effects.publish(
+                    b.s.tournament_id,
+                    f"eliminated:{finish.player_id}",
+                    PlayerEliminated(
+                        player_id=finish.player_id,
+                        place=finish.place,
+                        rank=finish.rank,
+                        hand_number=finish.hand_number or 0,
+                    ),
+                )
             live = {p: chips for p, chips in b.s.stacks.items() if chips > 0}
             b.s.finishes.extend(
                 Placing(player_id=f.entrant, place=f.place, rank=f.rank)

@@ -11,8 +11,10 @@ entries in transit to it, run ``plan_boundary`` over every table, and apply the 
 the tables standing at a boundary: an entry moving to a table that is dealing is held here
 ("in transit", its chips with it) and seated at that table's next boundary. A table is held
 at its boundary while hand-for-hand or the final table's redraw waits for the others, or
-while it has fewer than two players to deal to. docs/mtt.md, "The table manager", has the
-protocol and its decisions.
+while it has fewer than two players to deal to. The busts of one hand-for-hand round wait
+in the books until every table has reported the round's hand, then are placed together
+(``place_round``: ties across tables, ``h4h-places-v1``). docs/mtt.md, "The table manager",
+has the protocol and its decisions.
 
 The books are checked at every boundary (``check_books``): every live entry on exactly one
 table or in transit, and every chip counted (``sum(stacks) + in transit == entrants ×
@@ -30,7 +32,7 @@ from temporalio.workflow import ParentClosePolicy
 with workflow.unsafe.imports_passed_through():
     from domain.holdem.positions import ButtonPositions
     from domain.mtt.balancing import Move, plan_boundary
-    from domain.mtt.hand_for_hand import hand_for_hand
+    from domain.mtt.hand_for_hand import RoundBust, hand_for_hand, place_round
     from domain.mtt.seating import Table, seat_field, tables_needed, waits_for_button
     from domain.payouts import resolve_payout_amounts
     from domain.standings import order_busts
@@ -44,6 +46,7 @@ with workflow.unsafe.imports_passed_through():
         MttBooks,
         MttTable,
         MttView,
+        RoundBusted,
     )
     from wire.signals import BOUNDARY, HAND_COMPLETED, STOP, TABLE_FINISHED
     from wire.table_messages import (
@@ -59,11 +62,21 @@ with workflow.unsafe.imports_passed_through():
     from workflows.tournament.books import Books
 
 
+H4H_PLACES_PATCH = "h4h-places-v1"
+"""From this patch on, the busts of one hand-for-hand round are placed together when every
+table of the round has reported (``place_round``: ties across tables, prizes split), and a
+table that finished the round's hand waits for the others even once the bubble has burst.
+Asked at each run's start, for an MTT only (``TournamentWorkflow.run``); before it, each
+report's busts were placed on their own, one report after the other."""
+
+
 class Tables:
     """The table manager's steps over ``books.s.mtt`` (no state of its own)."""
 
     def __init__(self, books: Books) -> None:
         self.books = books
+        self.round_places = False
+        """``H4H_PLACES_PATCH``, asked at the run's start (an MTT's only)."""
 
     def view(self) -> MttView | None:
         """The books and the chips, for the ``tables`` query (None for a Sit-and-Go),
@@ -173,6 +186,7 @@ class Tables:
         # Its stacks are the books' already: a stop voids the hand it aborts (the stacks go
         # back to the last boundary's), and the books took every boundary.
         table.done = True
+        table.in_round = False  # its round hand (if any) was voided: it busts nobody
         if all(t.done for t in self.m.tables.values()):
             self.books.s.table_done = TableResult(
                 table_id=self.books.s.table_workflow_id or "",
@@ -198,15 +212,23 @@ class Tables:
                 f"{sum(before.values())} before, {sum(after.values())} after"
             )
         alive_before = sum(1 for chips in b.s.stacks.values() if chips > 0)
-        busts = order_busts(
-            [(table.seats[x["seat"]], x["stack_before"]) for x in report.busted],
-            alive_before=alive_before,
-        )
-        finishes = [
-            Placing(player_id=f.entrant, place=f.place, rank=f.rank, hand_number=report.hand_no)
-            for f in busts
-        ]
+        busted = [(table.seats[x["seat"]], x["stack_before"]) for x in report.busted]
+        in_round, table.in_round = table.in_round, False
+        finishes: list[Placing] = []
+        if in_round:
+            # A hand-for-hand round's busts wait for the round's other tables.
+            self.m.round_busts.extend(
+                RoundBusted(player_id=p, table=table.number, stack_before=s, hand_no=report.hand_no)
+                for p, s in busted
+            )
+        else:
+            finishes = [
+                Placing(player_id=f.entrant, place=f.place, rank=f.rank, hand_number=report.hand_no)
+                for f in order_busts(busted, alive_before=alive_before)
+            ]
         b.s.stacks.update(after)
+        if in_round and not self.round_open():
+            finishes.extend(self.close_round())
         alive = [p for p, chips in b.s.stacks.items() if chips > 0]
         if len(alive) == 1:
             finishes.append(
@@ -247,7 +269,8 @@ class Tables:
                     await self.send(t, finish=True)
             return
         paid = len(resolve_payout_amounts(b.settings, b.s.field_size or 0))
-        m.hand_for_hand = hand_for_hand(
+        # An open round holds every table until its last one reports, bubble burst or not.
+        m.hand_for_hand = self.round_open() or hand_for_hand(
             players_left=alive, paid_places=paid, tables_left=len(running)
         )
         final = len(running) > 1 and tables_needed(alive, b.settings.seats) == 1
@@ -268,6 +291,31 @@ class Tables:
                 await self.send(t, finish=True)
             elif not hold and len(t.seats) >= 2:
                 await self.send(t)
+
+    # -- hand-for-hand rounds -------------------------------------------------------------
+    def round_open(self) -> bool:
+        """A table still deals the open hand-for-hand round's hand."""
+        return any(t.in_round for t in self.m.tables.values() if not t.done)
+
+    def close_round(self) -> list[Placing]:
+        """Place the closed round's busts together (``place_round``: below every player
+        still in; at one table by starting stack, across tables tied), each with its own
+        table's hand number. Also at a force-end, for the tables that reported the round."""
+        m = self.m
+        if not m.round_busts:
+            return []
+        hand_of = {r.player_id: r.hand_no for r in m.round_busts}
+        placed = place_round(
+            [RoundBust(r.player_id, r.table, r.stack_before) for r in m.round_busts],
+            alive_after=sum(1 for chips in self.books.s.stacks.values() if chips > 0),
+        )
+        m.round_busts = []
+        for t in m.tables.values():
+            t.in_round = False
+        return [
+            Placing(player_id=f.entrant, place=f.place, rank=f.rank, hand_number=hand_of[f.entrant])
+            for f in placed
+        ]
 
     def plan(self, running: list[MttTable]) -> tuple[list[Move], frozenset[str]]:
         """``plan_boundary`` over every running table (entries in transit counted at the
@@ -368,6 +416,8 @@ class Tables:
             table.done = True
         order.mac = report_mac(table.secret, BOUNDARY, table.workflow_id, table.hands, order)
         table.at_boundary = False
+        # Sent while hand-for-hand holds, every table at once: its next hand is the round's.
+        table.in_round = self.round_places and self.m.hand_for_hand and not finish
         await workflow.get_external_workflow_handle_for(
             TableWorkflow.run, table.workflow_id
         ).signal(TableWorkflow.boundary, order)

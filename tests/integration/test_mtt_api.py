@@ -1,0 +1,215 @@
+"""An MTT played to the end by bots that use only the HTTP API (issue 31, docs/mtt.md, "The
+API's table lookup"): every player reads ``GET /tournaments/{id}/game-state`` and acts with
+``POST /tournaments/{id}/act`` at whichever table seats them now, across balancing moves,
+table breaks and the final table, to ``closed``. The tournament's ``tables`` query is read
+only to check the books (each live entry in one place, every chip counted).
+
+On the API that served only table 1, the players of tables 2-4 saw table 1 and never had a
+turn: the test fails on the tables acted at (and would time out on the tournament).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+from typing import Any
+
+from temporalio.client import Client
+from temporalio.worker import Worker
+from websockets.asyncio.client import connect
+
+from core.settings import Settings
+from core.tokens import mint_player_token
+from db.engine import Database
+from domain.payouts import prize_pool
+from domain.settings import validate_settings
+from sdk.bots import run_bot
+from sdk.client import SngClient, SngError
+from tests.conftest import serve_api
+from tests.integration.helpers import player
+from tests.integration.test_mtt import ENTRANTS, check_books, mtt_settings, start_mtt
+from tests.replay import histories_from, replay_histories
+from wire.messages import TournamentPhase
+from wire.mtt import MttView
+from workflows.tournament import TournamentWorkflow
+
+
+def lively(state: dict[str, Any], rng: random.Random) -> tuple[str, int | None]:
+    """Now and then all-in, else check, or call a bet about half the time: stacks move and
+    players bust a few at a time (the Update-driven test's bots, tests/integration/test_mtt.py)."""
+    actions = state["legalActions"]["actions"]
+    roll = rng.random()
+    if "all_in" in actions and roll < 0.08:
+        return "all_in", None
+    if "check" in actions:
+        return "check", None
+    if "call" in actions and roll < 0.45:
+        return "call", None
+    return "fold", None
+
+
+class Recording(SngClient):
+    """The SDK's client, keeping every game state and refusal a bot got. The first time its
+    player shows up at another table, it answers the old table's last turn once more, naming
+    that table: ``moves`` gets the API's answer (``stale``: a refusal's code)."""
+
+    def __init__(
+        self, url: str, token: str, log: list[tuple[str, Any]], moves: list[tuple[str, ...]]
+    ) -> None:
+        super().__init__(url, token=token)
+        self.log = log
+        self.moves = moves
+        self.last: dict[str, Any] | None = None
+
+    async def game_state(
+        self, tournament_id: str, *, wait_for_change: int | None = None, wait_seconds: float = 20.0
+    ) -> dict[str, Any]:
+        state = await super().game_state(
+            tournament_id, wait_for_change=wait_for_change, wait_seconds=wait_seconds
+        )
+        self.log.append(("state", state))
+        table, last = state.get("tableId"), self.last
+        if table is not None:
+            if last is not None and last["tableId"] != table and len(self.moves) < 3:
+                try:
+                    await super().act(
+                        tournament_id,
+                        hand_number=last["handNumber"],
+                        turn=last["turn"] or 0,
+                        action="fold",
+                        table_id=last["tableId"],
+                    )
+                    self.moves.append((last["tableId"], table, "accepted"))
+                except SngError as err:
+                    self.moves.append((last["tableId"], table, err.code))
+            self.last = state
+        return state
+
+    async def act(self, tournament_id: str, **kwargs: Any) -> dict[str, Any]:
+        try:
+            return await super().act(tournament_id, **kwargs)
+        except SngError as err:
+            self.log.append(("refused", err.code))
+            raise
+
+
+async def listen(url: str, settings: Settings, tid: str, user: str, tables: list[str]) -> None:
+    """The player's WebSocket, read only: the tables its game states name, in order."""
+    ws_url = url.replace("http://", "ws://") + f"/tournaments/{tid}/me/ws"
+    async with connect(ws_url, additional_headers=player(settings, user)) as ws:
+        async for raw in ws:
+            message = json.loads(raw)
+            if message["event"] == "end":
+                return
+            if message["event"] == "game_state":
+                table = message["data"].get("tableId")
+                if table and (not tables or tables[-1] != table):
+                    tables.append(table)
+
+
+async def observe(client: Client, tid: str, limit: float) -> list[MttView]:
+    """Read the books until play ends, checking each snapshot."""
+    handle = client.get_workflow_handle_for(TournamentWorkflow.run, f"tournament-{tid}")
+    seen: list[MttView] = []
+    deadline = asyncio.get_running_loop().time() + limit
+    while asyncio.get_running_loop().time() < deadline:
+        state = await handle.query(TournamentWorkflow.state)
+        if state.state in (TournamentPhase.STARTING, TournamentPhase.REGISTERING):
+            await asyncio.sleep(0.1)
+            continue
+        view = await handle.query(TournamentWorkflow.tables)
+        assert view is not None
+        if state.state is not TournamentPhase.PLAYING:
+            return seen
+        check_books(view)
+        seen.append(view)
+        await asyncio.sleep(0.1)
+    raise AssertionError("the MTT did not end in time")
+
+
+async def test_an_mtt_plays_to_closed_with_every_player_on_the_http_api(
+    client: Client, db: Database, settings: Settings, task_queue: str, worker: Worker
+) -> None:
+    tid = "mtt-api"
+    mtt = mtt_settings(ENTRANTS)
+    handle = await start_mtt(client, db, task_queue, tid, mtt)
+    players = [f"{tid}-{i}" for i in range(ENTRANTS)]
+    logs: dict[str, list[tuple[str, Any]]] = {p: [] for p in players}
+    moves: list[tuple[str, ...]] = []
+    async with serve_api(settings) as url:
+        bots = [Recording(url, mint_player_token(settings, p), logs[p], moves) for p in players]
+        for bot in bots:
+            await bot.__aenter__()
+        try:
+            streamed: dict[str, list[str]] = {p: [] for p in players}
+            sockets = [
+                asyncio.create_task(listen(url, settings, tid, p, streamed[p])) for p in players
+            ]
+            watching = asyncio.create_task(observe(client, tid, limit=600))
+            plays = [
+                asyncio.create_task(run_bot(bot, tid, lively, seed=i)) for i, bot in enumerate(bots)
+            ]
+            seen = await watching
+            await asyncio.wait_for(asyncio.gather(*plays), 120)
+            await asyncio.wait_for(asyncio.gather(*sockets), 30)
+        finally:
+            for bot in bots:
+                await bot.__aexit__(None, None, None)
+
+    # An action for the table a player was moved from: refused with a code, before any
+    # table is asked.
+    assert moves, "no player was seen moving between tables"
+    assert {code for _, _, code in moves} == {"table_moved"}, moves
+
+    # The players acted at every table through the API, and followed their moves.
+    acted_at = {
+        s.get("tableId")
+        for log in logs.values()
+        for kind, s in log
+        if kind == "state" and s.get("legalActions") and s["you"]["toAct"]
+    }
+    assert len(acted_at) == 4, acted_at
+    assert sum(len(_tables(log)) > 1 for log in logs.values()) >= 5
+    # The streams followed their players too: a stream that named two tables other than
+    # table 1 (where a busted player's state is served) followed a live player's move.
+    first = f"table-{tid}-1"
+    assert any(len(set(t) - {first}) >= 2 for t in streamed.values()), streamed
+    # In transit between two tables: a coded state, never an error.
+    transit = [
+        s
+        for log in logs.values()
+        for kind, s in log
+        if kind == "state" and (s.get("you") or {}).get("status") == "in_transit"
+    ]
+    for s in transit:
+        assert s["tableId"] is None and s["seats"] == [] and s["you"]["stack"] > 0, s
+        assert s["tournament"]["state"] == "playing"
+    refused = {code for log in logs.values() for kind, code in log if kind == "refused"}
+    assert refused <= {"stale_turn", "not_your_turn", "player_in_transit", "unknown_seat"}
+
+    books = seen[-1].books
+    assert books.moves.get("break", 0) > 0 and books.moves.get("final", 0) > 0, books.moves
+    result = await handle.result()
+    assert result.state is TournamentPhase.CLOSED
+    assert sorted(f.place for f in result.standings) == list(range(1, ENTRANTS + 1))
+    assert sum(p.amount for p in result.payouts) == prize_pool(validate_settings(mtt), ENTRANTS)
+    last = await handle.query(TournamentWorkflow.tables)
+    assert last is not None
+    report = await replay_histories(
+        client,
+        await histories_from(
+            client, [handle.id, *(t.workflow_id for t in last.books.tables.values())]
+        ),
+    )
+    assert report.failures == [], report.failures
+
+
+def _tables(log: list[tuple[str, Any]]) -> list[str]:
+    """The tables a player's game states named, in order, each once."""
+    tables: list[str] = []
+    for kind, state in log:
+        table = state.get("tableId") if kind == "state" else None
+        if table and (not tables or tables[-1] != table) and table not in tables:
+            tables.append(table)
+    return tables
