@@ -38,6 +38,7 @@ from api.errors import ApiError, refusal_of
 from api.event_log import POLL_SECONDS
 from api.preplay import PRE_PLAY
 from api.read_model import GameStateCache, NoPublishedState
+from api.services.play import current_table
 from api.state import AppState, state_of
 from api.stream_auth import StreamCredential, ws_caller
 from api.streams import WS_CLOSE_CODES, Outbox, StreamSlots, run_socket, stream_error
@@ -123,14 +124,22 @@ async def _players(app: AppState, scope: Scope, agent_id: str) -> list[str]:
 
 async def _player_state(
     app: AppState, scope: Scope, player_id: str, advisor_id: str | None
-) -> GameState | None:
-    """The advised player's game state from the pushed read model (None before the table
-    published one); with ``advisor_id``, their hole cards sealed to the advisor's card key
-    when it has one."""
+) -> tuple[GameState, str] | None:
+    """The advised player's game state from the pushed read model, with the table it is of
+    (None before the table published one, or while a multi-table tournament moves the player
+    between tables); with ``advisor_id``, their hole cards sealed to the advisor's card key
+    when it has one. A tournament's player is advised at the table that seats them now
+    (``current_table``, docs/mtt.md "The API's table lookup"), not table 1."""
     cache: GameStateCache = app.read_model
     try:
+        table_id = scope.table_id
+        if scope.tournament_id is not None:
+            placement = await current_table(app, scope.tournament_id, player_id)
+            if placement.table_id is None:
+                return None  # in transit: no turn to advise
+            table_id = placement.table_id
         rendered = await cache.render(
-            scope.tournament_id, scope.table_id, player_id, sealed_to=advisor_id
+            scope.tournament_id, table_id, player_id, sealed_to=advisor_id
         )
     except NoPublishedState:
         return None
@@ -138,7 +147,7 @@ async def _player_state(
         if err.code is not ErrorCode.TEMPORARILY_UNAVAILABLE:
             raise
         return None
-    return rendered.state
+    return rendered.state, table_id
 
 
 async def advisor_messages(
@@ -153,7 +162,7 @@ async def advisor_messages(
     ends or the room closes. The credential is checked before each request and at every idle
     tick."""
     cache: GameStateCache = app.read_model
-    asked: dict[str, tuple[int, int]] = {}
+    asked: dict[str, tuple[str, int, int]] = {}
     playing = scope.room
     while True:
         await credential.check()
@@ -171,14 +180,18 @@ async def advisor_messages(
             players = await _players(app, scope, agent_id)
         elif scope.room:  # people join (and bind) while the room runs
             players = await _players(app, scope, agent_id)
+        tables = {scope.table_id}
         for player in players:
-            state = await _player_state(app, scope, player, agent_id)
-            if state is None:
+            found = await _player_state(app, scope, player, agent_id)
+            if found is None:
                 continue
+            state, table_id = found
+            tables.add(table_id)
             turn = (state.hand_number, state.turn or 0)
-            if state.you is None or not state.you.to_act or asked.get(player) == turn:
+            # Keyed by table too: a moved player's new table counts its own hands.
+            if state.you is None or not state.you.to_act or asked.get(player) == (table_id, *turn):
                 continue
-            asked[player] = turn
+            asked[player] = (table_id, *turn)
             await credential.check()
             yield {
                 "event": "advice_request",
@@ -196,14 +209,31 @@ async def advisor_messages(
             }
         watch = cache.snapshot(scope.table_id)
         if watch is not None and watch.final:
-            return
+            if scope.room:
+                return
+            # A multi-table tournament's table 1 may break while the others play on: the
+            # tournament's own state says when the advice ends.
+            async with app.db.session() as session:
+                row = await session.get(Tournament, scope.id)
+            if row is None or row.state in ENDED:
+                return
         if await disconnected():
             return
-        if watch is None:
-            await asyncio.sleep(POLL_SECONDS)
-        else:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(watch.changed.wait(), POLL_SECONDS)
+        changes = [w.changed for w in map(cache.snapshot, sorted(tables)) if w is not None]
+        await _any_change(changes, POLL_SECONDS)
+
+
+async def _any_change(events: list[asyncio.Event], seconds: float) -> None:
+    """Wait until one of ``events`` is set, or ``seconds``."""
+    if not events:
+        await asyncio.sleep(seconds)
+        return
+    waits = [asyncio.create_task(e.wait()) for e in events]
+    try:
+        await asyncio.wait(waits, timeout=seconds, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for w in waits:
+            w.cancel()
 
 
 async def give_advice(
@@ -227,7 +257,8 @@ async def give_advice(
         raise ApiError(
             ErrorCode.NOT_AN_ADVISOR, "you do not advise this player here", field="playerId"
         )
-    state = await _player_state(app, scope, player, None)
+    found = await _player_state(app, scope, player, None)
+    state = found[0] if found is not None else None
     if (
         state is None
         or state.you is None

@@ -74,8 +74,15 @@ def mtt_settings(entrants: int, seats: int = 6) -> dict[str, Any]:
 
 
 async def start_mtt(
-    client: Client, db: Database, task_queue: str, tid: str, settings: dict[str, Any]
+    client: Client,
+    db: Database,
+    task_queue: str,
+    tid: str,
+    settings: dict[str, Any],
+    advisors: dict[str, dict[str, Any]] | None = None,
 ) -> WorkflowHandle[TournamentWorkflow, TournamentView]:
+    """An MTT with every seat registered and paid (``<tid>-<i>``); ``advisors``: the advisor
+    agent each player names (a CoPilot tournament's, ``new_agent``'s answers)."""
     handle = await client.start_workflow(
         TournamentWorkflow.run,
         CreateTournamentInput(tournament_id=tid, name=tid, settings=settings, hand_pause_ms=0),
@@ -92,8 +99,16 @@ async def start_mtt(
             destination=ledger.user_account(user),
             amount=fee,
         )
+        agent = (advisors or {}).get(user)
         await handle.execute_update(
-            TournamentWorkflow.register, RegisterInput(player_id=user, owner_user_id=user)
+            TournamentWorkflow.register,
+            RegisterInput(
+                player_id=user,
+                owner_user_id=user,
+                advisor_agent_id=agent["agentId"] if agent else None,
+                advisor_owner_user_id=user if agent else None,
+                advisor_skills=list(agent["skills"]) if agent else [],
+            ),
         )
         await handle.execute_update(
             TournamentWorkflow.pay_entry, PayEntryInput(player_id=user, amount=fee)

@@ -15,6 +15,7 @@ import json
 import random
 from typing import Any
 
+import httpx
 from temporalio.client import Client
 from temporalio.worker import Worker
 from websockets.asyncio.client import connect
@@ -24,8 +25,10 @@ from core.tokens import mint_player_token
 from db.engine import Database
 from domain.payouts import prize_pool
 from domain.settings import validate_settings
+from sdk.advisor import run_advisor
 from sdk.bots import run_bot
 from sdk.client import SngClient, SngError
+from tests.api.support import new_agent
 from tests.conftest import serve_api
 from tests.integration.helpers import player
 from tests.integration.test_mtt import ENTRANTS, check_books, mtt_settings, start_mtt
@@ -213,3 +216,56 @@ def _tables(log: list[tuple[str, Any]]) -> list[str]:
         if table and (not tables or tables[-1] != table) and table not in tables:
             tables.append(table)
     return tables
+
+
+async def test_a_copilot_mtt_advises_each_player_at_the_table_that_seats_them(
+    client: Client, db: Database, settings: Settings, task_queue: str, worker: Worker
+) -> None:
+    """A CoPilot MTT over two tables: each player's advisor gets the requests of the table
+    that seats them now, table 2 as well as table 1, and its socket ends with the tournament
+    (not when table 1 breaks). On the API that advised at table 1 only, table 2's players got
+    no request."""
+    tid = "mtt-copilot"
+    entrants = 8
+    cfg = {**mtt_settings(entrants, seats=4), "kind": "copilot"}
+    players = [f"{tid}-{i}" for i in range(entrants)]
+    frames: dict[str, list[dict[str, Any]]] = {p: [] for p in players}
+    async with serve_api(settings) as url:
+        async with httpx.AsyncClient(base_url=url, timeout=30) as http:
+            agents = {p: await new_agent(http, settings, p) for p in players}
+        handle = await start_mtt(client, db, task_queue, tid, cfg, advisors=agents)
+        bots = [SngClient(url, token=mint_player_token(settings, p)) for p in players]
+        try:
+            advising = [
+                asyncio.create_task(run_advisor(url, agents[p]["key"], tid, log=frames[p]))
+                for p in players
+            ]
+            plays = [
+                asyncio.create_task(run_bot(bot, tid, lively, seed=i)) for i, bot in enumerate(bots)
+            ]
+            await asyncio.wait_for(asyncio.gather(*plays), 300)
+            await asyncio.wait_for(asyncio.gather(*advising), 30)
+        finally:
+            for bot in bots:
+                await bot.aclose()
+
+    result = await handle.result()
+    assert result.state is TournamentPhase.CLOSED
+    asked_at: set[str] = set()
+    for p, log in frames.items():
+        requests = [m["data"] for m in log if m.get("event") == "advice_request"]
+        for r in requests:
+            assert r["playerId"] == p and r["gameState"]["you"]["playerId"] == p
+            assert r["gameState"]["you"]["toAct"]
+            asked_at.add(r["gameState"]["tableId"])
+        assert log[-1].get("event") == "end", log[-1:]
+    assert {f"table-{tid}-1", f"table-{tid}-2"} <= asked_at, asked_at
+    last = await handle.query(TournamentWorkflow.tables)
+    assert last is not None
+    report = await replay_histories(
+        client,
+        await histories_from(
+            client, [handle.id, *(t.workflow_id for t in last.books.tables.values())]
+        ),
+    )
+    assert report.failures == [], report.failures
