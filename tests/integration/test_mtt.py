@@ -421,9 +421,11 @@ async def test_on_the_bubble_the_tables_play_hand_for_hand(
     in_step = [v for v in seen if v.books.hand_for_hand]
     assert in_step, "the bubble was played hand-for-hand"
     left = [sum(1 for chips in v.stacks.values() if chips > 0) for v in in_step]
-    # 11 left: the next bust is the bubble (10 left: the round that burst it is still open,
-    # its other table finishing the round's hand; hand-for-hand holds until it closes).
-    assert max(left) == 11 and min(left) >= 10, left
+    # 11 left: the next bust is the bubble. Fewer: the round that burst it is still open (its
+    # other table finishing the round's hand, which may bust a player too: CI saw 9), so its
+    # busts wait unplaced in the books; hand-for-hand holds until it closes.
+    assert max(left) == 11, left
+    assert all(n == 11 or v.books.round_busts for n, v in zip(left, in_step, strict=True)), left
     assert all(sum(not t.done for t in v.books.tables.values()) >= 2 for v in in_step)
     # On the bubble the bots fold or check (nobody busts) and act only every 3 s at the
     # lowest table: the other tables wait at their boundary for its hand (seen there, the
