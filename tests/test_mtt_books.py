@@ -6,8 +6,13 @@ from __future__ import annotations
 
 import pytest
 
+from domain.mtt.balancing import Move, MoveReason
+from domain.settings import validate_settings
+from wire.messages import CreateTournamentInput, EntrantStatus, EntrantView, TournamentState
 from wire.mtt import InTransit, MttBooks, MttTable
-from workflows.tournament.tables import books_fault
+from wire.table_messages import HandReport
+from workflows.tournament.books import Books
+from workflows.tournament.tables import Tables, books_fault
 
 STACKS = {"a": 300, "b": 100, "c": 200, "d": 0}  # d busted
 
@@ -58,3 +63,75 @@ def test_each_broken_invariant_is_named(case: str, words: str) -> None:
         b.tables[1].done = True
     fault = books_fault(b, stacks, 600)
     assert fault is not None and words in fault, fault
+
+
+def _tables_at(one: MttTable, two: MttTable) -> Tables:
+    """The table manager over two tables of five-handed play, with entries a-e."""
+    raw = {
+        "seats": 5,
+        "maxEntrants": 10,
+        "entryFee": 100,
+        "startingStack": 1000,
+        "actionTimeoutSeconds": 30,
+        "blindStructure": {
+            "startingSmallBlind": 10,
+            "increaseFactor": 1.5,
+            "levelDurationSeconds": 600,
+        },
+    }
+    players = [*one.seats.values(), *two.seats.values()]
+    state = TournamentState(
+        tournament_id="t",
+        name="t",
+        entrants={
+            p: EntrantView(player_id=p, owner_user_id=p, is_agent=False, status=EntrantStatus.PAID)
+            for p in players
+        },
+        stacks=dict.fromkeys(players, 1000),
+        mtt=MttBooks(tables={1: one, 2: two}),
+    )
+    inp = CreateTournamentInput(tournament_id="t", name="t", settings=raw)
+    return Tables(Books(inp, validate_settings(raw), state))
+
+
+def _report(table: str, hand_no: int, seats: dict[int, str], away: list[int]) -> HandReport:
+    return HandReport(
+        table_id=table,
+        hand_no=hand_no,
+        level=1,
+        record={"positions": None},
+        stacks_after=dict.fromkeys(seats, 1000),
+        busted=[],
+        auto_folds=0,
+        sitting_out=away,
+    )
+
+
+@pytest.mark.parametrize("target_dealing", [False, True])
+def test_a_moved_entry_sitting_out_arrives_sitting_out(target_dealing: bool) -> None:
+    """The table's report names its seats sitting out; a move carries the flag to the
+    arrival (straight into a table at its boundary, or through transit to a dealing one),
+    and the other movers arrive playing."""
+    one = MttTable(number=1, workflow_id="t-1", secret="", seats={0: "a", 1: "b", 2: "c"})
+    two = MttTable(
+        number=2,
+        workflow_id="t-2",
+        secret="",
+        seats={0: "d", 1: "e"},
+        at_boundary=not target_dealing,
+        hands=1,
+    )
+    tables = _tables_at(one, two)
+    tables.take_hand(_report("t-1", 1, one.seats, [1]))
+    assert tables.m.tables[1].away == ["b"]
+    moves = [
+        Move("b", from_table=1, from_seat=1, to_table=2, to_seat=3, reason=MoveReason.BALANCE),
+        Move("c", from_table=1, from_seat=2, to_table=2, to_seat=4, reason=MoveReason.BALANCE),
+    ]
+    tables.apply(moves, frozenset())
+    assert tables.m.tables[1].away == []
+    if target_dealing:
+        assert {i.player_id: i.sitting_out for i in tables.m.in_transit} == {"b": True, "c": False}
+        tables.take_hand(_report("t-2", 2, tables.m.tables[2].seats, []))
+    arrive = tables.m.tables[2].arrive
+    assert {a.player_id: a.sitting_out for a in arrive} == {"b": True, "c": False}

@@ -26,6 +26,10 @@ class ArrivingSeat(WireModel):
     waits: bool = False
     """Seated between the next hand's button and small blind: not dealt the next hand (TDA
     Rules 8A and 10: dealt in once the button has passed)."""
+    sitting_out: bool = False
+    """The entry was sitting out at the table it left: it arrives sitting out (dealt in, its
+    hands played for it) until the player sits in. Left out of the order's signature when
+    false, so orders from before it verify."""
 
 
 class BoundaryOrder(WireModel):
@@ -79,6 +83,8 @@ class MttTable(WireModel):
     """Entries its next order seats (the books have already seated them)."""
     redraw_button: bool = False
     """Its next order draws the button afresh (the final table's first hand)."""
+    away: list[str] = Field(default_factory=list)
+    """The entries sitting out at it, as of its last report: a move carries the flag."""
     in_round: bool = False
     """The hand it is dealing belongs to the open hand-for-hand round: its busts wait in
     ``MttBooks.round_busts`` until every table of the round has reported (``h4h-places-v1``)."""
@@ -93,6 +99,8 @@ class InTransit(WireModel):
     to_seat: int
     stack: int
     waits: bool = False
+    sitting_out: bool = False
+    """It was sitting out at the table it left (``ArrivingSeat.sitting_out``)."""
 
 
 class RoundBusted(WireModel):

@@ -220,6 +220,10 @@ class HandReport(WireModel):
     busted: list[dict[str, int]]
     """[{seat, stack_before}] for each seat this hand busted."""
     auto_folds: int
+    sitting_out: list[int] = Field(default_factory=list)
+    """A managed (MTT) table's seats sitting out after the hand, so that a move carries the
+    flag (a Sit-and-Go's table leaves it empty). Left out of the signature when empty, so
+    reports from before it verify."""
     secret: str = ""
     """The table's report secret (TableState.report_secret): reports before ``reports-v2``."""
     mac: str = ""
@@ -289,6 +293,14 @@ def report_mac(
     # Through JSON text first: the sender holds tuples and int keys where the receiver, who
     # parsed the payload, holds lists and string keys.
     content = json.loads(report.model_dump_json(exclude={"mac", "secret"}))
+    # Fields added since the first signed payloads are signed only when set, so a payload
+    # recorded before them (in a history being replayed) verifies as it did.
+    if isinstance(report, HandReport) and not report.sitting_out:
+        del content["sitting_out"]
+    if isinstance(report, BoundaryOrder):
+        for arriving in content["arrive"]:
+            if not arriving["sitting_out"]:
+                del arriving["sitting_out"]
     signed = json.dumps([what, table_id, number, content], sort_keys=True, separators=(",", ":"))
     return hmac.new(bytes.fromhex(secret), signed.encode(), hashlib.sha256).hexdigest()
 

@@ -164,7 +164,12 @@ class TableWorkflow(PlayerHandlers):
                 raise RuntimeError(f"boundary order seats {arrival.seat}, which is not free")
             taken.add(arrival.seat)
             seats.append(
-                TableSeat(seat=arrival.seat, player_id=arrival.player_id, stack=arrival.stack)
+                TableSeat(
+                    seat=arrival.seat,
+                    player_id=arrival.player_id,
+                    stack=arrival.stack,
+                    sitting_out=arrival.sitting_out,
+                )
             )
         state.seats = [] if order.finish else sorted(seats, key=lambda s: s.seat)
         waiting = [a.seat for a in order.arrive if a.waits]
@@ -220,6 +225,9 @@ class TableWorkflow(PlayerHandlers):
             stacks_after={s.seat: s.stack for s in state.seats},
             busted=record["busted"],
             auto_folds=state.auto_folds,
+            sitting_out=(
+                [s.seat for s in state.seats if s.sitting_out] if state.managed is not None else []
+            ),
             secret="" if state.report_mac else state.report_secret,
             ended_at_ms=self.loop.now_ms(),  # data for the tournament's ordering, not a decision
         )

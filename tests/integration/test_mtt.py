@@ -13,6 +13,7 @@ import asyncio
 import random
 import time
 import uuid
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -50,8 +51,8 @@ from wire.messages import (
     TournamentView,
 )
 from wire.mtt import ArrivingSeat, BoundaryOrder, ManagedTable, MttView
-from wire.signals import BOUNDARY
-from wire.table_messages import ActInput, TableView, report_mac
+from wire.signals import BOUNDARY, HAND_COMPLETED
+from wire.table_messages import ActInput, HandReport, TableView, report_mac
 from workflows.table import TableWorkflow
 from workflows.tournament import TournamentWorkflow
 
@@ -642,6 +643,18 @@ async def test_a_worker_killed_during_moves_loses_and_duplicates_nobody(
         procs.stop()
 
 
+async def _signal_payloads(client: Client, workflow_id: str, name: str) -> AsyncIterator[Any]:
+    """The payloads of every ``name`` signal in a workflow's history, in order."""
+    handle = client.get_workflow_handle(workflow_id)
+    async for event in handle.fetch_history_events():
+        if event.event_type != EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED:
+            continue
+        attrs = event.workflow_execution_signaled_event_attributes
+        if attrs.signal_name == name:
+            (payload,) = await client.data_converter.decode(attrs.input.payloads)
+            yield payload
+
+
 async def test_a_managed_table_waits_for_its_signed_order_and_seats_an_arrival_after_the_button(
     client: Client, task_queue: str, table_activities: list[Any]
 ) -> None:
@@ -695,12 +708,15 @@ async def test_a_managed_table_waits_for_its_signed_order_and_seats_an_arrival_a
             stand_up=[2],
             arrive=[
                 ArrivingSeat(seat=4, player_id="d", stack=500, waits=True),
-                ArrivingSeat(seat=5, player_id="e", stack=700),
+                ArrivingSeat(seat=5, player_id="e", stack=700, sitting_out=True),
             ],
         )
         second = await after(2)
         assert sorted(second.last_hand["stacks_after"]) == ["0", "1", "5"]  # d waits
         assert {s.player_id for s in second.seats} == {"a", "b", "d", "e"}
+        # e sat out where they came from: they arrive sitting out (their decisions are made
+        # for them, below).
+        assert [s.seat for s in second.seats if s.sitting_out] == [5]
         await order(2)
         third = await after(3)
         assert sorted(third.last_hand["stacks_after"]) == ["0", "1", "4", "5"]  # d is dealt
@@ -710,5 +726,16 @@ async def test_a_managed_table_waits_for_its_signed_order_and_seats_an_arrival_a
         await sink.signal(HandSink.finish)
         received = await sink.result()
     assert received.count("hand_completed") == 3 and received[-1] == "table_finished"
+    # Each report names the seats sitting out, so that a move would carry the flag on.
+    reports = [
+        HandReport.model_validate(payload)
+        async for payload in _signal_payloads(client, sink_id, "hand_completed")
+    ]
+    assert [r.sitting_out for r in reports] == [[], [5], [5]]
+    e_acts = [a for a in reports[1].record["actions"] if a["seat"] == 5]
+    assert e_acts and all(a.get("auto") == "sitting_out" for a in e_acts), e_acts
+    assert all(
+        r.mac == report_mac(secret, HAND_COMPLETED, st.table_id, r.hand_no, r) for r in reports
+    )
     report = await replay_histories(client, await histories_from(client, [table.id]))
     assert report.failures == [], report.failures

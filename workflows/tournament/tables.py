@@ -240,6 +240,7 @@ class Tables:
         positions = report.record.get("positions")
         table.positions = dict(positions) if positions else None
         table.at_boundary = True
+        table.away = sorted(table.seats[x] for x in report.sitting_out if x in table.seats)
         self.m.boundaries += 1
         for seat, player in sorted(table.seats.items()):
             if b.s.stacks[player] == 0:
@@ -247,7 +248,14 @@ class Tables:
                 table.stand_up.append(seat)
         for moving in [i for i in self.m.in_transit if i.to_table == table.number]:
             self.m.in_transit.remove(moving)
-            self.sit(table, moving.to_seat, moving.player_id, moving.stack, waits=None)
+            self.sit(
+                table,
+                moving.to_seat,
+                moving.player_id,
+                moving.stack,
+                waits=None,
+                sitting_out=moving.sitting_out,
+            )
         return finishes, after
 
     async def after_hand(self) -> None:
@@ -353,14 +361,19 @@ class Tables:
         by its order, at a dealing table by holding the entry in transit."""
         m = self.m
         stacks = self.books.s.stacks
+        away: dict[str, bool] = {}  # each mover sitting out where they sat: it travels
         for mv in moves:
             source = m.tables[mv.from_table]
             assert source.seats[mv.from_seat] == mv.entrant
             del source.seats[mv.from_seat]
+            away[mv.entrant] = mv.entrant in source.away
+            if away[mv.entrant]:
+                source.away.remove(mv.entrant)
             unsent = [a for a in source.arrive if a.player_id == mv.entrant]
             if unsent:
                 # Seated by an order not sent yet (the table was held): he never sat there.
                 source.arrive.remove(unsent[0])
+                away[mv.entrant] = unsent[0].sitting_out
             else:
                 source.stand_up.append(mv.from_seat)
         for mv in moves:
@@ -368,7 +381,14 @@ class Tables:
             m.moves[mv.reason.value] = m.moves.get(mv.reason.value, 0) + 1
             if target.at_boundary:
                 held = mv.entrant in waits
-                self.sit(target, mv.to_seat, mv.entrant, stacks[mv.entrant], waits=held)
+                self.sit(
+                    target,
+                    mv.to_seat,
+                    mv.entrant,
+                    stacks[mv.entrant],
+                    waits=held,
+                    sitting_out=away[mv.entrant],
+                )
             else:
                 m.in_transit.append(
                     InTransit(
@@ -376,14 +396,23 @@ class Tables:
                         to_table=target.number,
                         to_seat=mv.to_seat,
                         stack=stacks[mv.entrant],
+                        sitting_out=away[mv.entrant],
                     )
                 )
             self.books.s.entrants[mv.entrant].seat = mv.to_seat
 
     def sit(
-        self, table: MttTable, seat: int, player: str, stack: int, *, waits: bool | None
+        self,
+        table: MttTable,
+        seat: int,
+        player: str,
+        stack: int,
+        *,
+        waits: bool | None,
+        sitting_out: bool = False,
     ) -> None:
-        """Seat ``player`` at a table standing at its boundary (in its next order)."""
+        """Seat ``player`` at a table standing at its boundary (in its next order);
+        ``sitting_out``: they were sitting out where they left, and arrive so."""
         assert seat not in table.seats, f"seat {seat} of table {table.number} is taken"
         table.seats[seat] = player
         if waits is None:  # arriving from transit: the button is where it is now
@@ -391,7 +420,11 @@ class Tables:
             waits = waits_for_button(
                 Table(table.number, dict(table.seats), last), seat, self.books.settings.seats
             )
-        table.arrive.append(ArrivingSeat(seat=seat, player_id=player, stack=stack, waits=waits))
+        table.arrive.append(
+            ArrivingSeat(
+                seat=seat, player_id=player, stack=stack, waits=waits, sitting_out=sitting_out
+            )
+        )
         self.books.s.entrants[player].seat = seat
 
     async def send(self, table: MttTable, *, finish: bool = False) -> None:
