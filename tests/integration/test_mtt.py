@@ -442,7 +442,13 @@ async def test_on_the_bubble_the_tables_play_hand_for_hand(
     assert longest >= 2.5, held
     result = await handle.result()
     assert result.state is TournamentPhase.CLOSED
-    assert len(result.payouts) == 10
+    # Ten places are paid; a bubble round that busts players at two tables ties them for the
+    # tenth place, and they split its prize (an 11th payout, CI saw it): whoever is paid is
+    # ranked tenth or better, each place once, and the pool is paid exactly.
+    ranks = {f.player_id: f.rank for f in result.standings}
+    assert len(result.payouts) >= 10
+    assert all(ranks[p.player_id] <= 10 for p in result.payouts), result.standings
+    assert len({p.position for p in result.payouts}) == len(result.payouts)
     assert sum(p.amount for p in result.payouts) == prize_pool(validate_settings(settings), 20)
 
 
