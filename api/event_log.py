@@ -58,7 +58,32 @@ class EventPage(WireModel):
     more: bool
 
 
+_reads: dict[tuple[int, str, int, int], asyncio.Task[list[Event]]] = {}
+"""Page reads asked for and not yet started, by (database, stream, after, limit)."""
+
+
 async def read_page(db: Database, tournament_id: str, after: int, limit: int) -> list[Event]:
+    """Up to ``limit`` events of the stream after ``after``, in id order.
+
+    Shared: every caller that asks for the same page before its read has started gets that
+    read's rows. The per-player streams of one table all wake on the same change and all read
+    the same page; six of them read it once, not six times over a pool of five connections
+    (the sixth waited, and the turn reached its player ~15 ms later than a long-poll's, issue
+    30). A caller never joins a read that has started: the read it gets began after it asked,
+    so it sees every event committed before that, as its own read would."""
+    key = (id(db), tournament_id, after, limit)
+    pending = _reads.get(key)
+    if pending is None:
+        # The read starts at the loop's next turn: the streams the same change woke ask first.
+        pending = _reads[key] = asyncio.create_task(_read_page(db, tournament_id, after, limit))
+        # Its failure reaches every caller still waiting; none left must not log it unread.
+        pending.add_done_callback(lambda task: task.cancelled() or task.exception())
+    # Shielded: a caller that goes away does not cancel the read the others wait for.
+    return list(await asyncio.shield(pending))
+
+
+async def _read_page(db: Database, tournament_id: str, after: int, limit: int) -> list[Event]:
+    del _reads[(id(db), tournament_id, after, limit)]  # started: later callers read anew
     async with db.session() as session:
         rows = await session.exec(
             select(Event)

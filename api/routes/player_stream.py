@@ -252,6 +252,11 @@ async def player_messages(
                 yield cursor.id, kind, data
             if is_final(row.type, row.payload):
                 return
+        # The change a wait below must not miss: one installed while this pass renders and
+        # sends (its ``changed`` is replaced then) wakes the wait at once, not after
+        # ``POLL_SECONDS``.
+        before = cache.snapshot(target.table_id)
+        changed = before.changed if before is not None else None
         body = await state()
         # On (re)connecting the current state always goes out once, so a resumed client that
         # missed nothing still learns it is its turn.
@@ -280,8 +285,11 @@ async def player_messages(
             if watch is None:
                 await asyncio.sleep(POLL_SECONDS)
             else:
+                # The same table as before the render: wait on the change seen then (a move
+                # to another table waits on that table's next one).
+                event = changed if watch is before and changed is not None else watch.changed
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(watch.changed.wait(), POLL_SECONDS)
+                    await asyncio.wait_for(event.wait(), POLL_SECONDS)
 
 
 async def stream_ended(app_state: AppState, target: Target) -> None:

@@ -9,6 +9,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import httpx
+from sqlalchemy import event as sqlalchemy_event
 from sqlalchemy.dialects.postgresql import insert
 
 from api import event_log
@@ -170,3 +171,42 @@ async def test_the_stream_ends_after_the_final_event_and_stays_ended(
             async with asyncio.timeout(10):
                 rest = [e async for e in stream]
         assert [e["id"] for e in rest] == [final]
+
+
+async def test_streams_that_wake_together_share_one_page_read(db: Database) -> None:
+    """Six per-player streams of one table wake on the same change and ask for the same page:
+    one query answers all six (issue 30: six reads over a pool of five put the turn ~15 ms
+    behind a long-poll's), and each gets every row."""
+    tid = "shared-page"
+    for i in range(3):
+        await append(db, tid, "hand_result", f"k{i}", {"i": i})
+    statements: list[str] = []
+
+    def count(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
+        if "FROM events" in statement:
+            statements.append(statement)
+
+    sync_engine = db.engine.sync_engine
+    sqlalchemy_event.listen(sync_engine, "before_cursor_execute", count)
+    try:
+        pages = await asyncio.gather(
+            *(event_log.read_page(db, tid, 0, event_log.PAGE) for _ in range(6))
+        )
+    finally:
+        sqlalchemy_event.remove(sync_engine, "before_cursor_execute", count)
+    assert len(statements) == 1, statements
+    assert all([r.payload["i"] for r in rows] == [0, 1, 2] for rows in pages)
+
+
+async def test_a_page_asked_after_a_read_began_is_read_anew(db: Database) -> None:
+    """A caller never joins a read that has already started: an event committed after that
+    read began, and before the caller asked, is in the caller's page."""
+    tid = "shared-page-late"
+    await append(db, tid, "hand_result", "k0", {"i": 0})
+    first = asyncio.create_task(event_log.read_page(db, tid, 0, event_log.PAGE))
+    await asyncio.sleep(0)  # the first read is asked for
+    await asyncio.sleep(0)  # ... and has begun
+    await append(db, tid, "hand_result", "k1", {"i": 1})
+    later = await event_log.read_page(db, tid, 0, event_log.PAGE)
+    assert [r.payload["i"] for r in later] == [0, 1]
+    assert (await first)[0].payload["i"] == 0
