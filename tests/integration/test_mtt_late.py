@@ -1,0 +1,248 @@
+"""An MTT's late registration and re-entry on a real Temporal server and PostgreSQL (issue 31,
+docs/mtt.md "Late registration and re-entry").
+
+Eight entrants seal at a scheduled start on two full tables of four; registration stays open
+into play. Late entrants pay as before and are seated at once at a table with the fewest
+players (the first opens table 3, which waits until a second entrant joins it); a player who
+busts re-enters as a new entry; at the close the held busts are placed below everyone still
+in and registration is refused; the tournament plays to ``closed`` with payouts equal to the
+pool of every entry. Every snapshot read is checked (each live entry in one place, every chip
+of the entries seated so far counted).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+import pytest
+from temporalio.api.enums.v1 import EventType
+from temporalio.client import Client, WorkflowHandle, WorkflowUpdateFailedError
+from temporalio.exceptions import ApplicationError
+from temporalio.worker import Worker
+
+from db import ledger
+from db.engine import Database
+from domain.payouts import prize_pool
+from domain.settings import validate_settings
+from tests.integration.helpers import eventually
+from tests.integration.test_mtt import Bots, check_books, mtt_settings
+from tests.replay import histories_from, replay_histories
+from wire.messages import (
+    CreateTournamentInput,
+    PayEntryInput,
+    RegisterInput,
+    TournamentPhase,
+    TournamentView,
+    UnregisterInput,
+)
+from wire.mtt import MttView
+from workflows.tournament import TournamentWorkflow
+
+LATE_SECONDS = 40
+
+
+async def fund(db: Database, user: str, times: int = 1) -> None:
+    await ledger.transfer(
+        db,
+        key=f"seed-{user}",
+        source=ledger.MINT,
+        destination=ledger.user_account(user),
+        amount=100 * times,
+    )
+
+
+async def enter(handle: WorkflowHandle[TournamentWorkflow, TournamentView], user: str) -> None:
+    await handle.execute_update(
+        TournamentWorkflow.register, RegisterInput(player_id=user, owner_user_id=user)
+    )
+    await handle.execute_update(
+        TournamentWorkflow.pay_entry, PayEntryInput(player_id=user, amount=100)
+    )
+
+
+async def refused(
+    handle: WorkflowHandle[TournamentWorkflow, TournamentView], update: Any, arg: Any
+) -> ApplicationError:
+    with pytest.raises(WorkflowUpdateFailedError) as info:
+        await handle.execute_update(update, arg)
+    assert isinstance(info.value.cause, ApplicationError)
+    return info.value.cause
+
+
+async def books(handle: WorkflowHandle[TournamentWorkflow, TournamentView]) -> MttView:
+    view = await handle.query(TournamentWorkflow.tables)
+    assert view is not None
+    check_books(view)
+    return view
+
+
+def where(view: MttView, player: str) -> int | None:
+    """The table that seats ``player`` or that they are in transit to."""
+    for t in view.books.tables.values():
+        if not t.done and player in t.seats.values():
+            return t.number
+    return next((i.to_table for i in view.books.in_transit if i.player_id == player), None)
+
+
+async def test_late_entrants_and_a_re_entry_join_a_running_mtt_until_the_close(
+    client: Client, db: Database, task_queue: str, worker: Worker
+) -> None:
+    tid = "mtt-late"
+    starts = int(time.time() * 1000) + 8_000
+    settings = {
+        **mtt_settings(16, seats=4),
+        "minEntrants": 8,
+        "scheduledStartAt": starts,
+        "lateRegistrationSeconds": LATE_SECONDS,
+        "maxReEntries": 1,
+    }
+    handle = await client.start_workflow(
+        TournamentWorkflow.run,
+        CreateTournamentInput(tournament_id=tid, name=tid, settings=settings, hand_pause_ms=0),
+        id=f"tournament-{tid}",
+        task_queue=task_queue,
+    )
+    users = [f"{tid}-{i}" for i in range(12)]
+    for user in users:
+        await fund(db, user, times=2)
+    for user in users[:8]:
+        await enter(handle, user)
+
+    async def playing() -> bool:
+        return (await handle.query(TournamentWorkflow.state)).state is TournamentPhase.PLAYING
+
+    await eventually(playing, limit=30)
+    view = await books(handle)
+    assert view.field_size == 8
+    assert sorted(len(t.seats) for t in view.books.tables.values()) == [4, 4]
+    state = await handle.query(TournamentWorkflow.state)
+    assert state.play_start_ms is not None
+    closes_at = state.play_start_ms + LATE_SECONDS * 1000
+
+    # Late entrants: both tables are full, so the first opens table 3, where it waits alone
+    # (a table deals to two or more); the second joins it there (the fewest players), and
+    # table 3 deals.
+    await enter(handle, users[8])
+    view = await books(handle)
+    assert view.field_size == 9 and view.stacks[users[8]] == 1000
+    assert where(view, users[8]) == 3
+    await enter(handle, users[9])
+    view = await books(handle)
+    assert view.field_size == 10 and where(view, users[9]) == 3
+    assert view.books.late_entries == 2
+
+    # Still alive: no re-entry. A paid entry cannot leave once play started.
+    alive = await refused(
+        handle,
+        TournamentWorkflow.register,
+        RegisterInput(player_id=users[0], owner_user_id=users[0]),
+    )
+    assert alive.type == "tournament_already_registered"
+    assert "still in play" in str(alive)
+    left = await refused(handle, TournamentWorkflow.unregister, UnregisterInput(player_id=users[8]))
+    assert left.type == "tournament_not_in_registration"
+
+    # Table 1 shoves every hand until someone busts; the other tables check or fold.
+    bots = Bots(client)
+    busted: str | None = None
+    while busted is None:
+        assert time.time() * 1000 < closes_at - 8_000, "nobody busted before the close"
+        view = await books(handle)
+        busted = next((p for p, chips in view.stacks.items() if chips == 0), None)
+        running = [t for t in view.books.tables.values() if not t.done]
+        acted = await asyncio.gather(
+            *(
+                bots.act_at(
+                    t.workflow_id,
+                    shove_hands=set(range(1, 500)) if t.number == 1 else None,
+                    quiet=t.number != 1,
+                )
+                for t in running
+            )
+        )
+        if not any(acted):
+            await asyncio.sleep(0.05)
+    state = await handle.query(TournamentWorkflow.state)
+    # Its place waits for the close: the field is not final yet.
+    assert state.standings == []
+    assert view.books.hand_for_hand is False
+
+    # The busted player re-enters: a new entry with the starting stack, seated at once.
+    await enter(handle, busted)
+    view = await books(handle)
+    assert view.stacks[busted] == 1000 and where(view, busted) is not None
+    assert view.field_size == 11
+    await enter(handle, users[10])
+    view = await books(handle)
+    assert view.field_size == 12
+
+    # The rest of the window: quiet play (arrivals take their seats at boundaries).
+    while time.time() * 1000 < closes_at + 1_000:
+        view = await books(handle)
+        running = [t.workflow_id for t in view.books.tables.values() if not t.done]
+        if not any(await asyncio.gather(*(bots.act_at(w, quiet=True) for w in running))):
+            await asyncio.sleep(0.05)
+
+    async def closed() -> TournamentView | None:
+        s = await handle.query(TournamentWorkflow.state)
+        return s if s.standings else None
+
+    state = await eventually(closed, limit=15)
+    # Registration is refused after the close with the seed's code, the re-entry too.
+    late = await refused(
+        handle,
+        TournamentWorkflow.register,
+        RegisterInput(player_id=users[11], owner_user_id=users[11]),
+    )
+    assert late.type == "tournament_not_in_registration"
+    view = await books(handle)
+    assert view.field_size == 12
+    alive_at_close = sum(1 for chips in view.stacks.values() if chips > 0)
+    held = [f for f in state.standings]
+    assert held and all(f.place > alive_at_close for f in held)
+    assert any(f.player_id == busted for f in held)
+
+    # Then to the end: every table shoves.
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + 240
+    while True:
+        assert loop.time() < deadline, "the MTT did not end in time"
+        state = await handle.query(TournamentWorkflow.state)
+        if state.state is not TournamentPhase.PLAYING:
+            break
+        view = await books(handle)
+        running = [t.workflow_id for t in view.books.tables.values() if not t.done]
+        if not any(
+            await asyncio.gather(
+                *(bots.act_at(w, shove_hands=set(range(1, 5000))) for w in running)
+            )
+        ):
+            await asyncio.sleep(0.05)
+
+    result = await handle.result()
+    assert result.state is TournamentPhase.CLOSED
+    assert result.field_size == 12
+    assert sorted(f.place for f in result.standings) == list(range(1, 13))
+    # The re-entered player finished twice, once per entry.
+    assert sum(1 for f in result.standings if f.player_id == busted) == 2
+    pool = prize_pool(validate_settings(settings), 12)
+    assert pool == 12 * 100
+    assert sum(p.amount for p in result.payouts) == pool
+    assert result.entry_fees_total == 1200
+
+    history = await handle.fetch_history()
+    failed = [
+        e for e in history.events if e.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED
+    ]
+    assert failed == []
+    final = await handle.query(TournamentWorkflow.tables)
+    assert final is not None
+    report = await replay_histories(
+        client,
+        await histories_from(
+            client, [handle.id, *(t.workflow_id for t in final.books.tables.values())]
+        ),
+    )
+    assert report.failures == [], report.failures
