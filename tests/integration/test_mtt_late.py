@@ -200,19 +200,27 @@ async def test_late_entrants_and_a_re_entry_join_a_running_mtt_until_the_close(
     view = await books(handle)
     assert view.field_size == 12
     alive_at_close = sum(1 for chips in view.stacks.values() if chips > 0)
-    held = [f for f in state.standings]
+    held = state.standings
     assert held and all(f.place > alive_at_close for f in held)
     assert any(f.player_id == busted for f in held)
 
-    # Then to the end: every table shoves.
+    # Then to the end: every table shoves. A player busted after the close may not re-enter.
     loop = asyncio.get_running_loop()
     deadline = loop.time() + 240
+    no_re_entry: str | None = None
     while True:
         assert loop.time() < deadline, "the MTT did not end in time"
         state = await handle.query(TournamentWorkflow.state)
         if state.state is not TournamentPhase.PLAYING:
             break
         view = await books(handle)
+        out = next((p for p, chips in view.stacks.items() if chips == 0), None)
+        if no_re_entry is None and out is not None:
+            after = await refused(
+                handle, TournamentWorkflow.register, RegisterInput(player_id=out, owner_user_id=out)
+            )
+            assert after.type == "tournament_not_in_registration", after
+            no_re_entry = out
         running = [t.workflow_id for t in view.books.tables.values() if not t.done]
         if not any(
             await asyncio.gather(
@@ -221,6 +229,7 @@ async def test_late_entrants_and_a_re_entry_join_a_running_mtt_until_the_close(
         ):
             await asyncio.sleep(0.05)
 
+    assert no_re_entry is not None, "no busted player was seen to try a re-entry"
     result = await handle.result()
     assert result.state is TournamentPhase.CLOSED
     assert result.field_size == 12
@@ -237,6 +246,110 @@ async def test_late_entrants_and_a_re_entry_join_a_running_mtt_until_the_close(
         e for e in history.events if e.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED
     ]
     assert failed == []
+    final = await handle.query(TournamentWorkflow.tables)
+    assert final is not None
+    report = await replay_histories(
+        client,
+        await histories_from(
+            client, [handle.id, *(t.workflow_id for t in final.books.tables.values())]
+        ),
+    )
+    assert report.failures == [], report.failures
+
+
+async def test_busted_players_re_enter_once_each_and_a_second_re_entry_is_refused(
+    client: Client, db: Database, task_queue: str, worker: Worker
+) -> None:
+    """Six entrants on two tables of three, every hand all-in; each player who busts
+    re-enters at once while late registration is open (``maxReEntries: 1``), until one
+    busts a second time: that player's next registration is refused
+    (``tournament_registration_limit``). The tournament plays to ``closed`` with a place for
+    every entry and payouts equal to the pool of every entry paid."""
+    tid = "mtt-reentry"
+    settings = {
+        **mtt_settings(12, seats=3),
+        "minEntrants": 6,
+        "scheduledStartAt": int(time.time() * 1000) + 6_000,
+        "lateRegistrationSeconds": 120,
+        "maxReEntries": 1,
+    }
+    handle = await client.start_workflow(
+        TournamentWorkflow.run,
+        CreateTournamentInput(tournament_id=tid, name=tid, settings=settings, hand_pause_ms=0),
+        id=f"tournament-{tid}",
+        task_queue=task_queue,
+    )
+    users = [f"{tid}-{i}" for i in range(6)]
+    for user in users:
+        await fund(db, user, times=3)
+        await enter(handle, user)
+
+    async def playing() -> bool:
+        return (await handle.query(TournamentWorkflow.state)).state is TournamentPhase.PLAYING
+
+    await eventually(playing, limit=30)
+    bots = Bots(client)
+    entries = dict.fromkeys(users, 1)
+    limited: str | None = None
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + 100
+    while limited is None:
+        assert loop.time() < deadline, "nobody busted twice before the close"
+        state = await handle.query(TournamentWorkflow.state)
+        assert state.state is TournamentPhase.PLAYING, "it ended before a second bust"
+        view = await books(handle)
+        for player in [p for p, chips in view.stacks.items() if chips == 0]:
+            if entries[player] == 1:
+                await enter(handle, player)  # a new entry, seated at once
+                entries[player] = 2
+                view = await books(handle)
+                assert view.stacks[player] == 1000 and where(view, player) is not None
+            else:
+                limit = await refused(
+                    handle,
+                    TournamentWorkflow.register,
+                    RegisterInput(player_id=player, owner_user_id=player),
+                )
+                assert limit.type == "tournament_registration_limit", limit
+                limited = player
+                break
+        running = [t.workflow_id for t in view.books.tables.values() if not t.done]
+        shoves = await asyncio.gather(
+            *(bots.act_at(w, shove_hands=set(range(1, 5000))) for w in running)
+        )
+        if not any(shoves):
+            await asyncio.sleep(0.05)
+    assert view.field_size == 6 + sum(n - 1 for n in entries.values())
+    # No place is given while the field can still grow.
+    assert (await handle.query(TournamentWorkflow.state)).standings == []
+
+    # Then to the end (all-in every hand): late registration closes by its timer or with the
+    # end (one entry left), and the busts it held are placed below everyone still in.
+    deadline = loop.time() + 60
+    while True:
+        assert loop.time() < deadline
+        state = await handle.query(TournamentWorkflow.state)
+        if state.state is not TournamentPhase.PLAYING:
+            break
+        view = await books(handle)
+        running = [t.workflow_id for t in view.books.tables.values() if not t.done]
+        if not any(
+            await asyncio.gather(
+                *(bots.act_at(w, shove_hands=set(range(1, 5000))) for w in running)
+            )
+        ):
+            await asyncio.sleep(0.05)
+    result = await handle.result()
+    assert result.state is TournamentPhase.CLOSED
+    field = 6 + sum(n - 1 for n in entries.values())
+    assert result.field_size == field
+    assert sorted(f.place for f in result.standings) == list(range(1, field + 1))
+    assert sum(1 for f in result.standings if f.player_id == limited) == 2
+    assert sum(p.amount for p in result.payouts) == prize_pool(validate_settings(settings), field)
+    history = await handle.fetch_history()
+    assert not [
+        e for e in history.events if e.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED
+    ]
     final = await handle.query(TournamentWorkflow.tables)
     assert final is not None
     report = await replay_histories(

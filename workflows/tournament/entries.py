@@ -71,8 +71,14 @@ class Entries:
     # -- late registration (an MTT's, docs/mtt.md "Late registration and re-entry") ------
     def late_open(self) -> bool:
         """Registration is open into play: an MTT's late registration, until its close."""
-        late = self.books.s.late
-        return late is not None and late.open and self.books.s.phase is TournamentPhase.PLAYING
+        s = self.books.s
+        # An operator's force-end stops the tables: nobody is seated after it.
+        return (
+            s.late is not None
+            and s.late.open
+            and s.phase is TournamentPhase.PLAYING
+            and not s.force_end_requested
+        )
 
     def entry_phase(self) -> str:
         """The phase the entry rules see: registering while late registration is open."""
