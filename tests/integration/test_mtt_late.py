@@ -31,6 +31,7 @@ from tests.integration.test_mtt import Bots, check_books, mtt_settings
 from tests.replay import histories_from, replay_histories
 from wire.messages import (
     CreateTournamentInput,
+    ForceEndInput,
     PayEntryInput,
     RegisterInput,
     TournamentPhase,
@@ -352,6 +353,82 @@ async def test_busted_players_re_enter_once_each_and_a_second_re_entry_is_refuse
     ]
     final = await handle.query(TournamentWorkflow.tables)
     assert final is not None
+    report = await replay_histories(
+        client,
+        await histories_from(
+            client, [handle.id, *(t.workflow_id for t in final.books.tables.values())]
+        ),
+    )
+    assert report.failures == [], report.failures
+
+
+async def test_a_force_end_during_late_registration_closes_it_and_settles_every_entry(
+    client: Client, db: Database, task_queue: str, worker: Worker
+) -> None:
+    """Six entrants on two full tables of three; a late entrant opens table 3 and waits
+    there alone; table 1 shoves until someone busts (held: no place yet). An operator's
+    force-end then stops every table, the one that never dealt included, closes late
+    registration (the held bust placed below every live entry) and settles to ``closed``
+    with payouts equal to the pool of all seven entries."""
+    tid = "mtt-late-end"
+    settings = {
+        **mtt_settings(12, seats=3),
+        "minEntrants": 6,
+        "scheduledStartAt": int(time.time() * 1000) + 6_000,
+        "lateRegistrationSeconds": 300,
+    }
+    handle = await client.start_workflow(
+        TournamentWorkflow.run,
+        CreateTournamentInput(
+            tournament_id=tid,
+            name=tid,
+            settings=settings,
+            hand_pause_ms=0,
+            force_end_min_level_age_seconds=0,
+        ),
+        id=f"tournament-{tid}",
+        task_queue=task_queue,
+    )
+    users = [f"{tid}-{i}" for i in range(7)]
+    for user in users:
+        await fund(db, user)
+    for user in users[:6]:
+        await enter(handle, user)
+
+    async def playing() -> bool:
+        return (await handle.query(TournamentWorkflow.state)).state is TournamentPhase.PLAYING
+
+    await eventually(playing, limit=30)
+    await enter(handle, users[6])
+    view = await books(handle)
+    assert where(view, users[6]) == 3 and view.field_size == 7
+    assert view.books.tables[3].hands == 0 and view.books.tables[3].at_boundary
+
+    bots = Bots(client)
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + 60
+    while not any(chips == 0 for chips in view.stacks.values()):
+        assert loop.time() < deadline, "nobody busted at table 1"
+        if not await bots.act_at(view.books.tables[1].workflow_id, shove_hands=set(range(1, 500))):
+            await asyncio.sleep(0.05)
+        view = await books(handle)
+    busted = {p for p, chips in view.stacks.items() if chips == 0}
+    assert (await handle.query(TournamentWorkflow.state)).standings == []
+
+    await handle.execute_update(TournamentWorkflow.force_end, ForceEndInput())
+    result = await handle.result()
+    assert result.state is TournamentPhase.CLOSED
+    assert result.field_size == 7
+    assert sorted(f.place for f in result.standings) == list(range(1, 8))
+    alive = 7 - len(busted)
+    assert all(f.place > alive for f in result.standings if f.player_id in busted)
+    assert sum(p.amount for p in result.payouts) == prize_pool(validate_settings(settings), 7)
+    final = await handle.query(TournamentWorkflow.tables)
+    assert final is not None and all(t.done for t in final.books.tables.values())
+    history = await handle.fetch_history()
+    assert not [
+        e for e in history.events if e.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED
+    ]
     report = await replay_histories(
         client,
         await histories_from(

@@ -349,13 +349,12 @@ class Tables:
         )
         b.s.stacks[player] = s.starting_stack
         b.s.field_size = (b.s.field_size or 0) + 1
+        m.late_entries += 1
         if placement.opens_table:
-            # Table numbers are never reused: a broken table's number stays done.
-            number = max(m.tables) + 1
-            await self.open_table(number)
-            target = m.tables[number]
-        else:
-            target = m.tables[placement.table_id]
+            await self.open_table(player, placement.seat)
+            await self.after_hand()
+            return
+        target = m.tables[placement.table_id]
         if target.at_boundary:
             self.sit(target, placement.seat, player, s.starting_stack, waits=placement.waits)
         else:
@@ -368,21 +367,25 @@ class Tables:
                 )
             )
             b.s.entrants[player].seat = placement.seat
-        m.late_entries = m.late_entries + 1
         await self.after_hand()
 
-    async def open_table(self, number: int) -> None:
-        """A table for late entrants once every table is full: started empty, standing at
-        its first boundary (hand 0) until its order seats two or more."""
+    async def open_table(self, player: str, seat: int) -> None:
+        """A table for late entrants once every table is full, numbered after every table
+        so far (numbers are never reused): started empty, standing at its first boundary
+        (hand 0) until its order seats two or more.
+
+        Starting it takes commands that play's loop may run between: until the table is in
+        the books the entry is held in transit to it (its chips counted, the field's live
+        count including it, so the tournament cannot end meanwhile), and a force-end
+        requested meanwhile stops it too."""
         b = self.books
+        m = self.m
+        number = max(m.tables) + 1
+        stack = b.s.stacks[player]
+        waiting = InTransit(player_id=player, to_table=number, to_seat=seat, stack=stack)
+        m.in_transit.append(waiting)
         wid = table_workflow_id(b.s.tournament_id, number)
-        table = MttTable(
-            number=number,
-            workflow_id=wid,
-            secret=await effects.new_report_secret(wid),
-            at_boundary=True,
-        )
-        self.m.tables[number] = table
+        secret = await effects.new_report_secret(wid)
         await workflow.start_child_workflow(
             TableWorkflow.run,
             TableState(
@@ -394,7 +397,7 @@ class Tables:
                 play_start_ms=b.s.play_start_ms or 0,
                 seats=[],
                 hand_pause_ms=b.inp.hand_pause_ms,
-                report_secret=table.secret,
+                report_secret=secret,
                 report_mac=True,
                 managed=ManagedTable(number=number, opened_late=True),
             ),
@@ -402,6 +405,12 @@ class Tables:
             parent_close_policy=ParentClosePolicy.ABANDON,
             static_summary=f"table {number} of tournament {b.s.tournament_id}",
         )
+        table = MttTable(number=number, workflow_id=wid, secret=secret, at_boundary=True)
+        m.tables[number] = table
+        m.in_transit.remove(waiting)
+        self.sit(table, seat, player, stack, waits=False)
+        if b.s.stop_sent:
+            await self.stop(table)
 
     def place_held(self) -> list[Placing]:
         """The close of late registration: the busts held while it was open are placed below
@@ -598,14 +607,18 @@ class Tables:
     # -- force-end -----------------------------------------------------------------------
     async def stop_all(self) -> None:
         """A force-end: every table still running stops and returns its stacks."""
-        for t in self.m.tables.values():
-            if t.done:
-                continue
-            order = StopOrder(table_id=t.workflow_id)
-            order.mac = report_mac(t.secret, STOP, order.table_id, 0, order)
-            await workflow.get_external_workflow_handle_for(
-                TableWorkflow.run, t.workflow_id
-            ).signal(TableWorkflow.stop, order)
+        # A copy: a table a late entrant opens while the stops go out is added meanwhile
+        # (and stopped by ``open_table``).
+        for t in list(self.m.tables.values()):
+            if not t.done:
+                await self.stop(t)
+
+    async def stop(self, t: MttTable) -> None:
+        order = StopOrder(table_id=t.workflow_id)
+        order.mac = report_mac(t.secret, STOP, order.table_id, 0, order)
+        await workflow.get_external_workflow_handle_for(TableWorkflow.run, t.workflow_id).signal(
+            TableWorkflow.stop, order
+        )
 
 
 def books_fault(books: MttBooks, stacks: dict[str, int], expected: int) -> str | None:
