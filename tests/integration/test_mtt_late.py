@@ -16,17 +16,20 @@ import asyncio
 import time
 from typing import Any
 
+import httpx
 import pytest
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowHandle, WorkflowUpdateFailedError
 from temporalio.exceptions import ApplicationError
 from temporalio.worker import Worker
 
+from core.settings import Settings
 from db import ledger
 from db.engine import Database
 from domain.payouts import prize_pool
 from domain.settings import validate_settings
-from tests.integration.helpers import eventually
+from tests.conftest import serve_api
+from tests.integration.helpers import eventually, player
 from tests.integration.test_mtt import Bots, check_books, mtt_settings
 from tests.replay import histories_from, replay_histories
 from wire.messages import (
@@ -299,20 +302,20 @@ async def test_busted_players_re_enter_once_each_and_a_second_re_entry_is_refuse
         state = await handle.query(TournamentWorkflow.state)
         assert state.state is TournamentPhase.PLAYING, "it ended before a second bust"
         view = await books(handle)
-        for player in [p for p, chips in view.stacks.items() if chips == 0]:
-            if entries[player] == 1:
-                await enter(handle, player)  # a new entry, seated at once
-                entries[player] = 2
+        for out in [p for p, chips in view.stacks.items() if chips == 0]:
+            if entries[out] == 1:
+                await enter(handle, out)  # a new entry, seated at once
+                entries[out] = 2
                 view = await books(handle)
-                assert view.stacks[player] == 1000 and where(view, player) is not None
+                assert view.stacks[out] == 1000 and where(view, out) is not None
             else:
                 limit = await refused(
                     handle,
                     TournamentWorkflow.register,
-                    RegisterInput(player_id=player, owner_user_id=player),
+                    RegisterInput(player_id=out, owner_user_id=out),
                 )
                 assert limit.type == "tournament_registration_limit", limit
-                limited = player
+                limited = out
                 break
         running = [t.workflow_id for t in view.books.tables.values() if not t.done]
         shoves = await asyncio.gather(
@@ -418,6 +421,9 @@ async def test_a_force_end_during_late_registration_closes_it_and_settles_every_
     await handle.execute_update(TournamentWorkflow.force_end, ForceEndInput())
     result = await handle.result()
     assert result.state is TournamentPhase.CLOSED
+    assert sorted(f.place for f in result.standings) == list(range(1, 9))
+    result = await handle.result()
+    assert result.state is TournamentPhase.CLOSED
     assert result.field_size == 7
     assert sorted(f.place for f in result.standings) == list(range(1, 8))
     alive = 7 - len(busted)
@@ -436,3 +442,91 @@ async def test_a_force_end_during_late_registration_closes_it_and_settles_every_
         ),
     )
     assert report.failures == [], report.failures
+
+
+async def test_late_registration_over_the_http_api(
+    client: Client, db: Database, settings: Settings, task_queue: str, worker: Worker
+) -> None:
+    """The same routes and codes as before the start: a late entrant registers and pays over
+    HTTP while the MTT plays, an unpaid reserve may leave, a paid one may not (``409
+    tournament_not_in_registration``); the two late entrants' table (opened by the first,
+    dealing once the second joins) is the one their game state serves; after the close
+    ``register`` is ``409 tournament_not_in_registration``."""
+    tid = "mtt-late-http"
+    mtt = {
+        **mtt_settings(12, seats=3),
+        "minEntrants": 6,
+        "scheduledStartAt": int(time.time() * 1000) + 6_000,
+        "lateRegistrationSeconds": 25,
+    }
+    handle = await client.start_workflow(
+        TournamentWorkflow.run,
+        CreateTournamentInput(
+            tournament_id=tid,
+            name=tid,
+            settings=mtt,
+            hand_pause_ms=0,
+            force_end_min_level_age_seconds=0,
+        ),
+        id=f"tournament-{tid}",
+        task_queue=task_queue,
+    )
+    users = [f"{tid}-{i}" for i in range(10)]
+    for user in users:
+        await fund(db, user)
+    for user in users[:6]:
+        await enter(handle, user)
+
+    async def playing() -> bool:
+        return (await handle.query(TournamentWorkflow.state)).state is TournamentPhase.PLAYING
+
+    await eventually(playing, limit=30)
+    state = await handle.query(TournamentWorkflow.state)
+    assert state.play_start_ms is not None
+    closes_at = state.play_start_ms + 25_000
+    async with serve_api(settings) as url, httpx.AsyncClient(base_url=url) as http:
+
+        async def post(user: str, path: str, body: dict[str, Any] | None = None) -> httpx.Response:
+            return await http.post(
+                f"/tournaments/{tid}/{path}", json=body or {}, headers=player(settings, user)
+            )
+
+        for user in users[6:8]:
+            r = await post(user, "register")
+            assert r.status_code == 200, r.text
+            assert r.json()["status"] == "reserved"
+            r = await post(user, "pay", {"amount": 100})
+            assert r.status_code == 200 and r.json()["status"] == "paid", r.text
+        # A paid late entry plays on: no refund.
+        r = await post(users[6], "leave")
+        assert (r.status_code, r.json()["code"]) == (409, "tournament_not_in_registration")
+        # An unpaid reserve may leave, as before the start.
+        assert (await post(users[8], "register")).status_code == 200
+        r = await post(users[8], "leave")
+        assert r.status_code == 200 and r.json()["refunded"] == 0, r.text
+
+        view = await books(handle)
+        assert where(view, users[6]) == where(view, users[7]) == 3
+        assert view.field_size == 8
+
+        async def served_at_table_3() -> dict[str, Any] | None:
+            r = await http.get(f"/tournaments/{tid}/game-state", headers=player(settings, users[7]))
+            assert r.status_code == 200, r.text
+            body: dict[str, Any] = r.json()
+            return body if body.get("tableId") == f"table-{tid}-3" else None
+
+        served = await eventually(served_at_table_3, limit=15)
+        assert served["you"]["stack"] > 0
+
+        async def closed() -> bool:
+            return time.time() * 1000 > closes_at + 1_000 and bool(
+                (await handle.query(TournamentWorkflow.state)).field_size == 8
+            )
+
+        await eventually(closed, limit=40)
+        r = await post(users[9], "register")
+        assert (r.status_code, r.json()["code"]) == (409, "tournament_not_in_registration")
+    await handle.execute_update(TournamentWorkflow.force_end, ForceEndInput())
+    result = await handle.result()
+    assert result.state is TournamentPhase.CLOSED
+    assert sorted(f.place for f in result.standings) == list(range(1, 9))
