@@ -173,9 +173,9 @@ class Play:
             if (
                 b.s.phase is TournamentPhase.PLAYING
                 and not b.s.pending_hands
-                # While late registration is open its loop runs beside this one (fees may be
-                # moving): the run goes on until the close (docs/mtt.md).
-                and (b.s.late is None or not b.s.late.open)
+                # While late registration's loop runs beside this one (fees may be moving,
+                # reserves being released) the run goes on (docs/mtt.md).
+                and not b.late_running
                 and (
                     hands_this_run >= HANDS_PER_RUN
                     or workflow.info().is_continue_as_new_suggested()

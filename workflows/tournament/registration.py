@@ -180,6 +180,7 @@ class Registration:
         late = b.s.late
         assert late is not None
         self.play = play
+        b.late_running = True
         close = await Alarm.until(late.closes_at_ms, "late registration close")
         for e in list(b.s.entrants.values()):
             if e.status is EntrantStatus.RESERVED:
@@ -212,6 +213,7 @@ class Registration:
         await self.release_unpaid()
         for number, request in self.inbox.take():
             await self.serve(number, request)
+        b.late_running = False
 
     async def release_unpaid(self) -> None:
         unpaid = {
