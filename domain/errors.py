@@ -21,10 +21,12 @@ class ErrorCode(StrEnum):
     TOURNAMENT_FULL = "tournament_full"
     """Every seat of the tournament is taken."""
     TOURNAMENT_ALREADY_REGISTERED = "tournament_already_registered"
-    """The account (or the agent's owner) already holds an entry in this tournament."""
+    """The account (or the agent's owner) already holds an entry in this tournament (a
+    re-entry while the player's entry is still in play, too)."""
     TOURNAMENT_NOT_IN_REGISTRATION = "tournament_not_in_registration"
     """The tournament no longer takes registrations, payments or leaves (it started, ended or was
-    cancelled)."""
+    cancelled; an MTT's late registration has closed, or a paid entry tries to leave once play
+    has started)."""
     TOURNAMENT_NOT_REGISTERED = "tournament_not_registered"
     """The caller holds no entry in this tournament."""
     TOURNAMENT_ENTRY_FEE_MISMATCH = "tournament_entry_fee_mismatch"
@@ -37,7 +39,8 @@ class ErrorCode(StrEnum):
     AGENT_NOT_ALLOWED_AT_HUMAN_TABLE = "agent_not_allowed_at_human_table"
     """An agent registering for (or joining a room of) humans: a human-only or copilot one."""
     TOURNAMENT_REGISTRATION_LIMIT = "tournament_registration_limit"
-    """A player who registered and left the tournament its maximum number of times (5 entries)."""
+    """A player who registered and left the tournament its maximum number of times (5 entries),
+    or a busted player who has made the MTT's ``maxReEntries`` re-entries already."""
     TOURNAMENT_REGISTRATION_COOLDOWN = "tournament_registration_cooldown"
     """A second or later come-back to one tournament before its cooldown ran out (10 s, doubling):
     ``Retry-After`` says when."""

@@ -175,10 +175,13 @@ def verify_register(
     seats: int,
     now_ms: int | None,
     cooldown_seconds: int,
+    taken_now: int | None = None,
 ) -> None:
     """May ``req`` take a seat? ``now_ms``: also the come-back cooldown, which reads the clock,
     so only the validator passes it (a validator is never replayed; the loop decides from
-    state alone and passes ``None``).
+    state alone and passes ``None``). ``taken_now``: the entries the field holds already,
+    when that is not one per entrant (late registration counts every entry, busted and
+    re-entered).
 
     >>> from types import SimpleNamespace as E
     >>> field = _example_field()
@@ -263,7 +266,43 @@ def verify_register(
                 if e.advisor_agent_id and e.status != RELEASED
             ),
         )
-    verify_capacity(seats, taken(entrants))
+    verify_capacity(seats, taken(entrants) if taken_now is None else taken_now)
+
+
+def verify_re_entry(*, paid_entries: int, alive: bool, max_re_entries: int) -> None:
+    """May a player who has paid ``paid_entries`` entries of a running MTT enter again, while
+    its late registration is open? Only once busted (``alive``: their entry still has chips),
+    and at most ``max_re_entries`` times (docs/mtt.md, "Late registration and re-entry").
+
+    >>> verify_re_entry(paid_entries=1, alive=False, max_re_entries=1)
+    >>> verify_re_entry(paid_entries=1, alive=True, max_re_entries=1)
+    Traceback (most recent call last):
+    ...
+    domain.errors.DomainError: your entry is still in play: re-entry is for a busted entry
+    >>> verify_re_entry(paid_entries=2, alive=False, max_re_entries=1)
+    Traceback (most recent call last):
+    ...
+    domain.errors.DomainError: at most 1 re-entry per player in this tournament
+    >>> verify_re_entry(paid_entries=1, alive=False, max_re_entries=0)
+    Traceback (most recent call last):
+    ...
+    domain.errors.DomainError: this tournament takes no re-entries
+    """
+    if alive:
+        raise DomainError(
+            ErrorCode.TOURNAMENT_ALREADY_REGISTERED,
+            "your entry is still in play: re-entry is for a busted entry",
+        )
+    if max_re_entries == 0:
+        raise DomainError(
+            ErrorCode.TOURNAMENT_ALREADY_REGISTERED, "this tournament takes no re-entries"
+        )
+    if paid_entries - 1 >= max_re_entries:
+        plural = "re-entry" if max_re_entries == 1 else "re-entries"
+        raise DomainError(
+            ErrorCode.TOURNAMENT_REGISTRATION_LIMIT,
+            f"at most {max_re_entries} {plural} per player in this tournament",
+        )
 
 
 def verify_reserve_alive(entry: Entry, now_ms: int) -> None:

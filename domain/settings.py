@@ -48,7 +48,6 @@ MIN_SEATS = 2
 MAX_SEATS = 10
 MAX_ENTRANTS = 10_000
 """The largest field a tournament may set (``maxEntrants``): issue 31's 10,000-entrant MTT."""
-NOT_BUILT_YET = "is not built yet (issue 31): only 0 is accepted today"
 
 Chips = Annotated[int, Field(strict=True)]
 Factor = Annotated[float, Field(strict=True, allow_inf_nan=False)]
@@ -156,11 +155,13 @@ class TournamentSettings(StrictWireModel):
     entries if there are at least ``minEntrants`` (or earlier, when ``maxEntrants`` have
     paid). A Sit-and-Go starts when full and refuses it."""
     late_registration_seconds: Annotated[Chips, Field(ge=0)] = 0
-    """Seconds registration stays open into play (the seed's reserved field): refused above
-    0 until late registration plays (docs/mtt.md, "What is still to build")."""
+    """Seconds registration stays open into play, from play's start (the seed's reserved
+    field): an MTT's late registration (docs/mtt.md, "Late registration and re-entry"); a
+    Sit-and-Go refuses it above 0 (its field is full when it starts)."""
     max_re_entries: Annotated[Chips, Field(ge=0)] = 0
-    """Re-entries a busted player may make during late registration (``maxReEntries``):
-    refused above 0 until re-entry plays."""
+    """Re-entries a busted player may make while late registration is open
+    (``maxReEntries``): each is a new entry, paying the fee again. Above 0 it needs
+    ``lateRegistrationSeconds`` above 0."""
     rebuy_config: None = None
 
     @model_validator(mode="after")
@@ -204,10 +205,18 @@ class TournamentSettings(StrictWireModel):
                 "a Sit-and-Go starts when full: only an MTT (maxEntrants above seats) "
                 "has a scheduled start",
             )
-        if self.late_registration_seconds:
-            raise _cross_field("lateRegistrationSeconds", f"late registration {NOT_BUILT_YET}")
-        if self.max_re_entries:
-            raise _cross_field("maxReEntries", f"re-entry {NOT_BUILT_YET}")
+        if self.late_registration_seconds and not self.is_mtt:
+            raise _cross_field(
+                "lateRegistrationSeconds",
+                "a Sit-and-Go starts when full: only an MTT (maxEntrants above seats) has "
+                "late registration",
+            )
+        if self.max_re_entries and not self.late_registration_seconds:
+            raise _cross_field(
+                "maxReEntries",
+                "re-entry is only open during late registration: it needs "
+                "lateRegistrationSeconds above 0",
+            )
 
     @property
     def field_bound(self) -> int:

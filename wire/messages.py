@@ -13,7 +13,7 @@ from pydantic import Field, field_validator
 
 from wire.base import HAND_NUMBER, WireModel
 from wire.log import EventInput
-from wire.mtt import MttBooks
+from wire.mtt import LateRegistration, MttBooks
 from wire.table_messages import HandReport, TableResult
 
 # Still importable from here: the base, the alias and the log's input.
@@ -203,6 +203,9 @@ class TournamentState(WireModel):
     version: int = 0
     mtt: MttBooks | None = None
     """An MTT's table manager's books (wire/mtt.py); a Sit-and-Go carries none."""
+    late: LateRegistration | None = None
+    """An MTT's late registration, from play's start (``lateRegistrationSeconds`` above 0);
+    absent for every other tournament."""
 
 
 class PayoutStatus(StrEnum):

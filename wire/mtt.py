@@ -57,6 +57,10 @@ class ManagedTable(WireModel):
     """The boundary order taken and not yet applied."""
     waiting: list[int] = Field(default_factory=list)
     """Seats that sit out the next hand (``ArrivingSeat.waits``)."""
+    opened_late: bool = False
+    """Opened by a late entrant when every table was full (late registration only): the
+    table starts with fewer than two players and waits for its first order (for hand 0)
+    before it deals, as at any boundary."""
 
 
 class MttTable(WireModel):
@@ -129,6 +133,8 @@ class MttBooks(WireModel):
     """The busts of the open hand-for-hand round, placed together when it closes."""
     final_table: bool = False
     """The field fits one table and table 1 plays alone."""
+    late_entries: int = 0
+    """Entries seated after the start by late registration (re-entries included)."""
 
 
 class MttView(WireModel):
@@ -138,3 +144,31 @@ class MttView(WireModel):
     stacks: dict[str, int]
     field_size: int
     starting_stack: int
+
+
+class HeldBust(WireModel):
+    """An entry that busted while late registration was open: not placed until its close,
+    when the field is final (docs/mtt.md, "Late registration and re-entry")."""
+
+    player_id: str
+    stack_before: int
+    """The chips it started the hand with (a deeper stack finishes higher in one hand)."""
+    hand_no: int
+    group: int
+    """The report it busted in (busts of one report are placed together, as
+    ``order_busts`` places one hand's; later groups finish higher)."""
+
+
+class LateRegistration(WireModel):
+    """An MTT's late registration (``lateRegistrationSeconds`` above 0), from play's start
+    (``TournamentState.late``; absent for every other tournament)."""
+
+    closes_at_ms: int
+    """``playStart + lateRegistrationSeconds``: the close's durable timer fires then."""
+    open: bool = True
+    entries: dict[str, int] = Field(default_factory=dict)
+    """Paid entries per player so far (1, then one more per re-entry)."""
+    held: list[HeldBust] = Field(default_factory=list)
+    """Busts while open, in the order they happened, placed at the close."""
+    groups: int = 0
+    """Reports with busts taken while open (``HeldBust.group``)."""

@@ -59,6 +59,12 @@ class TableWorkflow(PlayerHandlers):
         # from before the patch read it at each hand boundary, as they did.
         loop.begin_run(tournament=True)
         at_waits = loop.stop_at_waits
+        if state.managed is not None and state.managed.opened_late and state.hand_no == 0:
+            # Reached only by a table a late entrant opened (late registration was refused
+            # before it, so no recorded history comes here): wait for the order that seats
+            # its players, the first boundary's.
+            await self.await_boundary_order()
+            state.managed.opened_late = False
         while (at_waits or not state.stop_requested) and len(loop.live_seats()) >= 2:
             aborted = await loop.play_hand()
             played_this_run += 1

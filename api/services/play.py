@@ -141,6 +141,11 @@ async def current_table(state: AppState, tournament_id: str, player_id: str | No
             return Placement(key, moved=known is not None and key != known)
     view = tournament.view
     count = tables_needed(view.field_size or view.registered_count, view.seats)
+    if view.settings.get("lateRegistrationSeconds"):
+        # Late entrants open tables numbered past the sealed field's (docs/mtt.md): every
+        # table ever opened seated an entry of its own when it opened, so the entries bound
+        # the table numbers.
+        count = max(count, view.field_size or 0)
     keys = [table_workflow_id(tournament_id, n) for n in range(1, count + 1)]
     try:
         found = await cache.seating(keys, player_id)

@@ -218,9 +218,15 @@ def test_an_mtt_field_takes_many_tables_a_minimum_and_a_scheduled_start() -> Non
         ({"minEntrants": 5}, "minEntrants", "starts when full"),
         ({"scheduledStartAt": 1_800_000_000_000}, "scheduledStartAt", "starts when full"),
         ({"maxEntrants": 60, "scheduledStartAt": -1}, "scheduledStartAt", "greater than"),
-        ({"lateRegistrationSeconds": 30}, "lateRegistrationSeconds", "not built yet"),
+        ({"lateRegistrationSeconds": 30}, "lateRegistrationSeconds", "only an MTT"),
         ({"lateRegistrationSeconds": -1}, "lateRegistrationSeconds", "greater than"),
-        ({"maxReEntries": 1}, "maxReEntries", "not built yet"),
+        ({"maxReEntries": 1}, "maxReEntries", "needs lateRegistrationSeconds"),
+        ({"maxEntrants": 60, "maxReEntries": 1}, "maxReEntries", "needs lateRegistration"),
+        (
+            {"maxEntrants": 60, "lateRegistrationSeconds": 60, "maxReEntries": -1},
+            "maxReEntries",
+            "greater than",
+        ),
         (
             {"maxEntrants": 60, "prizeStructure": [{"position": 1, "percent": 100}] * 0},
             "prizeStructure",
@@ -234,6 +240,17 @@ def test_field_settings_are_refused_with_a_clear_message(
     err = refused(valid_settings_dict(**overrides))
     assert err.field == field
     assert words in str(err)
+
+
+def test_an_mtt_takes_late_registration_and_re_entries() -> None:
+    s = validate_settings(
+        valid_settings_dict(seats=6, maxEntrants=60, lateRegistrationSeconds=600, maxReEntries=2)
+    )
+    assert (s.late_registration_seconds, s.max_re_entries) == (600, 2)
+    late_only = validate_settings(
+        valid_settings_dict(seats=6, maxEntrants=60, lateRegistrationSeconds=60)
+    )
+    assert late_only.max_re_entries == 0
 
 
 def test_a_heads_up_sit_and_go_is_still_valid_and_so_is_minentrants_equal_to_seats() -> None:

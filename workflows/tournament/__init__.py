@@ -23,6 +23,8 @@ delegation to one of the parts it composes, as the table workflows compose their
 
 from __future__ import annotations
 
+import asyncio
+
 from temporalio import workflow
 from temporalio.exceptions import ApplicationError
 
@@ -108,7 +110,14 @@ class TournamentWorkflow:
         if b.s.phase is TournamentPhase.STARTING:
             await self.play.start()
         if b.s.phase is TournamentPhase.PLAYING:
-            await self.play.run()
+            if b.s.late is not None and b.s.late.open:
+                # An MTT's late registration runs beside play until its close (docs/mtt.md);
+                # only runs with the registration loop can have it (the settings were refused
+                # before), and gather fails the task if either part raises.
+                assert isinstance(self.registration, Registration)
+                await asyncio.gather(self.play.run(), self.registration.run_late(self.play))
+            else:
+                await self.play.run()
         if b.s.phase in (TournamentPhase.ENDED, TournamentPhase.SETTLING):
             await self.settlement.run()
         await workflow.wait_condition(workflow.all_handlers_finished)

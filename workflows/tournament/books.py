@@ -52,6 +52,9 @@ class Books:
         # Updates accepted by this run, and whether it is handing over to a fresh one.
         self.updates_this_run = 0
         self.draining = False
+        # Late registration's loop runs beside play (an MTT's, until its close and its last
+        # fee): play does not continue-as-new under it.
+        self.late_running = False
 
     def standings(self) -> list[Placing]:
         return sorted(self.s.finishes, key=lambda f: f.place)

@@ -12,6 +12,7 @@ from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
     from domain import registration
+    from domain.errors import ErrorCode
     from domain.seating import draw_seats
     from wire.events import TournamentStateChanged
     from wire.keys import entry_key, refund_key
@@ -29,7 +30,7 @@ with workflow.unsafe.imports_passed_through():
         UnregisterInput,
     )
     from workflows import effects
-    from workflows.errors import coded
+    from workflows.errors import coded, refuse
     from workflows.tournament.books import LIFECYCLE_PATCH, Books
 
 
@@ -67,10 +68,62 @@ class Entries:
             ),
         )
 
+    # -- late registration (an MTT's, docs/mtt.md "Late registration and re-entry") ------
+    def late_open(self) -> bool:
+        """Registration is open into play: an MTT's late registration, until its close."""
+        s = self.books.s
+        # An operator's force-end stops the tables: nobody is seated after it.
+        return (
+            s.late is not None
+            and s.late.open
+            and s.phase is TournamentPhase.PLAYING
+            and not s.force_end_requested
+        )
+
+    def entry_phase(self) -> str:
+        """The phase the entry rules see: registering while late registration is open."""
+        return registration.REGISTERING if self.late_open() else self.books.s.phase.value
+
+    def verify_late_register(self, req: RegisterInput, *, clock: bool) -> None:
+        """A registration during late registration: a new entrant as before; a player whose
+        entry busted re-enters (``verify_re_entry``) as a new entry. The field's bound counts
+        every entry, busted and re-entered (``fieldSize`` so far) plus the reserves held."""
+        b = self.books
+        late = b.s.late
+        assert late is not None
+        entrants = dict(b.s.entrants)
+        current = entrants.get(req.player_id)
+        paid = late.entries.get(req.player_id, 0)
+        with coded():
+            if paid and current is not None and current.status is not EntrantStatus.RESERVED:
+                registration.verify_re_entry(
+                    paid_entries=paid,
+                    alive=b.s.stacks.get(req.player_id, 0) > 0,
+                    max_re_entries=b.settings.max_re_entries,
+                )
+                # The busted entry holds no seat: the rules see it as gone (no cooldown: it
+                # did not leave).
+                entrants[req.player_id] = current.model_copy(
+                    update={"status": EntrantStatus.RELEASED, "released_at_ms": None}
+                )
+            registration.verify_register(
+                req,
+                entrants,
+                phase=registration.REGISTERING,
+                kind=b.settings.kind,
+                seats=b.settings.field_bound,
+                now_ms=b.now_ms() if clock else None,
+                cooldown_seconds=b.inp.reregister_cooldown_seconds,
+                taken_now=(b.s.field_size or 0) + b.count(EntrantStatus.RESERVED),
+            )
+
     def verify_register(self, req: RegisterInput, *, clock: bool) -> None:
         """``clock``: also the come-back cooldown, which reads the clock, so only the
         validator checks it (a validator is never replayed; the loop decides from state)."""
         b = self.books
+        if self.late_open():
+            self.verify_late_register(req, clock=clock)
+            return
         with coded():
             registration.verify_register(
                 req,
@@ -96,16 +149,26 @@ class Entries:
             registration.verify_pay(
                 req,
                 b.s.entrants,
-                phase=b.s.phase.value,
+                phase=self.entry_phase(),
                 entry_fee=b.settings.entry_fee,
                 on_chain=b.inp.money_backend == "chain",
             )
 
     def verify_unregister(self, req: UnregisterInput) -> None:
+        b = self.books
+        phase = b.s.phase.value
+        if self.late_open() and req.via != "stand_up":
+            entry = b.s.entrants.get(req.player_id)
+            if entry is not None and entry.status is EntrantStatus.PAID:
+                # Paid during play means seated and dealt in: no refund (docs/mtt.md).
+                raise refuse(
+                    ErrorCode.TOURNAMENT_NOT_IN_REGISTRATION,
+                    "play has started: a paid entry plays on and is not refunded (only an "
+                    "unpaid reserve can leave during late registration)",
+                )
+            phase = registration.REGISTERING
         with coded():
-            registration.verify_unregister(
-                req, self.books.s.entrants, phase=self.books.s.phase.value
-            )
+            registration.verify_unregister(req, b.s.entrants, phase=phase)
 
     def verify_cancel(self) -> None:
         with coded():

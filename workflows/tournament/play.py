@@ -23,12 +23,14 @@ with workflow.unsafe.imports_passed_through():
     from wire.ids import table_workflow_id
     from wire.messages import (
         EntrantStatus,
+        EntrantView,
         ForceEndInput,
         HandRow,
         Placing,
         TournamentPhase,
         TournamentView,
     )
+    from wire.mtt import LateRegistration
     from wire.signals import HAND_COMPLETED, STOP, TABLE_FINISHED
     from wire.table_messages import (
         HandReport,
@@ -72,6 +74,13 @@ class Play:
         # and a decision must never rest on a clock a replay could read differently.
         b.s.play_start_ms = await effects.read_clock_ms()
         b.s.stacks = {e.player_id: b.settings.starting_stack for e in paid}
+        if b.settings.late_registration_seconds:
+            # Registration stays open into play until its close (an MTT only: the settings
+            # refuse it for a Sit-and-Go, so no recorded history comes here).
+            b.s.late = LateRegistration(
+                closes_at_ms=b.s.play_start_ms + b.settings.late_registration_seconds * 1000,
+                entries={e.player_id: 1 for e in paid},
+            )
         if b.settings.is_mtt:
             await self.tables.start()
         else:
@@ -164,6 +173,9 @@ class Play:
             if (
                 b.s.phase is TournamentPhase.PLAYING
                 and not b.s.pending_hands
+                # While late registration's loop runs beside this one (fees may be moving,
+                # reserves being released) the run goes on (docs/mtt.md).
+                and not b.late_running
                 and (
                     hands_this_run >= HANDS_PER_RUN
                     or workflow.info().is_continue_as_new_suggested()
@@ -227,6 +239,8 @@ class Play:
             await self.publish_hand(report, finishes, stacks)
             await self.tables.after_hand()
             if sum(1 for chips in b.s.stacks.values() if chips > 0) == 1:
+                # One entry left while late registration is open: the field is final now.
+                await self.close_late()
                 await self.end()
             return
         players = {e.seat: e.player_id for e in b.s.entrants.values() if e.seat is not None}
@@ -281,7 +295,7 @@ class Play:
                 continue
             await effects.publish(
                 b.s.tournament_id,
-                f"eliminated:{finish.player_id}",
+                self.elimination_key(finish),
                 PlayerEliminated(
                     player_id=finish.player_id,
                     place=finish.place,
@@ -311,20 +325,12 @@ class Play:
         result = b.s.table_done
         assert result is not None
         if b.s.mtt is not None:
-            # Busts of a hand-for-hand round whose other tables were stopped: below the live.
+            # A force-end while late registration is open closes it: its held busts go below
+            # the live entries, like a hand-for-hand round's whose other tables were stopped.
+            await self.close_late()
             placed = self.tables.close_round()
             b.s.finishes.extend(placed)
-            for finish in placed:  # none but under ``h4h-places-v1``
-                await effects.publish(
-                    b.s.tournament_id,
-                    f"eliminated:{finish.player_id}",
-                    PlayerEliminated(
-                        player_id=finish.player_id,
-                        place=finish.place,
-                        rank=finish.rank,
-                        hand_number=finish.hand_number or 0,
-                    ),
-                )
+            await self.publish_eliminations(placed)  # none but under ``h4h-places-v1``
             live = {p: chips for p, chips in b.s.stacks.items() if chips > 0}
             b.s.finishes.extend(
                 Placing(player_id=f.entrant, place=f.place, rank=f.rank)
@@ -355,6 +361,51 @@ class Play:
             )
         )
         await self.end()
+
+    async def publish_eliminations(self, placed: list[Placing]) -> None:
+        """``player_eliminated`` for busts placed after their hand (a round's, a late
+        registration's)."""
+        b = self.books
+        for finish in placed:
+            await effects.publish(
+                b.s.tournament_id,
+                self.elimination_key(finish),
+                PlayerEliminated(
+                    player_id=finish.player_id,
+                    place=finish.place,
+                    rank=finish.rank,
+                    hand_number=finish.hand_number or 0,
+                ),
+            )
+
+    def elimination_key(self, finish: Placing) -> str:
+        """The event's key (one event per key): with re-entries a player can bust twice, so
+        a tournament with late registration keys it by the place too."""
+        key = f"eliminated:{finish.player_id}"
+        return key if self.books.s.late is None else f"{key}:{finish.place}"
+
+    # -- late registration (an MTT's, docs/mtt.md) ---------------------------------------
+    async def seat_late(self, entrant: EntrantView) -> None:
+        """A late entry (or re-entry) was paid: it plays on the starting stack."""
+        b = self.books
+        assert b.s.late is not None and b.s.late.open
+        b.s.late.entries[entrant.player_id] = b.s.late.entries.get(entrant.player_id, 0) + 1
+        await self.tables.seat_late(entrant.player_id)
+
+    async def close_late(self) -> None:
+        """Late registration closes (its timer, or the tournament ended first): the field is
+        final, so the busts held while it was open are placed below everyone still in, and
+        from now on the paid places are the final field's (hand-for-hand may start)."""
+        b = self.books
+        late = b.s.late
+        if late is None or not late.open:
+            return
+        late.open = False
+        placed = self.tables.place_held()
+        b.s.finishes.extend(placed)
+        b.bump()
+        await b.save_tournament()
+        await self.publish_eliminations(placed)
 
     async def end(self) -> None:
         b = self.books

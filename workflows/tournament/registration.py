@@ -5,6 +5,7 @@ chooses it, or the design before it (registration_legacy.py), once by the patch.
 from __future__ import annotations
 
 import asyncio
+from typing import Protocol
 
 from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError
@@ -32,6 +33,15 @@ with workflow.unsafe.imports_passed_through():
     from workflows.inbox import Inbox
     from workflows.tournament.books import Books
     from workflows.tournament.entries import Entries
+
+
+class LatePlay(Protocol):
+    """What late registration asks of play (``Play``; the parts never import each other)."""
+
+    async def seat_late(self, entrant: EntrantView) -> None: ...
+
+    async def close_late(self) -> None: ...
+
 
 REGISTRATION_LOOP_PATCH = "registration-loop-v1"
 """Registration's Updates served by its loop (before it, by their handlers under a lock:
@@ -68,6 +78,8 @@ class Registration:
         self.start_alarm: Alarm | None = None
         """An MTT's ``scheduledStartAt`` (a Sit-and-Go has none and arms no timer)."""
         self.start_taken = False
+        self.play: LatePlay | None = None
+        """Play, while late registration runs beside it (``run_late``)."""
 
     def fees_moving(self) -> bool:
         return any(e.paying for e in self.books.s.entrants.values())
@@ -155,6 +167,62 @@ class Registration:
         ):
             self.start_taken = True
             await self.scheduled_seal()
+
+    async def run_late(self, play: LatePlay) -> None:
+        """An MTT's late registration, beside play (``lateRegistrationSeconds``): the same
+        requests served the same way, until the close's durable timer fires at
+        ``playStart + lateRegistrationSeconds`` (workflow time), or the tournament ends
+        first. A paid late entry is seated at once (``Play.seat_late``). The close waits for
+        any fee in flight, as the scheduled start does; then unpaid reserves are released
+        and play places the busts it held (``Play.close_late``). After a close by the end, a
+        fee still moving is refunded when it lands."""
+        b = self.books
+        late = b.s.late
+        assert late is not None
+        self.play = play
+        b.late_running = True
+        close = await Alarm.until(late.closes_at_ms, "late registration close")
+        for e in list(b.s.entrants.values()):
+            if e.status is EntrantStatus.RESERVED:
+                await self.arm_reserve(e)
+
+        def ready() -> bool:
+            if self.inbox or self.collected:
+                return True
+            if self.fees_moving():
+                return False
+            return not late.open or close.fired or bool(self.expired)
+
+        while late.open or self.fees_moving() or self.collected or self.inbox:
+            await workflow.wait_condition(ready)
+            if self.inbox:
+                await self.serve(*self.inbox.take_one())
+            elif self.collected:
+                await self.finish_payment(*self.collected.pop(0))
+            elif not late.open:
+                continue
+            elif close.fired:
+                await self.release_unpaid()
+                await play.close_late()
+            elif self.expired:
+                key = self.expired.pop(0)
+                self.alarms.pop(key, None)
+                await self.entries.release_reserves({key})
+        close.cancel()
+        self.cancel_alarms()
+        await self.release_unpaid()
+        for number, request in self.inbox.take():
+            await self.serve(number, request)
+        b.late_running = False
+
+    async def release_unpaid(self) -> None:
+        unpaid = {
+            (e.player_id, e.entry_no)
+            for e in self.books.s.entrants.values()
+            if e.status is EntrantStatus.RESERVED and not e.paying
+        }
+        if unpaid:
+            await self.entries.release_reserves(unpaid)
 
     def start_due(self) -> bool:
         return self.start_alarm is not None and self.start_alarm.fired
@@ -316,11 +384,29 @@ class Registration:
         else:
             entrant.status = EntrantStatus.PAID
             entrant.reserved_until_ms = None
+            refused = None
+            if b.s.late is not None and b.s.phase is not TournamentPhase.REGISTERING:
+                refused = await self.finish_late_payment(entrant)
             b.bump()
             await b.save_entrant(entrant)
             await b.save_tournament()
-            answer = self.entries.paid_answer(entrant)
+            answer = refused or self.entries.paid_answer(entrant)
         await self.inbox.deliver(number, answer)
+
+    async def finish_late_payment(self, entrant: EntrantView) -> ApplicationError | None:
+        """A fee paid during late registration: the entry is seated now. One that lands
+        after the close (the tournament ended while it moved) is refunded instead, and the
+        refusal is the answer."""
+        if self.entries.late_open():
+            assert self.play is not None
+            await self.play.seat_late(entrant)
+            return None
+        await self.entries.refund(entrant)
+        entrant.status = EntrantStatus.RELEASED
+        return refuse(
+            ErrorCode.TOURNAMENT_NOT_IN_REGISTRATION,
+            "late registration closed while your fee was moving: it was refunded",
+        )
 
     # -- unregister ----------------------------------------------------------------------
     async def unregister(self, req: UnregisterInput) -> LeaveResult:

@@ -49,6 +49,15 @@ class Settlement:
             field_size = b.s.field_size or 0
             amounts = resolve_payout_amounts(b.settings, field_size)
             places = [Finish(f.player_id, f.place, f.rank) for f in b.s.finishes]
+            person = {f.player_id: f.player_id for f in b.s.finishes}
+            if b.s.late is not None:
+                # With re-entries one player can finish twice, once per entry: each entry is
+                # its own finisher (keyed by its finish), paid to the player (docs/mtt.md).
+                person = {f"{i}:{f.player_id}": f.player_id for i, f in enumerate(b.s.finishes)}
+                places = [
+                    Finish(key, f.place, f.rank)
+                    for key, f in zip(person, b.s.finishes, strict=True)
+                ]
             if workflow.patched(STANDINGS_PATCH):
                 try:
                     places = list(final_standings(places, field_size=field_size))
@@ -60,9 +69,9 @@ class Settlement:
                 PayoutView(
                     intent_id=payout_intent_id(b.s.tournament_id, award.place),
                     position=award.place,
-                    player_id=award.entrant,
+                    player_id=person[award.entrant],
                     amount=award.amount,
-                    destination=self.destination(award.entrant),
+                    destination=self.destination(person[award.entrant]),
                 )
                 for award in split_prizes(places, amounts)
                 if award.amount > 0

@@ -33,7 +33,13 @@ with workflow.unsafe.imports_passed_through():
     from domain.holdem.positions import ButtonPositions
     from domain.mtt.balancing import Move, plan_boundary
     from domain.mtt.hand_for_hand import RoundBust, hand_for_hand, place_round
-    from domain.mtt.seating import Table, seat_field, tables_needed, waits_for_button
+    from domain.mtt.seating import (
+        Table,
+        seat_field,
+        seat_late_entrant,
+        tables_needed,
+        waits_for_button,
+    )
     from domain.payouts import resolve_payout_amounts
     from domain.standings import order_busts
     from wire.ids import table_workflow_id
@@ -41,7 +47,9 @@ with workflow.unsafe.imports_passed_through():
     from wire.mtt import (
         ArrivingSeat,
         BoundaryOrder,
+        HeldBust,
         InTransit,
+        LateRegistration,
         ManagedTable,
         MttBooks,
         MttTable,
@@ -215,7 +223,17 @@ class Tables:
         busted = [(table.seats[x["seat"]], x["stack_before"]) for x in report.busted]
         in_round, table.in_round = table.in_round, False
         finishes: list[Placing] = []
-        if in_round:
+        late = self.late_open()
+        if late is not None:
+            # While late registration is open the field is not final, so no bust can have
+            # its place yet: the busts wait for the close (``place_held``), in order.
+            if busted:
+                late.groups += 1
+                late.held.extend(
+                    HeldBust(player_id=p, stack_before=s, hand_no=report.hand_no, group=late.groups)
+                    for p, s in busted
+                )
+        elif in_round:
             # A hand-for-hand round's busts wait for the round's other tables.
             self.m.round_busts.extend(
                 RoundBusted(player_id=p, table=table.number, stack_before=s, hand_no=report.hand_no)
@@ -278,8 +296,11 @@ class Tables:
             return
         paid = len(resolve_payout_amounts(b.settings, b.s.field_size or 0))
         # An open round holds every table until its last one reports, bubble burst or not.
-        m.hand_for_hand = self.round_open() or hand_for_hand(
-            players_left=alive, paid_places=paid, tables_left=len(running)
+        # While late registration is open there is no bubble: the paid places are known
+        # only at its close, from the final field (docs/mtt.md).
+        m.hand_for_hand = self.late_open() is None and (
+            self.round_open()
+            or hand_for_hand(players_left=alive, paid_places=paid, tables_left=len(running))
         )
         final = len(running) > 1 and tables_needed(alive, b.settings.seats) == 1
         everyone_waits = all(t.at_boundary for t in running)
@@ -299,6 +320,125 @@ class Tables:
                 await self.send(t, finish=True)
             elif not hold and len(t.seats) >= 2:
                 await self.send(t)
+
+    # -- late registration ----------------------------------------------------------------
+    def late_open(self) -> LateRegistration | None:
+        """The late registration while it is open (None otherwise, and for every MTT without
+        it: its code paths below are reached only by ``lateRegistrationSeconds`` above 0)."""
+        late = self.books.s.late
+        return late if late is not None and late.open else None
+
+    async def seat_late(self, player: str) -> None:
+        """A late entry (or re-entry) just paid: the starting stack, a seat at one of the
+        tables with the fewest players (``seat_late_entrant``, TDA Rule 8A), then each table
+        standing at its boundary gets its order as after a hand. At a table that is dealing
+        the entry is held in transit, as a move is, and sits down at that table's next
+        boundary; with every table full it opens the next table, which waits for players."""
+        b = self.books
+        s = b.settings
+        m = self.m
+        running = [t for t in m.tables.values() if not t.done]
+        tables = []
+        for t in running:
+            seats = dict(t.seats)
+            seats.update({i.to_seat: i.player_id for i in m.in_transit if i.to_table == t.number})
+            last = ButtonPositions.from_dict(t.positions) if t.positions else None
+            tables.append(Table(t.number, seats, last))
+        placement = seat_late_entrant(
+            tables, player, seats=s.seats, randbelow=workflow.random().randrange
+        )
+        b.s.stacks[player] = s.starting_stack
+        b.s.field_size = (b.s.field_size or 0) + 1
+        m.late_entries += 1
+        if placement.opens_table:
+            await self.open_table(player, placement.seat)
+            await self.after_hand()
+            return
+        target = m.tables[placement.table_id]
+        if target.at_boundary:
+            self.sit(target, placement.seat, player, s.starting_stack, waits=placement.waits)
+        else:
+            m.in_transit.append(
+                InTransit(
+                    player_id=player,
+                    to_table=target.number,
+                    to_seat=placement.seat,
+                    stack=s.starting_stack,
+                )
+            )
+            b.s.entrants[player].seat = placement.seat
+        await self.after_hand()
+
+    async def open_table(self, player: str, seat: int) -> None:
+        """A table for late entrants once every table is full, numbered after every table
+        so far (numbers are never reused): started empty, standing at its first boundary
+        (hand 0) until its order seats two or more.
+
+        Starting it takes commands that play's loop may run between: until the table is in
+        the books the entry is held in transit to it (its chips counted, the field's live
+        count including it, so the tournament cannot end meanwhile), and a force-end
+        requested meanwhile stops it too."""
+        b = self.books
+        m = self.m
+        number = max(m.tables) + 1
+        stack = b.s.stacks[player]
+        waiting = InTransit(player_id=player, to_table=number, to_seat=seat, stack=stack)
+        m.in_transit.append(waiting)
+        wid = table_workflow_id(b.s.tournament_id, number)
+        secret = await effects.new_report_secret(wid)
+        await workflow.start_child_workflow(
+            TableWorkflow.run,
+            TableState(
+                table_id=wid,
+                tournament_id=b.s.tournament_id,
+                parent_workflow_id=workflow.info().workflow_id,
+                seat_count=b.settings.seats,
+                settings=b.raw_settings,
+                play_start_ms=b.s.play_start_ms or 0,
+                seats=[],
+                hand_pause_ms=b.inp.hand_pause_ms,
+                report_secret=secret,
+                report_mac=True,
+                managed=ManagedTable(number=number, opened_late=True),
+            ),
+            id=wid,
+            parent_close_policy=ParentClosePolicy.ABANDON,
+            static_summary=f"table {number} of tournament {b.s.tournament_id}",
+        )
+        table = MttTable(number=number, workflow_id=wid, secret=secret, at_boundary=True)
+        m.tables[number] = table
+        m.in_transit.remove(waiting)
+        self.sit(table, seat, player, stack, waits=False)
+        if b.s.stop_sent:
+            await self.stop(table)
+
+    def place_held(self) -> list[Placing]:
+        """The close of late registration: the busts held while it was open are placed below
+        every entry still in, the later report higher, one report's busts as one hand's
+        (``order_busts``: the deeper starting stack higher, equal stacks tied)."""
+        late = self.books.s.late
+        assert late is not None
+        alive = sum(1 for chips in self.books.s.stacks.values() if chips > 0)
+        placed: list[Placing] = []
+        for group in range(late.groups, 0, -1):
+            busts = [h for h in late.held if h.group == group]
+            if not busts:
+                continue
+            hand_of = {h.player_id: h.hand_no for h in busts}
+            for f in order_busts(
+                [(h.player_id, h.stack_before) for h in busts], alive_before=alive + len(busts)
+            ):
+                placed.append(
+                    Placing(
+                        player_id=f.entrant,
+                        place=f.place,
+                        rank=f.rank,
+                        hand_number=hand_of[f.entrant],
+                    )
+                )
+            alive += len(busts)
+        late.held = []
+        return placed
 
     # -- hand-for-hand rounds -------------------------------------------------------------
     def round_open(self) -> bool:
@@ -467,14 +607,18 @@ class Tables:
     # -- force-end -----------------------------------------------------------------------
     async def stop_all(self) -> None:
         """A force-end: every table still running stops and returns its stacks."""
-        for t in self.m.tables.values():
-            if t.done:
-                continue
-            order = StopOrder(table_id=t.workflow_id)
-            order.mac = report_mac(t.secret, STOP, order.table_id, 0, order)
-            await workflow.get_external_workflow_handle_for(
-                TableWorkflow.run, t.workflow_id
-            ).signal(TableWorkflow.stop, order)
+        # A copy: a table a late entrant opens while the stops go out is added meanwhile
+        # (and stopped by ``open_table``).
+        for t in list(self.m.tables.values()):
+            if not t.done:
+                await self.stop(t)
+
+    async def stop(self, t: MttTable) -> None:
+        order = StopOrder(table_id=t.workflow_id)
+        order.mac = report_mac(t.secret, STOP, order.table_id, 0, order)
+        await workflow.get_external_workflow_handle_for(TableWorkflow.run, t.workflow_id).signal(
+            TableWorkflow.stop, order
+        )
 
 
 def books_fault(books: MttBooks, stacks: dict[str, int], expected: int) -> str | None:
