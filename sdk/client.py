@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import secrets
@@ -70,8 +71,18 @@ class SngClient:
     async def aclose(self) -> None:
         await self.http.aclose()
 
+    rate_limit_retries = 5
+    """A ``429 rate_limited`` answer changed nothing: the call is sent again after its
+    ``Retry-After`` (at most 5 s) this many times before the refusal is raised."""
+
     async def _call(self, method: str, path: str, **kwargs: Any) -> Any:
         response = await self.http.request(method, path, **kwargs)
+        for _ in range(self.rate_limit_retries):
+            if response.status_code != 429:
+                break
+            wait = response.headers.get("Retry-After", "1")
+            await asyncio.sleep(min(5.0, float(wait)) if wait.isdigit() else 1.0)
+            response = await self.http.request(method, path, **kwargs)
         if response.status_code >= 400:
             try:
                 body = response.json()

@@ -5,6 +5,11 @@ through the HTTP client (a live progress line while they do) and reports the fin
 and payouts. With ``humans`` > 0 it leaves that many seats for people: it prints the
 tournament's page at ``/play`` and waits for them to register and pay there (the tournament
 starts when the last seat is paid), with a decision timer long enough for a person.
+
+With ``entrants`` above ``seats`` it is a multi-table tournament (docs/mtt.md) of that many
+bots on tables of ``seats``. With ``late_seconds`` a fifth of them register only once play has
+started, during late registration, and with ``re_entries`` a bot that busts while it is open
+enters again (a new entry, the fee paid again) up to that many times.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import secrets
 import sys
+import time
 from typing import Any
 
 from rich.console import Console
@@ -20,12 +26,17 @@ from core.settings import Settings
 from core.tokens import mint_player_token
 from sdk.advisor import run_advisor
 from sdk.bots import POLICIES, run_bot
-from sdk.client import SngClient
+from sdk.client import SngClient, SngError
 
 DONE = {"closed", "cancelled"}
 
 
 HUMAN_DECISION_SECONDS = 30
+
+START_MARGIN_SECONDS = 5.0
+"""How long after creating a late-registration MTT it is scheduled to start, plus
+``SECONDS_PER_ENTRY`` for each bot that registers before the start."""
+SECONDS_PER_ENTRY = 0.25
 
 
 def demo_settings(
@@ -50,6 +61,24 @@ def demo_settings(
     }
 
 
+def mtt_demo_settings(
+    entrants: int, *, late_seconds: int, re_entries: int, early: int, now_ms: int
+) -> dict[str, Any]:
+    """The field of a multi-table demo: ``entrants`` bots, every re-entry counted in
+    ``maxEntrants``; with late registration it starts at a scheduled time with the ``early``
+    ones (or fewer, if they are slow to pay: any two make a field) and the rest come late."""
+    field: dict[str, Any] = {"maxEntrants": entrants * (1 + re_entries)}
+    if late_seconds:
+        field |= {
+            "minEntrants": 2,
+            "scheduledStartAt": now_ms
+            + int((START_MARGIN_SECONDS + SECONDS_PER_ENTRY * early) * 1000),
+            "lateRegistrationSeconds": late_seconds,
+            "maxReEntries": re_entries,
+        }
+    return field
+
+
 async def run_demo(
     api_url: str,
     settings: Settings,
@@ -63,8 +92,14 @@ async def run_demo(
     copilot: list[str] | None = None,
     small_blind: int | None = None,
     console: Console | None = None,
+    entrants: int | None = None,
+    late_seconds: int = 0,
+    re_entries: int = 0,
 ) -> dict[str, Any]:
     """``seats`` seats in all; ``humans`` of them are left for people to take at ``/play``.
+    ``entrants`` above ``seats``: a multi-table tournament of that many bots on tables of
+    ``seats`` (no humans), with late registration for ``late_seconds`` and up to
+    ``re_entries`` re-entries per bot (``late_seconds`` needed).
 
     ``copilot``: a CoPilot tournament (seed 000), with the people's user ids. Each of them gets
     an advisor agent of their own, advised by the bundled advisor (``sdk.advisor``) once play
@@ -72,11 +107,21 @@ async def run_demo(
     own too (a CoPilot registration needs one), which gives no advice: the bots decide alone."""
     if not 0 <= humans < seats:
         raise ValueError("humans must leave at least one seat to a bot")
+    mtt = entrants is not None and entrants > seats
+    if (late_seconds or re_entries) and not mtt:
+        raise ValueError("late registration and re-entry need entrants above seats (an MTT)")
+    if re_entries and not late_seconds:
+        raise ValueError("re-entries need late registration (late_seconds)")
+    if mtt and (humans or copilot is not None):
+        raise ValueError("a multi-table demo is played by bots only")
     if copilot is not None and len(copilot) != humans:
         raise ValueError("a CoPilot demo names each person who will play (one per human seat)")
     run = secrets.token_hex(3)
-    kinds = bots or [list(POLICIES)[i % len(POLICIES)] for i in range(seats - humans)]
+    size = entrants if mtt and entrants is not None else seats - humans
+    kinds = bots or [list(POLICIES)[i % len(POLICIES)] for i in range(size)]
     names = [f"bot-{kind}-{i}-{run}" for i, kind in enumerate(kinds)]
+    # The bots that register late: a fifth of the field, the last ones.
+    early = len(names) - (len(names) // 5 if late_seconds else 0)
     async with SngClient(api_url, service_key=settings.key("admin")) as operator:
         tid = await operator.create_tournament(
             f"demo {run}",
@@ -88,11 +133,23 @@ async def run_demo(
                 humans=humans,
                 small_blind=small_blind,
             )
-            | ({"kind": "copilot"} if copilot is not None else {}),
+            | ({"kind": "copilot"} if copilot is not None else {})
+            | (
+                mtt_demo_settings(
+                    len(names),
+                    late_seconds=late_seconds,
+                    re_entries=re_entries,
+                    early=early,
+                    now_ms=int(time.time() * 1000),
+                )
+                if mtt
+                else {}
+            ),
             hand_pause_ms=300,
         )
         for name in names:
-            await operator.credit(name, entry_fee, f"demo-{name}")
+            # Every entry a bot may make (its re-entries too), credited once.
+            await operator.credit(name, entry_fee * (1 + re_entries), f"demo-{name}")
         bot_advisors = [
             await operator.create_agent(name, f"{name}'s advisor") if copilot is not None else None
             for name in names
@@ -103,8 +160,9 @@ async def run_demo(
         ]
     players = [SngClient(api_url, token=mint_player_token(settings, name)) for name in names]
     advising: list[asyncio.Task[None]] = []
+    tasks: list[asyncio.Task[None]] = []
     try:
-        for client, advisor in zip(players, bot_advisors, strict=True):
+        for client, advisor in zip(players[:early], bot_advisors[:early], strict=True):
             await client.register(tid, advisor["agentId"] if advisor else None)
             await client.pay(tid, entry_fee)
         if humans:
@@ -120,15 +178,31 @@ async def run_demo(
             asyncio.create_task(run_advisor(api_url, advisor["key"], tid))
             for advisor in people_advisors
         ]
-        tasks = [
-            asyncio.create_task(run_bot(client, tid, POLICIES[kind], seed=i))
-            for i, (client, kind) in enumerate(zip(players, kinds, strict=True))
+        tasks += [
+            asyncio.create_task(
+                _play(client, tid, POLICIES[kind], seed=i, entry_fee=entry_fee, again=re_entries)
+            )
+            for i, (client, kind) in enumerate(zip(players[:early], kinds[:early], strict=True))
         ]
+        if early < len(players):
+            tasks.append(
+                asyncio.create_task(
+                    _late(
+                        players[early:],
+                        kinds[early:],
+                        tid,
+                        entry_fee=entry_fee,
+                        again=re_entries,
+                        within=late_seconds / 2,
+                    )
+                )
+            )
         final = await _follow(players[0], tid, console)
+    finally:
+        # The bots stop before their clients close (also when the demo fails midway).
         for task in (*tasks, *advising):
             task.cancel()
         await asyncio.gather(*tasks, *advising, return_exceptions=True)
-    finally:
         for client in players:
             await client.aclose()
     return {
@@ -142,9 +216,68 @@ async def run_demo(
             {"position": p["position"], "player": p["playerId"], "amount": p["amount"]}
             for p in final["payouts"]
         ],
+        "field_size": final.get("fieldSize") or len(final["standings"]),
         "entry_fees_total": final["entryFeesTotal"],
         "rake_total": final["rakeTotal"],
     }
+
+
+async def _play(
+    client: SngClient, tid: str, policy: Any, *, seed: int, entry_fee: int, again: int
+) -> None:
+    """One bot's tournament, its first entry paid: play until it busts or play ends; while
+    re-entries are left, enter again after a bust (refused once late registration has
+    closed or the tournament ended: then it is out for good)."""
+    await run_bot(client, tid, policy, seed=seed)
+    for entry in range(1, again + 1):
+        try:
+            await client.register(tid)
+            await client.pay(tid, entry_fee)
+        except SngError:
+            return
+        await run_bot(client, tid, policy, seed=seed * 100 + entry)
+
+
+async def _late(
+    clients: list[SngClient],
+    kinds: list[str],
+    tid: str,
+    *,
+    entry_fee: int,
+    again: int,
+    within: float,
+) -> None:
+    """The late entrants: once play has started, one by one over the first ``within``
+    seconds of late registration, each then playing as the others do."""
+    while True:  # polled over HTTP: there is nothing local to wait on
+        if (await clients[0].tournament(tid))["state"] not in ("registering", "starting"):
+            break
+        await asyncio.sleep(0.5)
+    plays: list[asyncio.Task[None]] = []
+    try:
+        for i, (client, kind) in enumerate(zip(clients, kinds, strict=True)):
+            await asyncio.sleep(within / len(clients))
+            try:
+                await client.register(tid)
+                await client.pay(tid, entry_fee)
+            except SngError:
+                continue  # the window closed early (the tournament ended): not entered
+            plays.append(
+                asyncio.create_task(
+                    _play(
+                        client,
+                        tid,
+                        POLICIES[kind],
+                        seed=1000 + i,
+                        entry_fee=entry_fee,
+                        again=again,
+                    )
+                )
+            )
+        await asyncio.gather(*plays)
+    finally:
+        for task in plays:
+            task.cancel()
 
 
 def play_url(api_url: str, tid: str) -> str:

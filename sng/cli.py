@@ -199,10 +199,26 @@ def demo(
             " --humans seat); each gets an advisor agent that the bundled advisor runs",
         ),
     ] = None,
+    entrants: int | None = typer.Option(
+        None,
+        min=2,
+        max=10_000,
+        help="a multi-table tournament of this many bots on tables of --seats (above --seats)",
+    ),
+    late_seconds: int = typer.Option(
+        0,
+        "--late-seconds",
+        min=0,
+        help="MTT late registration: a fifth of the bots enter after the start, within it",
+    ),
+    re_entries: int = typer.Option(
+        0, "--re-entries", min=0, help="MTT: times a bot busted during late registration re-enters"
+    ),
 ) -> None:
     """Play a whole tournament of built-in bots on the running stack and print the standings.
 
-    With --humans N, N of the seats wait for people at /play (the command prints the page)."""
+    With --humans N, N of the seats wait for people at /play (the command prints the page).
+    With --entrants N above --seats, N bots play a multi-table tournament (docs/mtt.md)."""
     import asyncio
     import json
 
@@ -219,6 +235,17 @@ def demo(
         raise typer.BadParameter(
             "--humans must leave at least one seat to a bot", param_hint="--humans"
         )
+    mtt = entrants is not None and entrants > seats
+    if entrants is not None and not mtt:
+        raise typer.BadParameter(
+            "more entrants than --seats make a multi-table tournament", param_hint="--entrants"
+        )
+    if (late_seconds or re_entries) and not mtt:
+        raise typer.BadParameter("needs --entrants above --seats", param_hint="--late-seconds")
+    if re_entries and not late_seconds:
+        raise typer.BadParameter("needs --late-seconds", param_hint="--re-entries")
+    if mtt and (humans or copilot):
+        raise typer.BadParameter("a multi-table demo is bots only", param_hint="--humans")
     settings = get_settings()
     url = api_url or f"http://{settings.api_host}:{settings.api_port}"
     console = Console(stderr=True)
@@ -231,6 +258,9 @@ def demo(
             humans=humans,
             copilot=copilot,
             console=None if json_out else console,
+            entrants=entrants,
+            late_seconds=late_seconds,
+            re_entries=re_entries,
         )
     )
     if json_out:
@@ -239,9 +269,11 @@ def demo(
     table = Table(title=f"tournament {result['tournament_id']}: {result['state']}")
     for column in ("position", "player", "prize"):
         table.add_column(column)
-    prizes = {p["player"]: p["amount"] for p in result["payouts"]}
+    # By place, not by player: with re-entries a player finishes once per entry.
+    prizes = {p["position"]: p["amount"] for p in result["payouts"]}
     for row in result["standings"]:
-        table.add_row(str(row["position"]), row["player"], str(prizes.get(row["player"], "")))
+        prize = prizes.get(row["elimination_order"], "")
+        table.add_row(str(row["position"]), row["player"], str(prize))
     Console().print(table)
     typer.echo(f"entry fees {result['entry_fees_total']}, rake {result['rake_total']}")
 

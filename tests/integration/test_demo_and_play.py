@@ -11,6 +11,7 @@ from prometheus_client import REGISTRY
 from core.settings import Settings
 from sdk.client import SngClient, SngError
 from sdk.demo import run_demo
+from tests.conftest import serve_api
 from tests.integration.helpers import player
 
 
@@ -58,6 +59,41 @@ async def test_demo_plays_to_closed_after_waiting_for_its_human_seat(
     assert (
         sum(p["amount"] for p in result["payouts"])
         == result["entry_fees_total"] - result["rake_total"]
+    )
+
+
+async def test_demo_plays_a_multi_table_tournament_with_late_entries_and_re_entries(
+    api_url: str, settings: Settings
+) -> None:
+    """`sng demo --entrants 8 --seats 4 --late-seconds 10 --re-entries 1`: eight bots on two
+    tables, one of them entering after the start, busted bots entering again while late
+    registration is open, to closed with every entry placed and the pool paid."""
+    result = await asyncio.wait_for(
+        run_demo(
+            api_url,
+            settings,
+            seats=4,
+            entrants=8,
+            late_seconds=10,
+            re_entries=1,
+            stack=200,
+            small_blind=10,
+            level_seconds=30,
+        ),
+        240,
+    )
+    assert result["state"] == "closed"
+    field = result["field_size"]
+    players = [row["player"] for row in result["standings"]]
+    # Every bot entered, the late ones included; each entry finished once.
+    assert len(set(players)) == 8, players
+    assert field == len(players) >= 8
+    assert sorted(row["elimination_order"] for row in result["standings"]) == list(
+        range(1, field + 1)
+    )
+    assert (
+        sum(p["amount"] for p in result["payouts"])
+        == result["entry_fees_total"] - (result["rake_total"])
     )
 
 
@@ -174,3 +210,19 @@ def _queries() -> float:
         REGISTRY.get_sample_value("sng_api_workflow_queries_total", {"workflow": w}) or 0.0
         for w in ("table", "tournament")
     )
+
+
+async def test_the_client_waits_out_a_rate_limit_instead_of_failing(settings: Settings) -> None:
+    """Forty credits at once through one operator credential limited to 20 a second: the
+    SDK's client sends a ``429 rate_limited`` call again after its ``Retry-After`` (the
+    refusal changed nothing), so every credit lands, once (``sng demo`` credits a whole field
+    this way; it failed on the first 429)."""
+    limited = settings.model_copy(update={"rate_limit_credential": "20/second"})
+    async with (
+        serve_api(limited) as url,
+        SngClient(url, service_key=settings.key("admin")) as op,
+    ):
+        balances = await asyncio.gather(
+            *(op.credit(f"rate-limited-{i}", 1, f"rate-limited-{i}") for i in range(40))
+        )
+    assert balances == [1] * 40
