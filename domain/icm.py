@@ -17,7 +17,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-__all__ = ["icm_equities"]
+__all__ = ["EXACT_WORK_LIMIT", "exact_work", "icm_equities", "icm_or_chip_equities"]
+
+EXACT_WORK_LIMIT = 60_000
+"""The most work (sets of placed players visited × players) an exact ICM may take: a full
+10-handed table with every place paid is 10,230 (about 2 ms). Past it the exact model grows
+combinatorially (60 players with 9 places paid: about 10^11 sets), so a multi-table field's
+equity is estimated instead (``icm_or_chip_equities``)."""
 
 
 def icm_equities(stacks: Sequence[int], prizes: Sequence[int | float]) -> list[float]:
@@ -69,3 +75,44 @@ def icm_equities(stacks: Sequence[int], prizes: Sequence[int | float]) -> list[f
                         following[mask | bit] = (prior[0] + p, prior[1])
         level = following
     return equities
+
+
+def exact_work(players: int, paid: int) -> int:
+    """The work ``icm_equities`` does for ``players`` live stacks and ``paid`` places at
+    stake: the sets of players it visits (those who took places 1..j, j below the last paid
+    place) times the players it tries at each.
+
+    >>> exact_work(10, 10), exact_work(6, 2)
+    (10230, 42)
+    """
+    work, sets = 0, 1
+    for j in range(min(players, paid)):
+        work += sets * players
+        sets = sets * (players - j) // (j + 1)
+        if work > EXACT_WORK_LIMIT:
+            break  # enough to know it is over the limit (and no huge integers on the way)
+    return work
+
+
+def icm_or_chip_equities(stacks: Sequence[int], prizes: Sequence[int | float]) -> list[float]:
+    """``icm_equities`` where its work fits ``EXACT_WORK_LIMIT`` (every table of up to ten
+    with its places, a final table); otherwise each stack's share of the chips times the
+    prizes still at stake (chip equity: exact for first place alone, and an overestimate for
+    big stacks when several places pay). Same sum either way.
+
+    >>> icm_or_chip_equities([3000, 1000], [100])
+    [75.0, 25.0]
+    >>> [round(e) for e in icm_or_chip_equities([1000] * 60, [100] * 9)][:2]
+    [15, 15]
+    """
+    n = len(stacks)
+    paid = min(n, len(prizes))
+    if exact_work(n, paid) <= EXACT_WORK_LIMIT:
+        return icm_equities(stacks, prizes)
+    if any(s < 0 for s in stacks):
+        raise ValueError(f"stacks must be >= 0: {list(stacks)}")
+    at_stake = float(sum(prizes[:paid]))
+    total = sum(stacks)
+    if total == 0:
+        return [at_stake / n] * n if n else []
+    return [at_stake * s / total for s in stacks]

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from domain.blinds import Blinds
-from domain.icm import icm_equities
+from domain.icm import icm_or_chip_equities
 from domain.settings import StrictWireModel
 
 __all__ = [
@@ -104,7 +104,7 @@ def my_view(
     entrants = list(stacks)
     dealt_in = sum(1 for chips in stacks.values() if chips > 0)
     rank = live_rank(stacks, entrant)
-    equities = icm_equities([stacks[e] for e in entrants], amounts_by_place)
+    equities = icm_or_chip_equities([stacks[e] for e in entrants], amounts_by_place)
     return TournamentMyView(
         rank=rank,
         stack_in_big_blinds=round(stack_in_big_blinds(stacks[entrant], blinds), 2),

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from domain.icm import icm_equities
+from domain.icm import EXACT_WORK_LIMIT, exact_work, icm_equities, icm_or_chip_equities
 
 
 def brute_force(stacks: list[int], prizes: list[int]) -> list[Fraction]:
@@ -70,3 +70,21 @@ def test_equities_sum_to_the_pool_at_stake(stacks: list[int], prizes: list[int])
     equities = icm_equities(stacks, prizes)
     assert sum(equities) == pytest.approx(pool, rel=1e-9, abs=1e-6)
     assert all(e >= 0 for e in equities)
+
+
+def test_a_multi_table_field_gets_chip_equity_not_an_exact_icm_it_cannot_afford() -> None:
+    """60 live stacks with 9 places paid: the exact model would visit about 10^11 sets of
+    placed players (an MTT player's game state hung the API on it). Past
+    ``EXACT_WORK_LIMIT`` each stack gets its share of the chips times the prizes at stake;
+    a table-sized field keeps the exact ICM."""
+    stacks = [1000 + 10 * i for i in range(60)]
+    prizes = [3000, 2000, 1500, 1000, 800, 600, 500, 400, 200]
+    assert exact_work(60, 9) > EXACT_WORK_LIMIT
+    equities = icm_or_chip_equities(stacks, prizes)
+    total = sum(stacks)
+    assert equities == pytest.approx([sum(prizes) * s / total for s in stacks])
+    # A final table: exact, as before.
+    table = [5000, 3000, 2000, 1000, 1000, 800, 700, 500, 300, 200]
+    assert exact_work(10, 10) <= EXACT_WORK_LIMIT
+    assert icm_or_chip_equities(table, [100] * 10) == icm_equities(table, [100] * 10)
+    assert icm_or_chip_equities(table, prizes) == icm_equities(table, prizes)
