@@ -36,7 +36,7 @@ HUMAN_DECISION_SECONDS = 30
 START_MARGIN_SECONDS = 5.0
 """How long after creating a late-registration MTT it is scheduled to start, plus
 ``SECONDS_PER_ENTRY`` for each bot that registers before the start."""
-SECONDS_PER_ENTRY = 0.25
+SECONDS_PER_ENTRY = 0.5
 
 
 def demo_settings(
@@ -162,9 +162,15 @@ async def run_demo(
     advising: list[asyncio.Task[None]] = []
     tasks: list[asyncio.Task[None]] = []
     try:
+        entered = []
         for client, advisor in zip(players[:early], bot_advisors[:early], strict=True):
+            if late_seconds:
+                # Registering may outlast the scheduled start: the rest then enter late.
+                entered.append(await _enter(client, tid, entry_fee))
+                continue
             await client.register(tid, advisor["agentId"] if advisor else None)
             await client.pay(tid, entry_fee)
+            entered.append(True)
         if humans:
             for person, advisor in zip(copilot or [], people_advisors, strict=True):
                 print(
@@ -183,6 +189,7 @@ async def run_demo(
                 _play(client, tid, POLICIES[kind], seed=i, entry_fee=entry_fee, again=re_entries)
             )
             for i, (client, kind) in enumerate(zip(players[:early], kinds[:early], strict=True))
+            if entered[i]
         ]
         if early < len(players):
             tasks.append(
@@ -222,6 +229,29 @@ async def run_demo(
     }
 
 
+LATE_RETRY = {"tournament_not_registered", "tournament_not_in_registration"}
+"""What an entry meets around a late-registration MTT's start: its unpaid reserve released by
+the start, or registration paused for the start's few seconds (``starting``)."""
+
+
+async def _enter(client: SngClient, tid: str, entry_fee: int, attempts: int = 20) -> bool:
+    """Register and pay into an MTT whose late registration is (or is about to be) open;
+    False once it has closed."""
+    for _ in range(attempts):
+        try:
+            await client.register(tid)
+            await client.pay(tid, entry_fee)
+            return True
+        except SngError as err:
+            if err.code not in LATE_RETRY:
+                raise
+            state = (await client.tournament(tid))["state"]
+            if state not in ("registering", "starting", "playing"):
+                return False
+        await asyncio.sleep(0.5)
+    return False
+
+
 async def _play(
     client: SngClient, tid: str, policy: Any, *, seed: int, entry_fee: int, again: int
 ) -> None:
@@ -234,7 +264,7 @@ async def _play(
             await client.register(tid)
             await client.pay(tid, entry_fee)
         except SngError:
-            return
+            return  # late registration closed (or the tournament ended): out for good
         await run_bot(client, tid, policy, seed=seed * 100 + entry)
 
 
@@ -257,10 +287,7 @@ async def _late(
     try:
         for i, (client, kind) in enumerate(zip(clients, kinds, strict=True)):
             await asyncio.sleep(within / len(clients))
-            try:
-                await client.register(tid)
-                await client.pay(tid, entry_fee)
-            except SngError:
+            if not await _enter(client, tid, entry_fee):
                 continue  # the window closed early (the tournament ended): not entered
             plays.append(
                 asyncio.create_task(
