@@ -91,6 +91,14 @@ Before it a tournament's table answered its sit-ins and went on (``Inbox.answer`
 at a tournament table's run start (``HandLoop.begin_run``); a room always delivered."""
 
 
+KEPT_TIMER_PATCH = "decision-timer-kept-v1"
+"""One decision timer per hand, kept across decisions (``HandLoop._decision``): a decision
+taken before the timer fires leaves it running, and when it fires for a decision that is over,
+the table arms it again for the remaining time of the one in progress. Before it every
+decision cancelled its timer and started one: two commands and two history events per action
+(issue 30). Asked at each run's start (``HandLoop.begin_run``), at a table and at a room."""
+
+
 class Venue(Protocol):
     """What differs between a tournament's table and a cash room, as the hand loop asks it."""
 
@@ -153,6 +161,12 @@ class HandLoop:
         self.fold_second_timeout = False
         self.stream_grace = False
         self.deliver = True  # a room always waited for its handlers (``DELIVER_PATCH``)
+        self.keep_timer = False
+        self.timer: Alarm | None = None
+        """The hand's kept decision timer (``KEPT_TIMER_PATCH``), while it runs."""
+        self.timer_for: tuple[int, int] | None = None
+        """The decision (hand, turn) ``timer`` was armed for: its firing times that decision
+        out, and only that one."""
 
     def begin_run(self, *, tournament: bool) -> None:
         """Ask the run's patches, once, at its start, in the order the runs recorded them: a
@@ -182,6 +196,7 @@ class HandLoop:
         self.actions.legal_once = workflow.patched(LEGAL_ONCE_PATCH)
         if tournament:
             self.deliver = workflow.patched(DELIVER_PATCH)
+        self.keep_timer = workflow.patched(KEPT_TIMER_PATCH)
 
     # -- the venues' interface ---------------------------------------------------------------
     @property
@@ -265,6 +280,18 @@ class HandLoop:
 
         # Histories from before the read model read a stop at the top of every turn.
         legacy_stop = not workflow.patched(READ_MODEL_PATCH)
+        try:
+            voided = await self._play_turns(hand, hand_no, legacy_stop)
+        finally:
+            self._drop_timer()  # the hand is over (or void): its kept timer goes with it
+        if voided is not None:
+            return voided
+        self.answer_stale_intents()
+        await self._finish_hand(hand)
+        return None
+
+    async def _play_turns(self, hand: Hand, hand_no: int, legacy_stop: bool) -> int | None:
+        """The hand's decisions to its end (``play_hand``)."""
         while not hand.over:
             if legacy_stop and self.venue.stop_requested():
                 return self._void_hand(hand_no)
@@ -294,9 +321,6 @@ class HandLoop:
                 and not hand.over
             ):
                 return self._void_hand(hand_no)
-
-        self.answer_stale_intents()
-        await self._finish_hand(hand)
         return None
 
     def _void_hand(self, hand_no: int) -> int:
@@ -324,10 +348,19 @@ class HandLoop:
         # makes then depends on the decisions and requests, never on how the SDK batched
         # them (docs/durability.md, rule 8). The deadline was set by the hand loop.
         await self.flush()
-        alarm = await Alarm.start(
-            timedelta(seconds=self.venue.decision_seconds()),
-            f"decision timeout seat {table_seat.seat}",
-        )
+        decision = (self.state.hand_no, turn)
+        if not self.keep_timer:
+            alarm = await Alarm.start(
+                timedelta(seconds=self.venue.decision_seconds()),
+                f"decision timeout seat {table_seat.seat}",
+            )
+        elif self.timer is None:
+            alarm = self.timer = await Alarm.start(
+                timedelta(seconds=self.venue.decision_seconds()), "decision timeout"
+            )
+            self.timer_for = decision
+        else:
+            alarm = self.timer  # armed for an earlier decision of this hand: it fires first
         graced = False
         try:
             while True:
@@ -336,6 +369,17 @@ class HandLoop:
                     return False
                 if self.venue.stop_requested() and not self.stop_at_waits:
                     return False
+                if alarm.fired and self.keep_timer and self.timer_for != decision:
+                    # The kept timer ran out for a decision taken meanwhile: this one's
+                    # deadline is later, so it runs on for the time this one has left (a
+                    # duration, which Temporal does not check on replay; what it times out is
+                    # decided by the (hand, turn) it was armed for, never by the clock).
+                    alarm = self.timer = await Alarm.start(
+                        timedelta(milliseconds=(self.deadline_ms or 0) - self.now_ms()),
+                        "decision timeout",
+                    )
+                    self.timer_for = decision
+                    continue
                 if alarm.fired:
                     # Whole milliseconds (a room's grace for lapsed polling is whole seconds,
                     # so its timer is the one it always was).
@@ -367,7 +411,13 @@ class HandLoop:
                     self.serve,
                 )
         finally:
-            alarm.cancel()
+            if not self.keep_timer:
+                alarm.cancel()
+            elif alarm is not self.timer or alarm.fired:
+                # A grace alarm (the kept timer fired for this decision and is spent), or the
+                # kept timer timed this decision out: the next decision starts a fresh one.
+                alarm.cancel()
+                self._drop_timer()
             self.deadline_ms = None
             # The decision is over (acted, timed out, or abandoned): no grace is held.
             table_seat.disconnected_at = table_seat.grace_until = None
@@ -584,6 +634,12 @@ class HandLoop:
             return self.seat_of(player_id)
         except DomainError as err:
             raise refusal(err) from None
+
+    def _drop_timer(self) -> None:
+        """Cancel the hand's kept decision timer (no command if it fired)."""
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = self.timer_for = None
 
     def now_ms(self) -> int:
         return int(workflow.now().timestamp() * 1000)
