@@ -59,7 +59,10 @@ with workflow.unsafe.imports_passed_through():
 
 HANDS_PER_RUN = 20
 """Continue-as-new at least this often: ~20 hands stay far below 2,000 updates and 10,000
-events per run (an accepted action with its re-armed timer costs about 7 events)."""
+events per run (an accepted action costs about 6.4 table events over whole hands, its share
+of the hand's one decision timer included; about 8.2 when every decision cancelled its timer
+and started one, before ``KEPT_TIMER_PATCH``: tests/integration/test_decision_timer.py prints
+the figure, 3 players, 4 hands)."""
 
 RECORD_PLAYERS_PATCH = "record-players-v1"
 """A hand record's ``players`` are the seats dealt in (before: every seat at the table)."""
@@ -96,7 +99,13 @@ KEPT_TIMER_PATCH = "decision-timer-kept-v1"
 taken before the timer fires leaves it running, and when it fires for a decision that is over,
 the table arms it again for the remaining time of the one in progress. Before it every
 decision cancelled its timer and started one: two commands and two history events per action
-(issue 30). Asked at each run's start (``HandLoop.begin_run``), at a table and at a room."""
+(issue 30). Which decision a firing times out is decided only by the (hand, turn) the timer
+was armed for (``HandLoop.timer_for``), never by the clock; the re-armed duration is the only
+use of the clock (workflows/alarm.py). The kept timer is started, armed again and cancelled
+only once the answers of the acts applied so far are taken (``HandLoop._answers_taken``), so
+its command follows those Updates' completions however the inputs were batched. Asked at each
+run's start (``HandLoop.begin_run``), at a table and at a room; a run from before it keeps a
+timer per decision until its next continue-as-new."""
 
 
 class Venue(Protocol):
@@ -282,8 +291,16 @@ class HandLoop:
         legacy_stop = not workflow.patched(READ_MODEL_PATCH)
         try:
             voided = await self._play_turns(hand, hand_no, legacy_stop)
-        finally:
-            self._drop_timer()  # the hand is over (or void): its kept timer goes with it
+        except BaseException:
+            self._drop_timer()
+            raise
+        # The hand is over (or void): its kept timer goes with it, after the answers of the
+        # acts applied so far are out (``_answers_taken``: a stop that came in the task after
+        # an act must cancel the timer after that act's completion, as the act's own task
+        # wrote it, when a replay hands it both at once).
+        if self.timer is not None:
+            await self._answers_taken()
+            self._drop_timer()
         if voided is not None:
             return voided
         self.answer_stale_intents()
@@ -355,6 +372,7 @@ class HandLoop:
                 f"decision timeout seat {table_seat.seat}",
             )
         elif self.timer is None:
+            await self._answers_taken()
             alarm = self.timer = await Alarm.start(
                 timedelta(seconds=self.venue.decision_seconds()), "decision timeout"
             )
@@ -374,6 +392,7 @@ class HandLoop:
                     # deadline is later, so it runs on for the time this one has left (a
                     # duration, which Temporal does not check on replay; what it times out is
                     # decided by the (hand, turn) it was armed for, never by the clock).
+                    await self._answers_taken()
                     alarm = self.timer = await Alarm.start(
                         timedelta(milliseconds=(self.deadline_ms or 0) - self.now_ms()),
                         "decision timeout",
@@ -634,6 +653,24 @@ class HandLoop:
             return self.seat_of(player_id)
         except DomainError as err:
             raise refusal(err) from None
+
+    async def _answers_taken(self) -> None:
+        """Wait until every act answered so far has been taken by its handler, so that its
+        Update's completion is written before the kept timer is started, armed again or
+        cancelled (``KEPT_TIMER_PATCH``).
+
+        Why: the kept timer is started (or armed again) either at a decision's wait, once it
+        fired for a decision taken meanwhile, or at the next decision, if the act that took
+        it came in the same task as the firing. In the first case the act that began this
+        decision completed its Update in an earlier task, or earlier in this one (the
+        handler runs while the loop waits); in the second the loop goes on to the next
+        decision before the handler has run, and without this wait its timer would be
+        started before the completion: a task whose inputs came in two steps when it was
+        recorded would not replay (``test_decision_timer.py``, the merged firing). The same
+        for the cancel at a hand's end or void: a stop in the task after an act voids the
+        hand before that act's handler ran (``test_interleavings.py``, the stop after an
+        action). Waiting issues no command."""
+        await workflow.wait_condition(lambda: not self.actions.answers)
 
     def _drop_timer(self) -> None:
         """Cancel the hand's kept decision timer (no command if it fired)."""
