@@ -2,9 +2,10 @@
 cash room that dealt a few hands and closed, recorded by earlier builds
 (``python -m tests.histories.golden.record``): ``golden/`` before card commitments,
 ``golden/v2/`` with committed decks sealed under a deck key (kept beside the codec key),
-``golden/v3/`` taking the new side of every patch, and ``golden/v4/`` likewise with
-``deliver-v1`` (``PATCHES``: each history of the newest set must carry the marker of each patch
-listed for it, so the set cannot silently lose coverage). Today's code
+``golden/v3/`` taking the new side of every patch, ``golden/v4/`` likewise with
+``deliver-v1``, and ``golden/v5/`` with ``decision-timer-kept-v1`` (``PATCHES``: each history
+of the newest set must carry the marker of each patch listed for it, so the set cannot
+silently lose coverage). Today's code
 must replay each one exactly: a change that cannot is a change that would break workflows
 still running, and needs a ``workflow.patched`` branch (or a new recording, announced in the
 changelog)."""
@@ -28,9 +29,13 @@ GOLDEN = Path(__file__).parent / "histories" / "golden"
 KINDS = ("tournament", "table", "room")
 BUILDS = [
     GOLDEN,
-    *(p for p in (GOLDEN / "v2", GOLDEN / "v3", GOLDEN / "v4") if (p / "codec.key").exists()),
+    *(
+        p
+        for p in (GOLDEN / "v2", GOLDEN / "v3", GOLDEN / "v4", GOLDEN / "v5")
+        if (p / "codec.key").exists()
+    ),
 ]
-NEWEST = GOLDEN / "v4"
+NEWEST = GOLDEN / "v5"
 
 # The patches whose new side each history of the newest set takes (docs/versioning.md lists every id). A patch
 # added to workflows/ belongs here, and in a new recording, before a refactor leans on replay.
@@ -43,6 +48,7 @@ _HAND_LOOP = {
     "read-model-v1",
     "record-players-v1",
     "legal-once-v1",
+    "decision-timer-kept-v1",
 }
 PATCHES: dict[str, set[str]] = {
     "tournament": {

@@ -5,7 +5,7 @@ must still replay. sdk-core pre-resolves a local activity from a marker anywhere
 task and matches markers by sequence number, not position, so a plain replay does not see a
 non-LA command moved from before an awaited local activity to after it; split across tasks,
 it does ("No command scheduled for event TimerStarted"). Checked by hand: today's code
-replays every rewritten v3/v4 table and room; with the pause's flush moved before the pause
+replays every rewritten v3/v4/v5 table and room; with the pause's flush moved before the pause
 timer, the rewritten v3 and v4 tables fail. Does NOT catch the opposite move (a timer
 moved ahead of an awaited local activity)."""
 
@@ -73,7 +73,9 @@ def heartbeated(history: WorkflowHistory) -> WorkflowHistory:
 
 
 @pytest.mark.parametrize("kind", ("table", "room"))
-@pytest.mark.parametrize("here", (GOLDEN / "v3", GOLDEN / "v4"), ids=lambda p: p.name)
+@pytest.mark.parametrize(
+    "here", (GOLDEN / "v3", GOLDEN / "v4", GOLDEN / "v5"), ids=lambda p: p.name
+)
 async def test_a_local_activity_that_outlived_its_task_replays(here: Path, kind: str) -> None:
     wid = (here / f"{kind}.id").read_text().strip()
     history = heartbeated(WorkflowHistory.from_json(wid, (here / f"{kind}.json").read_text()))

@@ -59,7 +59,10 @@ with workflow.unsafe.imports_passed_through():
 
 HANDS_PER_RUN = 20
 """Continue-as-new at least this often: ~20 hands stay far below 2,000 updates and 10,000
-events per run (an accepted action with its re-armed timer costs about 7 events)."""
+events per run (an accepted action costs about 6.4 table events over whole hands, its share
+of the hand's one decision timer included; about 8.2 when every decision cancelled its timer
+and started one, before ``KEPT_TIMER_PATCH``: tests/integration/test_decision_timer.py prints
+the figure, 3 players, 4 hands)."""
 
 RECORD_PLAYERS_PATCH = "record-players-v1"
 """A hand record's ``players`` are the seats dealt in (before: every seat at the table)."""
@@ -89,6 +92,20 @@ DELIVER_PATCH = "deliver-v1"
 the inputs were batched, docs/durability.md rule 1), at a tournament's table as at a room.
 Before it a tournament's table answered its sit-ins and went on (``Inbox.answer``). Asked once
 at a tournament table's run start (``HandLoop.begin_run``); a room always delivered."""
+
+
+KEPT_TIMER_PATCH = "decision-timer-kept-v1"
+"""One decision timer per hand, kept across decisions (``HandLoop._decision``): a decision
+taken before the timer fires leaves it running, and when it fires for a decision that is over,
+the table arms it again for the remaining time of the one in progress. Before it every
+decision cancelled its timer and started one: two commands and two history events per action
+(issue 30). Which decision a firing times out is decided only by the (hand, turn) the timer
+was armed for (``HandLoop.timer_for``), never by the clock; the re-armed duration is the only
+use of the clock (workflows/alarm.py). The kept timer is started, armed again and cancelled
+only once the answers of the acts applied so far are taken (``HandLoop._answers_taken``), so
+its command follows those Updates' completions however the inputs were batched. Asked at each
+run's start (``HandLoop.begin_run``), at a table and at a room; a run from before it keeps a
+timer per decision until its next continue-as-new."""
 
 
 class Venue(Protocol):
@@ -153,6 +170,12 @@ class HandLoop:
         self.fold_second_timeout = False
         self.stream_grace = False
         self.deliver = True  # a room always waited for its handlers (``DELIVER_PATCH``)
+        self.keep_timer = False
+        self.timer: Alarm | None = None
+        """The hand's kept decision timer (``KEPT_TIMER_PATCH``), while it runs."""
+        self.timer_for: tuple[int, int] | None = None
+        """The decision (hand, turn) ``timer`` was armed for: its firing times that decision
+        out, and only that one."""
 
     def begin_run(self, *, tournament: bool) -> None:
         """Ask the run's patches, once, at its start, in the order the runs recorded them: a
@@ -182,6 +205,7 @@ class HandLoop:
         self.actions.legal_once = workflow.patched(LEGAL_ONCE_PATCH)
         if tournament:
             self.deliver = workflow.patched(DELIVER_PATCH)
+        self.keep_timer = workflow.patched(KEPT_TIMER_PATCH)
 
     # -- the venues' interface ---------------------------------------------------------------
     @property
@@ -265,6 +289,26 @@ class HandLoop:
 
         # Histories from before the read model read a stop at the top of every turn.
         legacy_stop = not workflow.patched(READ_MODEL_PATCH)
+        try:
+            voided = await self._play_turns(hand, hand_no, legacy_stop)
+        except BaseException:
+            self._drop_timer()
+            raise
+        # The hand is over (or void): its kept timer goes with it, after the answers of the
+        # acts applied so far are out (``_answers_taken``: a stop that came in the task after
+        # an act must cancel the timer after that act's completion, as the act's own task
+        # wrote it, when a replay hands it both at once).
+        if self.timer is not None:
+            await self._answers_taken()
+            self._drop_timer()
+        if voided is not None:
+            return voided
+        self.answer_stale_intents()
+        await self._finish_hand(hand)
+        return None
+
+    async def _play_turns(self, hand: Hand, hand_no: int, legacy_stop: bool) -> int | None:
+        """The hand's decisions to its end (``play_hand``)."""
         while not hand.over:
             if legacy_stop and self.venue.stop_requested():
                 return self._void_hand(hand_no)
@@ -294,9 +338,6 @@ class HandLoop:
                 and not hand.over
             ):
                 return self._void_hand(hand_no)
-
-        self.answer_stale_intents()
-        await self._finish_hand(hand)
         return None
 
     def _void_hand(self, hand_no: int) -> int:
@@ -324,10 +365,20 @@ class HandLoop:
         # makes then depends on the decisions and requests, never on how the SDK batched
         # them (docs/durability.md, rule 8). The deadline was set by the hand loop.
         await self.flush()
-        alarm = await Alarm.start(
-            timedelta(seconds=self.venue.decision_seconds()),
-            f"decision timeout seat {table_seat.seat}",
-        )
+        decision = (self.state.hand_no, turn)
+        if not self.keep_timer:
+            alarm = await Alarm.start(
+                timedelta(seconds=self.venue.decision_seconds()),
+                f"decision timeout seat {table_seat.seat}",
+            )
+        elif self.timer is None:
+            await self._answers_taken()
+            alarm = self.timer = await Alarm.start(
+                timedelta(seconds=self.venue.decision_seconds()), "decision timeout"
+            )
+            self.timer_for = decision
+        else:
+            alarm = self.timer  # armed for an earlier decision of this hand: it fires first
         graced = False
         try:
             while True:
@@ -336,6 +387,18 @@ class HandLoop:
                     return False
                 if self.venue.stop_requested() and not self.stop_at_waits:
                     return False
+                if alarm.fired and self.keep_timer and self.timer_for != decision:
+                    # The kept timer ran out for a decision taken meanwhile: this one's
+                    # deadline is later, so it runs on for the time this one has left (a
+                    # duration, which Temporal does not check on replay; what it times out is
+                    # decided by the (hand, turn) it was armed for, never by the clock).
+                    await self._answers_taken()
+                    alarm = self.timer = await Alarm.start(
+                        timedelta(milliseconds=(self.deadline_ms or 0) - self.now_ms()),
+                        "decision timeout",
+                    )
+                    self.timer_for = decision
+                    continue
                 if alarm.fired:
                     # Whole milliseconds (a room's grace for lapsed polling is whole seconds,
                     # so its timer is the one it always was).
@@ -367,7 +430,13 @@ class HandLoop:
                     self.serve,
                 )
         finally:
-            alarm.cancel()
+            if not self.keep_timer:
+                alarm.cancel()
+            elif alarm is not self.timer or alarm.fired:
+                # A grace alarm (the kept timer fired for this decision and is spent), or the
+                # kept timer timed this decision out: the next decision starts a fresh one.
+                alarm.cancel()
+                self._drop_timer()
             self.deadline_ms = None
             # The decision is over (acted, timed out, or abandoned): no grace is held.
             table_seat.disconnected_at = table_seat.grace_until = None
@@ -584,6 +653,30 @@ class HandLoop:
             return self.seat_of(player_id)
         except DomainError as err:
             raise refusal(err) from None
+
+    async def _answers_taken(self) -> None:
+        """Wait until every act answered so far has been taken by its handler, so that its
+        Update's completion is written before the kept timer is started, armed again or
+        cancelled (``KEPT_TIMER_PATCH``).
+
+        Why: the kept timer is started (or armed again) either at a decision's wait, once it
+        fired for a decision taken meanwhile, or at the next decision, if the act that took
+        it came in the same task as the firing. In the first case the act that began this
+        decision completed its Update in an earlier task, or earlier in this one (the
+        handler runs while the loop waits); in the second the loop goes on to the next
+        decision before the handler has run, and without this wait its timer would be
+        started before the completion: a task whose inputs came in two steps when it was
+        recorded would not replay (``test_decision_timer.py``, the merged firing). The same
+        for the cancel at a hand's end or void: a stop in the task after an act voids the
+        hand before that act's handler ran (``test_interleavings.py``, the stop after an
+        action). Waiting issues no command."""
+        await workflow.wait_condition(lambda: not self.actions.answers)
+
+    def _drop_timer(self) -> None:
+        """Cancel the hand's kept decision timer (no command if it fired)."""
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = self.timer_for = None
 
     def now_ms(self) -> int:
         return int(workflow.now().timestamp() * 1000)

@@ -246,7 +246,9 @@ async def _task_after_signal(handle: WorkflowHandle[Any, Any]) -> None:
 PREVIOUS = {
     # What the task before the stop must have taken and started, for each scenario.
     "timeout": ("EVENT_TYPE_TIMER_FIRED", "EVENT_TYPE_TIMER_STARTED"),
-    "action": ("update", "EVENT_TYPE_TIMER_STARTED"),
+    # From ``decision-timer-kept-v1`` an action mid-hand starts no timer (the hand's timer
+    # runs on): its task completes the Update (the next decision's snapshot in its answer).
+    "action": ("update", "EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED"),
     # From ``deck-local-v1`` the next hand's draw is a marker in the fold's task, which also
     # begins the hand's first decision: the stop is read there (rule 9).
     "fold-then-deal": ("update", "EVENT_TYPE_MARKER_RECORDED"),
