@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from domain.blinds import Blinds
-from domain.icm import icm_equities
+from domain.icm import icm_equities, icm_is_bounded
 from domain.settings import StrictWireModel
 
 __all__ = [
@@ -39,7 +39,10 @@ class TournamentMyView(StrictWireModel):
     stack_in_big_blinds: float
     m_ratio: float
     pay_jump_to_next: int
-    icm_equity: float
+    icm_equity: float | None
+    """Expected prize by ICM (Malmuth-Harville); null where computing it exactly would take
+    too long (``domain.icm.ICM_MAX_STEPS``: a multi-table field of more than a few dozen
+    players with several places paid, docs/domain.md)."""
 
 
 def live_rank(stacks: Mapping[str, int], entrant: str) -> int:
@@ -94,21 +97,30 @@ def my_view(
     entrant: str,
     blinds: Blinds,
     amounts_by_place: Sequence[int],
+    *,
+    dealt_in: int | None = None,
 ) -> TournamentMyView:
     """The view for ``entrant`` among the live ``stacks`` (players with chips).
 
     The pay jump is taken from the entrant's current rank by stack, as the seed defines it
     ("gain by moving up one position"); ICM uses the prizes of places 1..len(stacks), those
-    still at stake.
+    still at stake, and is None where its exact computation would be too large
+    (:func:`domain.icm.icm_is_bounded`: a big multi-table field before its last tables).
+    ``dealt_in`` is the number of players the entrant's table deals in (default: every live
+    stack, a single table's).
     """
     entrants = list(stacks)
-    dealt_in = sum(1 for chips in stacks.values() if chips > 0)
+    if dealt_in is None:
+        dealt_in = sum(1 for chips in stacks.values() if chips > 0)
     rank = live_rank(stacks, entrant)
-    equities = icm_equities([stacks[e] for e in entrants], amounts_by_place)
+    equity: float | None = None
+    if icm_is_bounded(len(entrants), len(amounts_by_place)):
+        equities = icm_equities([stacks[e] for e in entrants], amounts_by_place)
+        equity = round(equities[entrants.index(entrant)], 2)
     return TournamentMyView(
         rank=rank,
         stack_in_big_blinds=round(stack_in_big_blinds(stacks[entrant], blinds), 2),
         m_ratio=round(m_ratio(stacks[entrant], blinds, max(dealt_in, 1)), 2),
         pay_jump_to_next=pay_jump_to_next(amounts_by_place, rank),
-        icm_equity=round(equities[entrants.index(entrant)], 2),
+        icm_equity=equity,
     )

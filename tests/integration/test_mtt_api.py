@@ -23,7 +23,7 @@ from websockets.asyncio.client import connect
 from core.settings import Settings
 from core.tokens import mint_player_token
 from db.engine import Database
-from domain.payouts import prize_pool
+from domain.payouts import prize_pool, resolve_payout_amounts
 from domain.settings import validate_settings
 from sdk.advisor import run_advisor
 from sdk.bots import run_bot
@@ -195,6 +195,11 @@ async def test_an_mtt_plays_to_closed_with_every_player_on_the_http_api(
         assert s["tournament"]["state"] == "playing"
     refused = {code for log in logs.values() for kind, code in log if kind == "refused"}
     assert refused <= {"stale_turn", "not_your_turn", "player_in_transit", "unknown_seat"}
+    states = [s for log in logs.values() for kind, s in log if kind == "state"]
+    tables_left = check_mtt_views(tid, mtt, states)
+    # tablesLeft counts the books' tables still playing: all of them at first, one at the end.
+    opened = max(sum(not t.done for t in v.books.tables.values()) for v in seen)
+    assert max(tables_left) == opened == 4 and 1 in tables_left, tables_left
 
     books = seen[-1].books
     assert books.moves.get("break", 0) > 0 and books.moves.get("final", 0) > 0, books.moves
@@ -211,6 +216,46 @@ async def test_an_mtt_plays_to_closed_with_every_player_on_the_http_api(
         ),
     )
     assert report.failures == [], report.failures
+
+
+def check_mtt_views(tid: str, mtt: dict[str, Any], states: list[dict[str, Any]]) -> set[int]:
+    """Every MTT game state carries ``mtt`` (docs/mtt.md, "What an agent sees"), with numbers
+    the books bear out: every chip counted (``check_books``), so the average stack is the
+    field's chips over the players left; paid places from the MTT payout table at the field;
+    the table number of the table served; rank and pay jump among the whole field."""
+    amounts = resolve_payout_amounts(validate_settings(mtt), ENTRANTS)
+    chips = ENTRANTS * mtt["startingStack"]
+    ranks: set[int] = set()
+    tables_left: set[int] = set()
+    for s in states:
+        if s["tournament"]["state"] != "playing":
+            continue
+        m = s["mtt"]
+        assert m is not None, s
+        tables_left.add(m["tablesLeft"])
+        if s["tableId"] is None:
+            assert m["tableNumber"] is None, s
+        else:
+            assert s["tableId"] == f"table-{tid}-{m['tableNumber']}", s
+        left = m["playersLeft"]
+        assert 1 <= left <= ENTRANTS and m["averageStack"] == chips // left, m
+        assert m["paidPlaces"] == len(amounts) and m["paidPlaces"] > 0, m
+        assert m["placesToTheMoney"] == max(0, left - len(amounts)), m
+        assert m["lateRegistration"] is None and isinstance(m["handForHand"], bool), m
+        mine = s.get("tournamentMyView")
+        if mine is not None:
+            rank = mine["rank"]
+            ranks.add(rank)
+            assert rank <= left, (mine, m)
+            jump = 0 if rank == 1 else _amount(amounts, rank - 1) - _amount(amounts, rank)
+            assert mine["payJumpToNext"] == jump, (mine, amounts)
+    # Ranked in the field, not at the table: places beyond one table's seats were served.
+    assert max(ranks) > mtt["seats"], sorted(ranks)
+    return tables_left
+
+
+def _amount(amounts: list[int], place: int) -> int:
+    return amounts[place - 1] if place <= len(amounts) else 0
 
 
 def _tables(log: list[tuple[str, Any]]) -> list[str]:
