@@ -31,7 +31,13 @@ from sdk.client import SngClient, SngError
 from tests.api.support import new_agent
 from tests.conftest import serve_api
 from tests.integration.helpers import player
-from tests.integration.test_mtt import ENTRANTS, check_books, mtt_settings, start_mtt
+from tests.integration.test_mtt import (
+    ENTRANTS,
+    check_books,
+    check_mtt_events,
+    mtt_settings,
+    start_mtt,
+)
 from tests.replay import histories_from, replay_histories
 from wire.messages import TournamentPhase
 from wire.mtt import MttView
@@ -209,6 +215,9 @@ async def test_an_mtt_plays_to_closed_with_every_player_on_the_http_api(
     assert sum(p.amount for p in result.payouts) == prize_pool(validate_settings(mtt), ENTRANTS)
     last = await handle.query(TournamentWorkflow.tables)
     assert last is not None
+    # The log tells every move, break and the final table the books counted.
+    logged = await check_mtt_events(db, tid, last)
+    assert logged["player_moved"] and logged["table_broken"] and logged["final_table"]
     report = await replay_histories(
         client,
         await histories_from(
