@@ -697,6 +697,8 @@ async def test_a_worker_killed_during_moves_loses_and_duplicates_nobody(
         assert [p for p, chips in final.stacks.items() if chips > 0] == [
             f.player_id for f in result.standings if f.place == 1
         ]
+        # Killed workers retried the moves' publishes too: the log has each move once.
+        await check_mtt_events(db, tid, final)
         report = await replay_histories(
             client,
             await histories_from(
