@@ -18,13 +18,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from core.card_seal import seal_cards
-from domain.game_state import TournamentParts, tournament_my_view, tournament_parts, you
+from domain.game_state import (
+    TournamentParts,
+    mtt_numbers,
+    tournament_my_view,
+    tournament_parts,
+    you,
+)
 from domain.rooms import CURRENCY
 from domain.settings import TournamentSettings, validate_settings
 from wire.game_state import (
     GameState,
     HandView,
     LastHand,
+    LateRegistrationView,
+    MttSummary,
     NextDeckView,
     RoomEntry,
     RoomSummary,
@@ -173,11 +181,16 @@ def compose(
         tournament_schedule=_schedule(tournament.parts) if tournament is not None else None,
         tournament_my_view=(
             tournament_my_view(
-                tournament.settings, tournament.parts, tournament.view.stacks, viewer
+                tournament.settings,
+                tournament.parts,
+                tournament.view.stacks,
+                viewer,
+                dealt_in=_dealt_in(table) if tournament.view.mtt is not None else None,
             )
             if tournament is not None
             else None
         ),
+        mtt=_mtt(tournament, table.table_id) if tournament is not None else None,
         room=_room(table) if room is not None else None,
     )
 
@@ -252,6 +265,7 @@ def in_transit(version: int, tournament: WatchedTournament, viewer: str) -> Game
         tournament_my_view=tournament_my_view(
             tournament.settings, tournament.parts, tournament.view.stacks, viewer
         ),
+        mtt=_mtt(tournament, None),
     )
 
 
@@ -283,6 +297,41 @@ def _brief(parts: TournamentParts) -> TournamentBrief:
         ante=b.ante,
         level_ends_at=b.level_ends_at,
         registered_count=b.registered_count,
+    )
+
+
+def _dealt_in(table: TableView) -> int:
+    """Players with chips at this table: an MTT's M-ratio pays antes for them only."""
+    return sum(1 for s in table.seats if s.stack > 0)
+
+
+def _mtt(tournament: WatchedTournament, table_id: str | None) -> MttSummary | None:
+    """The ``mtt`` numbers from what an MTT's view publishes (``TournamentView.mtt``: its
+    tables, hand-for-hand, late registration) and its chips; None for a Sit-and-Go."""
+    published = tournament.view.mtt
+    if published is None:
+        return None
+    numbers = mtt_numbers(
+        tournament.parts,
+        tournament.view.stacks,
+        table_number=published.tables.get(table_id) if table_id is not None else None,
+        tables_left=len(published.tables),
+    )
+    closes_at = published.late_registration_closes_at_ms
+    return MttSummary(
+        table_number=numbers.table_number,
+        tables_left=numbers.tables_left,
+        players_left=numbers.players_left,
+        average_stack=numbers.average_stack,
+        paid_places=numbers.paid_places,
+        places_to_the_money=numbers.places_to_the_money,
+        hand_for_hand=published.hand_for_hand,
+        icm_exact=numbers.icm_exact,
+        late_registration=(
+            LateRegistrationView(open=published.late_registration_open, closes_at=closes_at)
+            if closes_at is not None
+            else None
+        ),
     )
 
 

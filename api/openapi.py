@@ -35,7 +35,7 @@ from pydantic import BaseModel
 from api.auth import optional_player
 from api.errors import ErrorBody
 from domain.settings import TournamentSettings
-from wire.events import ROOM_EVENTS, TOURNAMENT_EVENTS
+from wire.events import MTT_EVENTS, ROOM_EVENTS, TOURNAMENT_EVENTS
 
 ERRORS = "x-error-statuses"
 """An operation's own list of error statuses, where they do not follow from its shape."""
@@ -118,7 +118,7 @@ def type_the_plain_objects(schemas: dict[str, Any]) -> None:
     settings = add_model(schemas, TournamentSettings)
     for name in SETTINGS_AT:
         schemas[name]["properties"]["settings"] = {**settings, "title": "Settings"}
-    served = (*TOURNAMENT_EVENTS, *ROOM_EVENTS)
+    served = (*TOURNAMENT_EVENTS, *MTT_EVENTS, *ROOM_EVENTS)
     events = [add_model(schemas, model, "serialization") for model in served]
     schemas["EventOut"]["properties"]["data"] = {
         "anyOf": events,

@@ -34,7 +34,7 @@ from pydantic.json_schema import JsonSchemaMode, models_json_schema
 
 from api.services.play import ActBody, SeedBody
 from wire.base import WireModel
-from wire.events import ROOM_EVENTS, TOURNAMENT_EVENTS, Event
+from wire.events import MTT_EVENTS, ROOM_EVENTS, TOURNAMENT_EVENTS, Event
 from wire.game_state import GameState
 from wire.stream_messages import (
     REASON_MAX,
@@ -182,7 +182,7 @@ ADVISOR_SENT: dict[str, type[BaseModel]] = {
 """The advisor socket's messages from the server: requests are not in the log (no ``id``)."""
 
 SERVER_MESSAGES: dict[str, dict[str, type[BaseModel]]] = {
-    "tournamentPlayer": _server_messages(TOURNAMENT_EVENTS),
+    "tournamentPlayer": _server_messages((*TOURNAMENT_EVENTS, *MTT_EVENTS)),
     "roomPlayer": _server_messages(ROOM_EVENTS),
     "tournamentAdvisor": ADVISOR_SENT,
     "roomAdvisor": ADVISOR_SENT,

@@ -16,6 +16,7 @@ from typing import Any, Literal, Protocol
 
 from domain.blinds import Blinds, resolve_blinds
 from domain.clock import level_deadline_ms
+from domain.icm import icm_is_exact
 from domain.payouts import ResolvedPrizePlace, resolve_payout_amounts, resolved_prize_structure
 from domain.schedule import ScheduledLevel, schedule_preview
 from domain.settings import TournamentSettings
@@ -50,6 +51,60 @@ class TournamentParts:
     prize_structure: list[ResolvedPrizePlace]
     blinds: Blinds
     field_size: int
+    amounts: tuple[int, ...] = ()
+    """Chips per paid place at ``field_size`` (index 0 = first place)."""
+
+
+@dataclass(frozen=True, slots=True)
+class MttNumbers:
+    """A multi-table tournament's numbers for one viewer (the wire's ``mtt``)."""
+
+    table_number: int | None
+    """The viewer's table; None while in transit, or for a spectator of no table."""
+    tables_left: int
+    players_left: int
+    average_stack: int
+    """Chips in play over players left, rounded down (0 once nobody is left)."""
+    paid_places: int
+    places_to_the_money: int
+    """Busts still to come before every player left is paid (0 once in the money)."""
+    icm_exact: bool
+    """Whether ``tournamentMyView.icmEquity`` is the exact ICM (else a large field's chip
+    equity, ``domain.icm.icm_or_chip_equities``)."""
+
+
+def mtt_numbers(
+    parts: TournamentParts,
+    stacks: Mapping[str, int],
+    *,
+    table_number: int | None,
+    tables_left: int,
+) -> MttNumbers:
+    """The numbers every viewer of an MTT reads, from the tournament's chips (every entry's,
+    every table's, in transit included) and its payout table at the field size.
+
+    >>> from domain.settings import validate_settings
+    >>> s = validate_settings({"seats": 4, "maxEntrants": 12, "entryFee": 100,
+    ...     "startingStack": 1000, "actionTimeoutSeconds": 30, "blindStructure": {
+    ...     "startingSmallBlind": 10, "increaseFactor": 1.5, "levelDurationSeconds": 60}})
+    >>> p = tournament_parts(s, state="playing", level=1, play_start_ms=0,
+    ...                      registered_count=12, field_size=12)
+    >>> n = mtt_numbers(p, {"a": 3000, "b": 0, "c": 1500, "d": 1500}, table_number=2,
+    ...                 tables_left=1)
+    >>> n.players_left, n.average_stack, n.paid_places, n.places_to_the_money, n.icm_exact
+    (3, 2000, 2, 1, True)
+    """
+    live = [chips for chips in stacks.values() if chips > 0]
+    paid = sum(1 for amount in parts.amounts if amount > 0)
+    return MttNumbers(
+        table_number=table_number,
+        tables_left=tables_left,
+        players_left=len(live),
+        average_stack=sum(live) // len(live) if live else 0,
+        paid_places=paid,
+        places_to_the_money=max(0, len(live) - paid),
+        icm_exact=icm_is_exact(len(live), len(parts.amounts)),
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +179,7 @@ def tournament_parts(
         prize_structure=resolved_prize_structure(settings, size),
         blinds=blinds,
         field_size=size,
+        amounts=tuple(resolve_payout_amounts(settings, size)),
     )
 
 
@@ -132,8 +188,15 @@ def tournament_my_view(
     parts: TournamentParts,
     stacks: Mapping[str, int],
     viewer: str | None,
+    *,
+    dealt_in: int | None = None,
 ) -> TournamentMyView | None:
     """The wire's ``tournamentMyView`` for a live entrant (chips left); None for anyone else.
+
+    ``stacks`` are every entry's chips (an MTT's: every table's), so the rank is among the
+    whole field's live entries and the pay jump is the MTT payout table's at the field size;
+    ``dealt_in`` is how many players the viewer's table deals in (the M-ratio's antes), by
+    default every live entry (a Sit-and-Go's one table).
 
     >>> from domain.settings import validate_settings
     >>> s = validate_settings({"seats": 2, "entryFee": 100, "startingStack": 1000,
@@ -149,8 +212,7 @@ def tournament_my_view(
     live = {player: chips for player, chips in stacks.items() if chips > 0}
     if viewer is None or viewer not in live:
         return None
-    amounts = resolve_payout_amounts(settings, parts.field_size)
-    return my_view(live, viewer, parts.blinds, amounts)
+    return my_view(live, viewer, parts.blinds, parts.amounts, dealt_in=dealt_in)
 
 
 def you(

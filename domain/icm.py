@@ -17,7 +17,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-__all__ = ["EXACT_WORK_LIMIT", "exact_work", "icm_equities", "icm_or_chip_equities"]
+__all__ = [
+    "EXACT_WORK_LIMIT",
+    "exact_work",
+    "icm_equities",
+    "icm_is_exact",
+    "icm_or_chip_equities",
+]
 
 EXACT_WORK_LIMIT = 60_000
 """The most work (sets of placed players visited × players) an exact ICM may take: a full
@@ -94,6 +100,16 @@ def exact_work(players: int, paid: int) -> int:
     return work
 
 
+def icm_is_exact(players: int, places: int) -> bool:
+    """Whether ``icm_or_chip_equities`` over ``players`` live stacks and ``places`` prizes
+    computes the exact model (the wire's ``mtt.icmExact``).
+
+    >>> icm_is_exact(10, 10), icm_is_exact(60, 9)
+    (True, False)
+    """
+    return exact_work(players, min(players, places)) <= EXACT_WORK_LIMIT
+
+
 def icm_or_chip_equities(stacks: Sequence[int], prizes: Sequence[int | float]) -> list[float]:
     """``icm_equities`` where its work fits ``EXACT_WORK_LIMIT`` (every table of up to ten
     with its places, a final table); otherwise each stack's share of the chips times the
@@ -107,7 +123,7 @@ def icm_or_chip_equities(stacks: Sequence[int], prizes: Sequence[int | float]) -
     """
     n = len(stacks)
     paid = min(n, len(prizes))
-    if exact_work(n, paid) <= EXACT_WORK_LIMIT:
+    if icm_is_exact(n, len(prizes)):
         return icm_equities(stacks, prizes)
     if any(s < 0 for s in stacks):
         raise ValueError(f"stacks must be >= 0: {list(stacks)}")

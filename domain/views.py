@@ -40,6 +40,10 @@ class TournamentMyView(StrictWireModel):
     m_ratio: float
     pay_jump_to_next: int
     icm_equity: float
+    """Expected prize by ICM (Malmuth-Harville), exact where its work fits
+    ``domain.icm.EXACT_WORK_LIMIT`` (every single table); past it, in a multi-table field,
+    the chip equity of the prizes at stake (docs/domain.md, "A multi-table field"). Always a
+    number, as generated clients built before MTTs expect."""
 
 
 def live_rank(stacks: Mapping[str, int], entrant: str) -> int:
@@ -94,15 +98,21 @@ def my_view(
     entrant: str,
     blinds: Blinds,
     amounts_by_place: Sequence[int],
+    *,
+    dealt_in: int | None = None,
 ) -> TournamentMyView:
     """The view for ``entrant`` among the live ``stacks`` (players with chips).
 
     The pay jump is taken from the entrant's current rank by stack, as the seed defines it
     ("gain by moving up one position"); ICM uses the prizes of places 1..len(stacks), those
-    still at stake.
+    still at stake: exact, or the chip equity where the exact model would be too large
+    (:func:`domain.icm.icm_or_chip_equities`: a big multi-table field before its last tables).
+    ``dealt_in`` is the number of players the entrant's table deals in (default: every live
+    stack, a single table's).
     """
     entrants = list(stacks)
-    dealt_in = sum(1 for chips in stacks.values() if chips > 0)
+    if dealt_in is None:
+        dealt_in = sum(1 for chips in stacks.values() if chips > 0)
     rank = live_rank(stacks, entrant)
     equities = icm_or_chip_equities([stacks[e] for e in entrants], amounts_by_place)
     return TournamentMyView(

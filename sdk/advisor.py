@@ -9,7 +9,9 @@ It connects to ``/tournaments/{id}/advisor/ws`` with its agent key, and answers 
   tight-aggressive game.
 - **ICM and the pay jump** (``icmEquity``, ``payJumpToNext``): when moving up one place is
   worth a large share of what the player's chips are already worth, busting costs more than
-  doubling up gains, so it asks for a stronger hand to commit (tighter near a pay jump).
+  doubling up gains, so it asks for a stronger hand to commit (tighter near a pay jump). In
+  a large multi-table field ``icmEquity`` is a chip-equity estimate (``mtt.icmExact`` false):
+  there hand-for-hand (``mtt``) says the bubble.
 - Its reason is one short sentence the player reads: ``"M 4.2: push or fold; AKo is a
   push"``.
 
@@ -110,8 +112,13 @@ def advise(state: dict[str, Any], rng: random.Random | None = None) -> Suggestio
     view = state.get("tournamentMyView") or {}
     m = float(view["mRatio"]) if "mRatio" in view else m_from_stakes(state)
     jump = float(view.get("payJumpToNext", 0))
-    icm = float(view.get("icmEquity", 0.0))
+    icm_value = view.get("icmEquity")
+    icm = float(icm_value) if icm_value is not None else 0.0
     pressure = jump / icm if icm > 0 else 0.0
+    mtt = state.get("mtt") or {}
+    if (icm_value is None or mtt.get("icmExact") is False) and mtt.get("handForHand"):
+        # A large MTT field's ICM is an estimate (docs/mtt.md): hand-for-hand says the bubble.
+        pressure = BUBBLE_PRESSURE
     near_jump = pressure >= BUBBLE_PRESSURE
     tight = " (tighter: the pay jump)" if near_jump else ""
     cards = _my_cards(state)

@@ -17,7 +17,7 @@ from temporalio.api.common.v1 import Payload
 
 from core.settings import Settings
 from core.temporal import data_converter
-from wire.events import ROOM_EVENTS, TOURNAMENT_EVENTS, Event
+from wire.events import MTT_EVENTS, ROOM_EVENTS, TOURNAMENT_EVENTS, Event
 
 GOLDEN = Path(__file__).parent / "histories" / "golden"
 BY_TYPE = {model.TYPE: model for model in TOURNAMENT_EVENTS}
@@ -60,6 +60,6 @@ async def test_the_golden_tournament_published_what_the_models_describe() -> Non
 
 
 def test_each_type_is_named_once_per_log() -> None:
-    for models in (TOURNAMENT_EVENTS, ROOM_EVENTS):
+    for models in ((*TOURNAMENT_EVENTS, *MTT_EVENTS), ROOM_EVENTS):
         types = [m.TYPE for m in models]
         assert len(types) == len(set(types)), types

@@ -251,6 +251,49 @@ class RoomStatusChanged(Event):
     reason: str | None = None
 
 
+class PlayerMoved(Event):
+    """An MTT moved an entry to another table at a hand boundary (docs/mtt.md): to balance
+    the tables, because its table broke, or to form the final table."""
+
+    TYPE: ClassVar[str] = "player_moved"
+    player_id: str
+    from_table: int
+    to_table: int
+    seat: int
+    reason: Literal["balance", "break", "final"]
+
+
+class TableBroken(Event):
+    """An MTT's table was emptied by moves and deals no more."""
+
+    TYPE: ClassVar[str] = "table_broken"
+    table_number: int
+
+
+class HandForHand(Event):
+    """Hand-for-hand began (``on``: the next bust changes who is paid, every table plays one
+    hand at a time) or ended."""
+
+    TYPE: ClassVar[str] = "hand_for_hand"
+    on: bool
+    players_left: int
+
+
+class FinalTable(Event):
+    """The field fits one table: the final table forms (its button drawn afresh)."""
+
+    TYPE: ClassVar[str] = "final_table"
+    players: list[str]
+
+
+class LateRegistrationClosed(Event):
+    """An MTT's late registration closed: the field and the prize pool are final."""
+
+    TYPE: ClassVar[str] = "late_registration_closed"
+    field_size: int
+    prize_pool: int
+
+
 TOURNAMENT_EVENTS: tuple[type[Event], ...] = (
     TournamentStateChanged,
     BlindLevelChanged,
@@ -259,6 +302,15 @@ TOURNAMENT_EVENTS: tuple[type[Event], ...] = (
     TournamentEnded,
     TournamentPayoutSettled,
 )
+MTT_EVENTS: tuple[type[Event], ...] = (
+    PlayerMoved,
+    TableBroken,
+    HandForHand,
+    FinalTable,
+    LateRegistrationClosed,
+)
+"""A multi-table tournament's own events, in its log beside ``TOURNAMENT_EVENTS`` (a
+Sit-and-Go publishes none of them)."""
 ROOM_EVENTS: tuple[type[Event], ...] = (
     HandStart,
     Action,

@@ -29,7 +29,9 @@ __all__ = [
     "HandSeat",
     "HandView",
     "LastHand",
+    "LateRegistrationView",
     "LegalActions",
+    "MttSummary",
     "RoomSettlement",
     "RoomSummary",
     "Stakes",
@@ -217,6 +219,38 @@ class RoomSummary(Served):
     entry: RoomEntry
 
 
+class LateRegistrationView(Served):
+    open: bool
+    closes_at: int
+    """Epoch ms."""
+
+
+class MttSummary(Served):
+    """A multi-table tournament's numbers for the viewer (docs/mtt.md, "What an agent sees").
+    Place and the next pay jump are ``tournamentMyView``'s ``rank`` and ``payJumpToNext``,
+    among the whole field."""
+
+    table_number: int | None
+    """The table you sit at (1, 2, ...); null while you are moved between tables, and for a
+    spectator."""
+    tables_left: int
+    players_left: int
+    """Entries with chips, on every table."""
+    average_stack: int
+    """Chips in play over players left, in whole chips (rounded down)."""
+    paid_places: int
+    places_to_the_money: int
+    """Busts still to come before everyone left is paid; 0 once in the money."""
+    hand_for_hand: bool
+    """Every table plays one hand at a time in step (the bubble, docs/mtt.md)."""
+    late_registration: LateRegistrationView | None
+    """Null when the tournament has no late registration."""
+    icm_exact: bool
+    """Whether ``tournamentMyView.icmEquity`` is exact ICM (``true``) or, past the exact
+    model's work limit in a large field, the chip equity of the prizes at stake (``false``;
+    docs/domain.md, "A multi-table field")."""
+
+
 class NextDeckView(Served):
     hand_number: int
     commitment: str
@@ -253,6 +287,9 @@ class GameState(Served):
     tournament_schedule: TournamentSchedule | None = None
     tournament_my_view: TournamentMyView | None = None
     """For a live entrant only."""
+    mtt: MttSummary | None = None
+    """A multi-table tournament's numbers once its tables play; null for a Sit-and-Go (and
+    before an MTT's play starts); left out for a room."""
     room: RoomSummary | None = None
 
     def to_wire(self) -> dict[str, Any]:
@@ -262,7 +299,7 @@ class GameState(Served):
     def _absent(self) -> set[str]:
         absent = {"room_id", "room"} if self.tournament_id is not None else set()
         if self.room_id is not None or self.tournament_id is None:
-            absent |= {"tournament_id", "tournament", "tournament_schedule"}
+            absent |= {"tournament_id", "tournament", "tournament_schedule", "mtt"}
         if self.tournament_my_view is None:
             absent.add("tournament_my_view")
         return absent

@@ -13,7 +13,7 @@ from pydantic import Field, field_validator
 
 from wire.base import HAND_NUMBER, WireModel
 from wire.log import EventInput
-from wire.mtt import LateRegistration, MttBooks
+from wire.mtt import LateRegistration, MttBooks, MttPublished
 from wire.table_messages import HandReport, TableResult
 
 # Still importable from here: the base, the alias and the log's input.
@@ -269,6 +269,10 @@ class TournamentView(WireModel):
     rule, fixed at creation)."""
     entrants: list[EntrantView]
     version: int
+    mtt: MttPublished | None = Field(default=None, exclude_if=lambda v: v is None)
+    """An MTT's tables, hand-for-hand and late registration (the agents' ``GameState.mtt``).
+    None for a Sit-and-Go, and then left out of the payload (not written as null), so a
+    Sit-and-Go's view and every view published before it existed are written as before."""
 
 
 class TournamentRow(WireModel):

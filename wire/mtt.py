@@ -172,3 +172,17 @@ class LateRegistration(WireModel):
     """Busts while open, in the order they happened, placed at the close."""
     groups: int = 0
     """Reports with busts taken while open (``HeldBust.group``)."""
+
+
+class MttPublished(WireModel):
+    """What an MTT's published view (``TournamentView.mtt``) says of its tables, for the
+    agents' game state (``GameState.mtt``, docs/mtt.md "What an agent sees"). Computed from the
+    books at each publish; a Sit-and-Go's view has none (the key is left out of its payload)."""
+
+    tables: dict[str, int] = Field(default_factory=dict)
+    """The tables still playing: table (workflow) id -> table number."""
+    hand_for_hand: bool = False
+    final_table: bool = False
+    late_registration_closes_at_ms: int | None = None
+    """When late registration closes (epoch ms); None: the tournament has none."""
+    late_registration_open: bool = False

@@ -132,6 +132,7 @@ async def test_game_state_and_actions_through_http(api_url: str, settings: Setti
         assert state["tournament"]["smallBlind"] == 10 and state["tournamentSchedule"]["continues"]
         assert "tournamentMyView" in state, state
         assert state["tournamentMyView"]["rank"] == 1
+        assert "mtt" in state and state["mtt"] is None  # a Sit-and-Go has no MTT view
         mine = [p for p in state["hand"]["players"] if p["holeCards"]]
         assert len(mine) == 1  # only the caller's own cards
         actor, other = (a, b) if state["legalActions"] else (b, a)

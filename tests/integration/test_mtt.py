@@ -42,6 +42,7 @@ from tests.integration.helpers import eventually
 from tests.integration.processes import Processes
 from tests.integration.test_table import table_state
 from tests.replay import histories_from, replay_histories
+from wire.events import MTT_EVENTS
 from wire.messages import (
     CreateTournamentInput,
     ForceEndInput,
@@ -115,6 +116,52 @@ async def start_mtt(
             TournamentWorkflow.pay_entry, PayEntryInput(player_id=user, amount=fee)
         )
     return handle
+
+
+async def check_mtt_events(db: Database, tid: str, books: MttView) -> dict[str, list[Any]]:
+    """The tournament's log tells the moves, breaks, hand-for-hand and final table the books
+    counted (docs/events.md): each event is its model's, once; one ``player_moved`` per move
+    the books counted, by reason; each player's moves chain (a move starts at the table the
+    last one ended at; only the final table's redraw moves within a table); every table but the final one broke, once; hand-for-hand turned on and
+    off in turn; every move came after the first hand's result. Returns the payloads by type."""
+    async with db.session() as s:
+        rows = list(
+            (
+                await s.exec(
+                    select(Event).where(Event.tournament_id == tid).order_by(col(Event.id))
+                )
+            ).all()
+        )
+    models = {m.TYPE: m for m in MTT_EVENTS}
+    by_type: dict[str, list[Any]] = {t: [] for t in models}
+    for row in rows:
+        if row.type in models:
+            assert models[row.type].model_validate(row.payload).payload() == row.payload, row
+            by_type[row.type].append(row.payload)
+    moved = by_type["player_moved"]
+    counted: dict[str, int] = {}
+    for p in moved:
+        counted[p["reason"]] = counted.get(p["reason"], 0) + 1
+    assert counted == books.books.moves, (counted, books.books.moves)
+    at: dict[str, int] = {}
+    for p in moved:
+        # The final table's redraw reseats its own players too (from and to the same table).
+        assert p["fromTable"] != p["toTable"] or p["reason"] == "final", p
+        assert at.get(p["playerId"], p["fromTable"]) == p["fromTable"], p
+        at[p["playerId"]] = p["toTable"]
+    broken = [p["tableNumber"] for p in by_type["table_broken"]]
+    assert len(broken) == len(set(broken)) == len(books.books.tables) - 1, broken
+    finals = by_type["final_table"]
+    assert len(finals) == (1 if books.books.final_table else 0), finals
+    assert all(p["reason"] != "final" for p in moved) or finals, moved
+    assert [p["on"] for p in by_type["hand_for_hand"]] == [
+        i % 2 == 0 for i in range(len(by_type["hand_for_hand"]))
+    ], by_type["hand_for_hand"]
+    if moved:
+        first_result = next(i for i, r in enumerate(rows) if r.type == "hand_result")
+        first_move = next(i for i, r in enumerate(rows) if r.type == "player_moved")
+        assert first_result < first_move
+    return by_type
 
 
 def check_books(view: MttView) -> None:
@@ -450,6 +497,13 @@ async def test_on_the_bubble_the_tables_play_hand_for_hand(
     assert all(ranks[p.player_id] <= 10 for p in result.payouts), result.standings
     assert len({p.position for p in result.payouts}) == len(result.payouts)
     assert sum(p.amount for p in result.payouts) == prize_pool(validate_settings(settings), 20)
+    # The log says hand-for-hand began at the bubble (11 left) and ended when it burst.
+    last = await handle.query(TournamentWorkflow.tables)
+    assert last is not None
+    logged = await check_mtt_events(db, "mtt-h4h", last)
+    h4h = logged["hand_for_hand"]
+    assert h4h[:2] and h4h[0] == {"on": True, "playersLeft": 11} and not h4h[1]["on"], h4h
+    assert h4h[1]["playersLeft"] < 11, h4h
 
 
 async def test_busts_at_two_tables_in_one_hand_for_hand_round_tie_and_split_the_prizes(
@@ -643,6 +697,8 @@ async def test_a_worker_killed_during_moves_loses_and_duplicates_nobody(
         assert [p for p, chips in final.stacks.items() if chips > 0] == [
             f.player_id for f in result.standings if f.place == 1
         ]
+        # Killed workers retried the moves' publishes too: the log has each move once.
+        await check_mtt_events(db, tid, final)
         report = await replay_histories(
             client,
             await histories_from(

@@ -23,7 +23,8 @@ from websockets.asyncio.client import connect
 from core.settings import Settings
 from core.tokens import mint_player_token
 from db.engine import Database
-from domain.payouts import prize_pool
+from domain.icm import icm_is_exact
+from domain.payouts import prize_pool, resolve_payout_amounts
 from domain.settings import validate_settings
 from sdk.advisor import run_advisor
 from sdk.bots import run_bot
@@ -31,7 +32,13 @@ from sdk.client import SngClient, SngError
 from tests.api.support import new_agent
 from tests.conftest import serve_api
 from tests.integration.helpers import player
-from tests.integration.test_mtt import ENTRANTS, check_books, mtt_settings, start_mtt
+from tests.integration.test_mtt import (
+    ENTRANTS,
+    check_books,
+    check_mtt_events,
+    mtt_settings,
+    start_mtt,
+)
 from tests.replay import histories_from, replay_histories
 from wire.messages import TournamentPhase
 from wire.mtt import MttView
@@ -195,6 +202,11 @@ async def test_an_mtt_plays_to_closed_with_every_player_on_the_http_api(
         assert s["tournament"]["state"] == "playing"
     refused = {code for log in logs.values() for kind, code in log if kind == "refused"}
     assert refused <= {"stale_turn", "not_your_turn", "player_in_transit", "unknown_seat"}
+    states = [s for log in logs.values() for kind, s in log if kind == "state"]
+    tables_left = check_mtt_views(tid, mtt, states)
+    # tablesLeft counts the books' tables still playing: all of them at first, one at the end.
+    opened = max(sum(not t.done for t in v.books.tables.values()) for v in seen)
+    assert max(tables_left) == opened == 4 and 1 in tables_left, tables_left
 
     books = seen[-1].books
     assert books.moves.get("break", 0) > 0 and books.moves.get("final", 0) > 0, books.moves
@@ -204,6 +216,9 @@ async def test_an_mtt_plays_to_closed_with_every_player_on_the_http_api(
     assert sum(p.amount for p in result.payouts) == prize_pool(validate_settings(mtt), ENTRANTS)
     last = await handle.query(TournamentWorkflow.tables)
     assert last is not None
+    # The log tells every move, break and the final table the books counted.
+    logged = await check_mtt_events(db, tid, last)
+    assert logged["player_moved"] and logged["table_broken"] and logged["final_table"]
     report = await replay_histories(
         client,
         await histories_from(
@@ -211,6 +226,49 @@ async def test_an_mtt_plays_to_closed_with_every_player_on_the_http_api(
         ),
     )
     assert report.failures == [], report.failures
+
+
+def check_mtt_views(tid: str, mtt: dict[str, Any], states: list[dict[str, Any]]) -> set[int]:
+    """Every MTT game state carries ``mtt`` (docs/mtt.md, "What an agent sees"), with numbers
+    the books bear out: every chip counted (``check_books``), so the average stack is the
+    field's chips over the players left; paid places from the MTT payout table at the field;
+    the table number of the table served; rank and pay jump among the whole field."""
+    amounts = resolve_payout_amounts(validate_settings(mtt), ENTRANTS)
+    chips = ENTRANTS * mtt["startingStack"]
+    ranks: set[int] = set()
+    tables_left: set[int] = set()
+    for s in states:
+        if s["tournament"]["state"] != "playing":
+            continue
+        m = s["mtt"]
+        assert m is not None, s
+        tables_left.add(m["tablesLeft"])
+        if s["tableId"] is None:
+            assert m["tableNumber"] is None, s
+        else:
+            assert s["tableId"] == f"table-{tid}-{m['tableNumber']}", s
+        left = m["playersLeft"]
+        assert 1 <= left <= ENTRANTS and m["averageStack"] == chips // left, m
+        assert m["paidPlaces"] == len(amounts) and m["paidPlaces"] > 0, m
+        assert m["placesToTheMoney"] == max(0, left - len(amounts)), m
+        assert m["lateRegistration"] is None and isinstance(m["handForHand"], bool), m
+        assert m["icmExact"] == icm_is_exact(left, len(amounts)), m
+        mine = s.get("tournamentMyView")
+        if mine is not None:
+            # Always a number (a large field's is the chip equity, ``icmExact`` false).
+            assert isinstance(mine["icmEquity"], int | float), mine
+            rank = mine["rank"]
+            ranks.add(rank)
+            assert rank <= left, (mine, m)
+            jump = 0 if rank == 1 else _amount(amounts, rank - 1) - _amount(amounts, rank)
+            assert mine["payJumpToNext"] == jump, (mine, amounts)
+    # Ranked in the field, not at the table: places beyond one table's seats were served.
+    assert max(ranks) > mtt["seats"], sorted(ranks)
+    return tables_left
+
+
+def _amount(amounts: list[int], place: int) -> int:
+    return amounts[place - 1] if place <= len(amounts) else 0
 
 
 def _tables(log: list[tuple[str, Any]]) -> list[str]:

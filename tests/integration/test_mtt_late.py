@@ -18,6 +18,7 @@ from typing import Any
 
 import httpx
 import pytest
+from sqlmodel import select
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowHandle, WorkflowUpdateFailedError
 from temporalio.exceptions import ApplicationError
@@ -26,7 +27,8 @@ from temporalio.worker import Worker
 from core.settings import Settings
 from db import ledger
 from db.engine import Database
-from domain.payouts import prize_pool
+from db.models import Event
+from domain.payouts import prize_pool, resolve_payout_amounts
 from domain.settings import validate_settings
 from tests.conftest import serve_api
 from tests.integration.helpers import eventually, player
@@ -518,6 +520,13 @@ async def test_late_registration_over_the_http_api(
 
         served = await eventually(served_at_table_3, limit=15)
         assert served["you"]["stack"] > 0
+        # The MTT view: the table served, the field of 8 (paid places at 8), late
+        # registration open until its close.
+        m = served["mtt"]
+        assert m["tableNumber"] == 3 and m["tablesLeft"] == 3, m
+        assert m["lateRegistration"] == {"open": True, "closesAt": closes_at}, m
+        assert m["paidPlaces"] == len(resolve_payout_amounts(validate_settings(mtt), 8)), m
+        assert m["averageStack"] == 8 * mtt["startingStack"] // m["playersLeft"], m
 
         async def closed() -> bool:
             return time.time() * 1000 > closes_at + 1_000 and bool(
@@ -525,9 +534,28 @@ async def test_late_registration_over_the_http_api(
             )
 
         await eventually(closed, limit=40)
+
+        async def shown_closed() -> bool:
+            r = await http.get(f"/tournaments/{tid}/game-state", headers=player(settings, users[7]))
+            late = (r.json().get("mtt") or {}).get("lateRegistration") or {}
+            return late.get("open") is False
+
+        await eventually(shown_closed, limit=15)
         r = await post(users[9], "register")
         assert (r.status_code, r.json()["code"]) == (409, "tournament_not_in_registration")
     await handle.execute_update(TournamentWorkflow.force_end, ForceEndInput())
     result = await handle.result()
     assert result.state is TournamentPhase.CLOSED
     assert sorted(f.place for f in result.standings) == list(range(1, 9))
+    # The log announced the close with the final field and pool.
+    async with db.session() as session:
+        closes = (
+            await session.exec(
+                select(Event).where(
+                    Event.tournament_id == tid, Event.type == "late_registration_closed"
+                )
+            )
+        ).all()
+    assert [e.payload for e in closes] == [
+        {"fieldSize": 8, "prizePool": prize_pool(validate_settings(mtt), 8)}
+    ]

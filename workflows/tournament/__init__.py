@@ -55,7 +55,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.tournament.registration import REGISTRATION_LOOP_PATCH, Registration
     from workflows.tournament.registration_legacy import LegacyRegistration
     from workflows.tournament.settlement import Settlement
-    from workflows.tournament.tables import H4H_PLACES_PATCH, Tables
+    from workflows.tournament.tables import H4H_PLACES_PATCH, MTT_EVENTS_PATCH, Tables
 
 __all__ = ["TournamentWorkflow"]
 
@@ -102,6 +102,8 @@ class TournamentWorkflow:
         if b.settings.is_mtt:
             # Then, for an MTT: whether a hand-for-hand round's busts are placed together.
             self.mtt.round_places = workflow.patched(H4H_PLACES_PATCH)
+            # And whether its table moves, breaks and hand-for-hand go to the event log.
+            self.mtt.events_on = workflow.patched(MTT_EVENTS_PATCH)
         if inp.carry is None:
             await b.save_tournament()
             b.row_saved = True

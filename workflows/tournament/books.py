@@ -28,6 +28,7 @@ with workflow.unsafe.imports_passed_through():
         TournamentView,
         Transition,
     )
+    from wire.mtt import MttPublished
     from workflows import effects
     from workflows import search_attributes as sa
 
@@ -113,6 +114,23 @@ class Books:
                 e for e in self.s.entrants.values() if e.status is not EntrantStatus.RELEASED
             ],
             version=self.s.version,
+            mtt=self.mtt_published(),
+        )
+
+    def mtt_published(self) -> MttPublished | None:
+        """What an MTT's view says of its tables (the agents' ``GameState.mtt``), from the
+        books as they stand; None for a Sit-and-Go and before an MTT's tables open. A value
+        computed for the published view only: no command depends on it."""
+        m = self.s.mtt
+        if m is None:
+            return None
+        late = self.s.late
+        return MttPublished(
+            tables={t.workflow_id: t.number for t in m.tables.values() if not t.done},
+            hand_for_hand=m.hand_for_hand,
+            final_table=m.final_table,
+            late_registration_closes_at_ms=late.closes_at_ms if late is not None else None,
+            late_registration_open=late is not None and late.open,
         )
 
     def record_transition(self) -> bool:

@@ -13,9 +13,11 @@ with workflow.unsafe.imports_passed_through():
     from domain.blinds import resolve_blinds
     from domain.clock import level_deadline_ms, level_started_at_ms
     from domain.operations import verify_force_end, verify_playing
+    from domain.payouts import prize_pool
     from domain.standings import force_end_ranking, order_busts
     from wire.events import (
         BlindLevelChanged,
+        LateRegistrationClosed,
         PlayerEliminated,
         TournamentHandResult,
         TournamentStateChanged,
@@ -406,6 +408,15 @@ class Play:
         b.bump()
         await b.save_tournament()
         await self.publish_eliminations(placed)
+        if self.tables.events_on:
+            field_size = b.s.field_size or 0
+            await effects.publish(
+                b.s.tournament_id,
+                "late_registration_closed",
+                LateRegistrationClosed(
+                    field_size=field_size, prize_pool=prize_pool(b.settings, field_size)
+                ),
+            )
 
     async def end(self) -> None:
         b = self.books

@@ -42,6 +42,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from domain.payouts import resolve_payout_amounts
     from domain.standings import order_busts
+    from wire.events import Event, FinalTable, HandForHand, PlayerMoved, TableBroken
     from wire.ids import table_workflow_id
     from wire.messages import EntrantStatus, Placing
     from wire.mtt import (
@@ -78,6 +79,13 @@ Asked at each run's start, for an MTT only (``TournamentWorkflow.run``); before 
 report's busts were placed on their own, one report after the other."""
 
 
+MTT_EVENTS_PATCH = "mtt-events-v1"
+"""From this patch on, an MTT publishes its table moves, broken tables, hand-for-hand's start
+and end, the final table and late registration's close to its event log (docs/events.md),
+each once per dedupe key. Asked at each run's start, for an MTT only; a run before it
+publishes none of them (its commands stay as they were)."""
+
+
 class Tables:
     """The table manager's steps over ``books.s.mtt`` (no state of its own)."""
 
@@ -85,6 +93,22 @@ class Tables:
         self.books = books
         self.round_places = False
         """``H4H_PLACES_PATCH``, asked at the run's start (an MTT's only)."""
+        self.events_on = False
+        """``MTT_EVENTS_PATCH``, asked at the run's start (an MTT's only)."""
+        self.events: list[tuple[str, Event]] = []
+        """Events of the boundary being processed, published at its end (dedupe key, body)."""
+
+    def note(self, key: str, event: Event) -> None:
+        """Publish ``event`` at the end of this boundary (under the patch only)."""
+        if self.events_on:
+            self.events.append((key, event))
+
+    async def publish_events(self) -> None:
+        """The boundary's events, in the order they happened; a retried publish is a no-op
+        (each key is unique in the tournament's log)."""
+        events, self.events = self.events, []
+        for key, event in events:
+            await effects.publish(self.books.s.tournament_id, key, event)
 
     def view(self) -> MttView | None:
         """The books and the chips, for the ``tables`` query (None for a Sit-and-Go),
@@ -295,6 +319,7 @@ class Tables:
                     await self.send(t, finish=True)
             return
         paid = len(resolve_payout_amounts(b.settings, b.s.field_size or 0))
+        was_hand_for_hand = m.hand_for_hand
         # An open round holds every table until its last one reports, bubble burst or not.
         # While late registration is open there is no bubble: the paid places are known
         # only at its close, from the final field (docs/mtt.md).
@@ -302,6 +327,11 @@ class Tables:
             self.round_open()
             or hand_for_hand(players_left=alive, paid_places=paid, tables_left=len(running))
         )
+        if m.hand_for_hand != was_hand_for_hand:
+            self.note(
+                f"hand_for_hand:{m.boundaries}",
+                HandForHand(on=m.hand_for_hand, players_left=alive),
+            )
         final = len(running) > 1 and tables_needed(alive, b.settings.seats) == 1
         everyone_waits = all(t.at_boundary for t in running)
         hold = (m.hand_for_hand or final) and not everyone_waits
@@ -310,16 +340,22 @@ class Tables:
             self.apply(moves, waits)
         if final and everyone_waits:
             # The final table's first hand draws its button afresh (TDA Rule 12).
+            first = not m.final_table
             m.final_table = True
-            m.tables[min(t.number for t in running if t.seats)].redraw_button = True
+            final_table = m.tables[min(t.number for t in running if t.seats)]
+            final_table.redraw_button = True
+            if first:
+                self.note("final_table", FinalTable(players=sorted(final_table.seats.values())))
         self.check_books()
         for t in sorted(running, key=lambda t: t.number):
             if not t.at_boundary or t.done:
                 continue
             if not t.seats:
+                self.note(f"table_broken:{t.number}", TableBroken(table_number=t.number))
                 await self.send(t, finish=True)
             elif not hold and len(t.seats) >= 2:
                 await self.send(t)
+        await self.publish_events()
 
     # -- late registration ----------------------------------------------------------------
     def late_open(self) -> LateRegistration | None:
@@ -519,6 +555,16 @@ class Tables:
         for mv in moves:
             target = m.tables[mv.to_table]
             m.moves[mv.reason.value] = m.moves.get(mv.reason.value, 0) + 1
+            self.note(
+                f"player_moved:{sum(m.moves.values())}",
+                PlayerMoved(
+                    player_id=mv.entrant,
+                    from_table=mv.from_table,
+                    to_table=mv.to_table,
+                    seat=mv.to_seat,
+                    reason=mv.reason.value,
+                ),
+            )
             if target.at_boundary:
                 held = mv.entrant in waits
                 self.sit(

@@ -205,7 +205,8 @@
       $("mv-rank").textContent = String(mv.rank);
       $("mv-m").textContent = mv.mRatio.toFixed(2);
       $("mv-bb").textContent = mv.stackInBigBlinds.toFixed(2);
-      $("mv-icm").textContent = chips(Math.round(mv.icmEquity));
+      // Null for a large multi-table field (too many players to compute it exactly).
+      $("mv-icm").textContent = mv.icmEquity == null ? "—" : chips(Math.round(mv.icmEquity));
       $("mv-jump").textContent = chips(mv.payJumpToNext);
     }
     $("sit-in").hidden = !(you && you.status === "sitting_out");
