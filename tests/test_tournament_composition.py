@@ -41,7 +41,10 @@ def _body_without_docstring(func: ast.FunctionDef | ast.AsyncFunctionDef) -> lis
 
 @pytest.mark.parametrize(("module", "cls"), _classes(), ids=lambda c: getattr(c, "name", c))
 def test_no_part_inherits_another(module: str, cls: ast.ClassDef) -> None:
-    assert cls.bases == [], f"{module}: {cls.name} is composed, not a subclass"
+    # A ``Protocol`` is allowed: it names what one part asks of another (registration's
+    # ``LatePlay``, which play satisfies) without either inheriting the other.
+    bases = [b.id if isinstance(b, ast.Name) else ast.dump(b) for b in cls.bases]
+    assert bases in ([], ["Protocol"]), f"{module}: {cls.name} is composed, not a subclass"
 
 
 def test_every_handler_of_the_workflow_is_a_delegation() -> None:
