@@ -178,11 +178,28 @@ async def _play(
                 raise
 
 
-async def run_bot(client: SngClient, tournament_id: str, policy: Policy, *, seed: int = 0) -> None:
-    """Play until the tournament is over (or this bot busts out)."""
+async def run_bot(
+    client: SngClient,
+    tournament_id: str,
+    policy: Policy,
+    *,
+    seed: int = 0,
+    until_eliminated: bool = False,
+) -> None:
+    """Play until the tournament is over; with ``until_eliminated``, also until this entry
+    is out (``you.status`` ``eliminated``, once it was seen in play: a re-entry's first state
+    may still show the entry before it), so the caller can enter again."""
+    playing = False
 
     async def over(state: dict[str, Any]) -> bool:
-        return state.get("tournament", {}).get("state") in FINAL_STATES
+        nonlocal playing
+        if state.get("tournament", {}).get("state") in FINAL_STATES:
+            return True
+        status = (state.get("you") or {}).get("status")
+        if status == "eliminated":
+            return until_eliminated and playing
+        playing = playing or status is not None
+        return False
 
     await _play(
         lambda v: client.game_state(tournament_id, wait_for_change=v, wait_seconds=10),

@@ -258,14 +258,14 @@ async def _play(
     """One bot's tournament, its first entry paid: play until it busts or play ends; while
     re-entries are left, enter again after a bust (refused once late registration has
     closed or the tournament ended: then it is out for good)."""
-    await run_bot(client, tid, policy, seed=seed)
+    await run_bot(client, tid, policy, seed=seed, until_eliminated=True)
     for entry in range(1, again + 1):
         try:
             await client.register(tid)
             await client.pay(tid, entry_fee)
         except SngError:
             return  # late registration closed (or the tournament ended): out for good
-        await run_bot(client, tid, policy, seed=seed * 100 + entry)
+        await run_bot(client, tid, policy, seed=seed * 100 + entry, until_eliminated=True)
 
 
 async def _late(
