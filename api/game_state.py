@@ -15,7 +15,7 @@ turned to camelCase before the body is written.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 from core.card_seal import seal_cards
 from domain.game_state import (
@@ -319,14 +319,8 @@ def _mtt(tournament: WatchedTournament, table_id: str | None) -> MttSummary | No
     )
     closes_at = published.late_registration_closes_at_ms
     return MttSummary(
-        table_number=numbers.table_number,
-        tables_left=numbers.tables_left,
-        players_left=numbers.players_left,
-        average_stack=numbers.average_stack,
-        paid_places=numbers.paid_places,
-        places_to_the_money=numbers.places_to_the_money,
+        **asdict(numbers),
         hand_for_hand=published.hand_for_hand,
-        icm_exact=numbers.icm_exact,
         late_registration=(
             LateRegistrationView(open=published.late_registration_open, closes_at=closes_at)
             if closes_at is not None

@@ -116,7 +116,7 @@ def advise(state: dict[str, Any], rng: random.Random | None = None) -> Suggestio
     icm = float(icm_value) if icm_value is not None else 0.0
     pressure = jump / icm if icm > 0 else 0.0
     mtt = state.get("mtt") or {}
-    if (icm_value is None or mtt.get("icmExact") is False) and mtt.get("handForHand"):
+    if mtt.get("icmExact") is False and mtt.get("handForHand"):
         # A large MTT field's ICM is an estimate (docs/mtt.md): hand-for-hand says the bubble.
         pressure = BUBBLE_PRESSURE
     near_jump = pressure >= BUBBLE_PRESSURE

@@ -166,3 +166,13 @@ def test_cards_sealed_to_the_advisors_card_key_are_opened_before_advising() -> N
         SealedBox(public).encrypt(json.dumps(["Ah", "Kd"]).encode())
     ).decode()
     assert advise(opened(sealed, key)).reason == "M 4.2: push or fold; AKo is a push"
+
+
+def test_hand_for_hand_tightens_the_push_range_when_a_large_fields_icm_is_an_estimate() -> None:
+    """A large MTT field's ``icmEquity`` is chip equity (``mtt.icmExact`` false): the pay-jump
+    ratio cannot be trusted there, so hand-for-hand says the bubble; with exact ICM the
+    ratio decides, as before."""
+    bubble = {**state(["Qh", "Jd"], m=4.0), "mtt": {"icmExact": False, "handForHand": True}}
+    assert advise(bubble).action == "fold" and "pay jump" in advise(bubble).reason
+    exact = {**state(["Qh", "Jd"], m=4.0), "mtt": {"icmExact": True, "handForHand": True}}
+    assert advise(exact).action == "all_in"

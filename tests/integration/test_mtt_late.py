@@ -94,34 +94,64 @@ def where(view: MttView, player: str) -> int | None:
     return next((i.to_table for i in view.books.in_transit if i.player_id == player), None)
 
 
-async def test_late_entrants_and_a_re_entry_join_a_running_mtt_until_the_close(
-    client: Client, db: Database, task_queue: str, worker: Worker
-) -> None:
-    tid = "mtt-late"
-    starts = int(time.time() * 1000) + 8_000
-    settings = {
-        **mtt_settings(16, seats=4),
-        "minEntrants": 8,
-        "scheduledStartAt": starts,
-        "lateRegistrationSeconds": LATE_SECONDS,
-        "maxReEntries": 1,
-    }
+async def start_late_mtt(
+    client: Client,
+    db: Database,
+    task_queue: str,
+    tid: str,
+    settings: dict[str, Any],
+    users: list[str],
+    *,
+    early: int,
+    start_in_ms: int = 6_000,
+    funds: int = 1,
+    force_end_min_level_age_seconds: int | None = None,
+) -> WorkflowHandle[TournamentWorkflow, TournamentView]:
+    """An MTT with late registration scheduled ``start_in_ms`` from now: every user funded
+    for ``funds`` entries, the first ``early`` registered and paid, returned once it plays."""
+    extra = (
+        {}
+        if force_end_min_level_age_seconds is None
+        else {"force_end_min_level_age_seconds": force_end_min_level_age_seconds}
+    )
     handle = await client.start_workflow(
         TournamentWorkflow.run,
-        CreateTournamentInput(tournament_id=tid, name=tid, settings=settings, hand_pause_ms=0),
+        CreateTournamentInput(
+            tournament_id=tid,
+            name=tid,
+            settings={**settings, "scheduledStartAt": int(time.time() * 1000) + start_in_ms},
+            hand_pause_ms=0,
+            **extra,
+        ),
         id=f"tournament-{tid}",
         task_queue=task_queue,
     )
-    users = [f"{tid}-{i}" for i in range(12)]
     for user in users:
-        await fund(db, user, times=2)
-    for user in users[:8]:
+        await fund(db, user, times=funds)
+    for user in users[:early]:
         await enter(handle, user)
 
     async def playing() -> bool:
         return (await handle.query(TournamentWorkflow.state)).state is TournamentPhase.PLAYING
 
     await eventually(playing, limit=30)
+    return handle
+
+
+async def test_late_entrants_and_a_re_entry_join_a_running_mtt_until_the_close(
+    client: Client, db: Database, task_queue: str, worker: Worker
+) -> None:
+    tid = "mtt-late"
+    settings = {
+        **mtt_settings(16, seats=4),
+        "minEntrants": 8,
+        "lateRegistrationSeconds": LATE_SECONDS,
+        "maxReEntries": 1,
+    }
+    users = [f"{tid}-{i}" for i in range(12)]
+    handle = await start_late_mtt(
+        client, db, task_queue, tid, settings, users, early=8, start_in_ms=8_000, funds=2
+    )
     view = await books(handle)
     assert view.field_size == 8
     assert sorted(len(t.seats) for t in view.books.tables.values()) == [4, 4]
@@ -277,25 +307,11 @@ async def test_busted_players_re_enter_once_each_and_a_second_re_entry_is_refuse
     settings = {
         **mtt_settings(12, seats=3),
         "minEntrants": 6,
-        "scheduledStartAt": int(time.time() * 1000) + 6_000,
         "lateRegistrationSeconds": 120,
         "maxReEntries": 1,
     }
-    handle = await client.start_workflow(
-        TournamentWorkflow.run,
-        CreateTournamentInput(tournament_id=tid, name=tid, settings=settings, hand_pause_ms=0),
-        id=f"tournament-{tid}",
-        task_queue=task_queue,
-    )
     users = [f"{tid}-{i}" for i in range(6)]
-    for user in users:
-        await fund(db, user, times=3)
-        await enter(handle, user)
-
-    async def playing() -> bool:
-        return (await handle.query(TournamentWorkflow.state)).state is TournamentPhase.PLAYING
-
-    await eventually(playing, limit=30)
+    handle = await start_late_mtt(client, db, task_queue, tid, settings, users, early=6, funds=3)
     bots = Bots(client)
     entries = dict.fromkeys(users, 1)
     limited: str | None = None
@@ -383,31 +399,12 @@ async def test_a_force_end_during_late_registration_closes_it_and_settles_every_
     settings = {
         **mtt_settings(12, seats=3),
         "minEntrants": 6,
-        "scheduledStartAt": int(time.time() * 1000) + 6_000,
         "lateRegistrationSeconds": 300,
     }
-    handle = await client.start_workflow(
-        TournamentWorkflow.run,
-        CreateTournamentInput(
-            tournament_id=tid,
-            name=tid,
-            settings=settings,
-            hand_pause_ms=0,
-            force_end_min_level_age_seconds=0,
-        ),
-        id=f"tournament-{tid}",
-        task_queue=task_queue,
-    )
     users = [f"{tid}-{i}" for i in range(7)]
-    for user in users:
-        await fund(db, user)
-    for user in users[:6]:
-        await enter(handle, user)
-
-    async def playing() -> bool:
-        return (await handle.query(TournamentWorkflow.state)).state is TournamentPhase.PLAYING
-
-    await eventually(playing, limit=30)
+    handle = await start_late_mtt(
+        client, db, task_queue, tid, settings, users, early=6, force_end_min_level_age_seconds=0
+    )
     await enter(handle, users[6])
     view = await books(handle)
     assert where(view, users[6]) == 3 and view.field_size == 7
@@ -459,31 +456,12 @@ async def test_late_registration_over_the_http_api(
     mtt = {
         **mtt_settings(12, seats=3),
         "minEntrants": 6,
-        "scheduledStartAt": int(time.time() * 1000) + 6_000,
         "lateRegistrationSeconds": 25,
     }
-    handle = await client.start_workflow(
-        TournamentWorkflow.run,
-        CreateTournamentInput(
-            tournament_id=tid,
-            name=tid,
-            settings=mtt,
-            hand_pause_ms=0,
-            force_end_min_level_age_seconds=0,
-        ),
-        id=f"tournament-{tid}",
-        task_queue=task_queue,
-    )
     users = [f"{tid}-{i}" for i in range(10)]
-    for user in users:
-        await fund(db, user)
-    for user in users[:6]:
-        await enter(handle, user)
-
-    async def playing() -> bool:
-        return (await handle.query(TournamentWorkflow.state)).state is TournamentPhase.PLAYING
-
-    await eventually(playing, limit=30)
+    handle = await start_late_mtt(
+        client, db, task_queue, tid, mtt, users, early=6, force_end_min_level_age_seconds=0
+    )
     state = await handle.query(TournamentWorkflow.state)
     assert state.play_start_ms is not None
     closes_at = state.play_start_ms + 25_000
