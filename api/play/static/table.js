@@ -205,8 +205,7 @@
       $("mv-rank").textContent = String(mv.rank);
       $("mv-m").textContent = mv.mRatio.toFixed(2);
       $("mv-bb").textContent = mv.stackInBigBlinds.toFixed(2);
-      // Null for a large multi-table field (too many players to compute it exactly).
-      $("mv-icm").textContent = mv.icmEquity == null ? "—" : chips(Math.round(mv.icmEquity));
+      $("mv-icm").textContent = chips(Math.round(mv.icmEquity));
       $("mv-jump").textContent = chips(mv.payJumpToNext);
     }
     $("sit-in").hidden = !(you && you.status === "sitting_out");
