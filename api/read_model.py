@@ -42,6 +42,7 @@ from api.errors import ApiError
 from api.game_state import WatchedTournament, compose
 from core.card_seal import parse_public_key
 from core.codec import EncryptionCodec, RefusedPayloadError
+from core.settings import FAULT_HELD
 from db import agents
 from db.engine import Database
 from db.readstore import CHANNEL, seat_binding, write_act_answer
@@ -59,6 +60,10 @@ WORKFLOW_QUERIES = Counter(
 STORE_READS = Counter(
     "sng_api_read_store_reads_total",
     "Reads of the pushed read model (per process): one per announced version per watched table.",
+)
+SERVED_AHEAD = Counter(
+    "sng_api_act_answers_served_ahead_total",
+    "Act answers this replica served before its store write of them (``_serve_ahead``).",
 )
 COMPOSED = Counter(
     "sng_api_game_states_composed_total",
@@ -100,6 +105,8 @@ FIRST_STATE_WAIT = 5.0
 IDLE = 30.0
 PROBE = 10.0
 """How often the listening connection is checked."""
+BEHIND_GRACE = 5.0
+"""How long a closing replica waits for the store writes of answers it already gave."""
 MISSING_FOR = 5.0
 """A table found unpublished is answered as such, without waiting again, for this long."""
 log = logging.getLogger("sng.api.read_model")
@@ -255,6 +262,8 @@ class GameStateCache:
         self.announcing: dict[str, asyncio.Event] = {}
         """Set when a key with this prefix is announced (a player in transit waits for the
         tournament's tables, ``announced``)."""
+        self.behind: set[asyncio.Task[None]] = set()
+        """Act answers served before their store write, being written (``_serve_ahead``)."""
         self.subscribers: list[Callable[[str | None], None]] = []
         """Told each key the channel announces (None: the listener is back, anything may
         have changed meanwhile): the pre-play watches (api/preplay.py)."""
@@ -267,6 +276,8 @@ class GameStateCache:
         self._listener = asyncio.create_task(self._listen())
 
     async def close(self) -> None:
+        if self.behind:  # answers already given: their writes land before the replica goes
+            await asyncio.wait(set(self.behind), timeout=BEHIND_GRACE)
         tasks = [w.task for w in self.watches.values() if w.task] + (
             [self._listener] if self._listener else []
         )
@@ -347,24 +358,34 @@ class GameStateCache:
         result: TableActResult,
         *,
         write: bool = False,
+        hold: float = 0.0,
     ) -> int:
         """An action went through this replica (read-your-writes). Returns the game state's
         version.
 
         From ``act-answers-v1`` the answer carries the table's new public snapshot
         (``result.state``); with ``write`` this replica writes it to the store
-        (``write_act_answer``; the worker writes it too) and serves it from memory with what
-        the write says the row holds (its sealed parts and stamp), without reading the row
-        back; its own notification then finds the version installed (``_Watch.echo``).
+        (``write_act_answer``; the worker writes it too) and serves it from memory, without
+        reading the row back; its own notification then finds the version installed
+        (``_Watch.echo``). When this replica already serves the state the act left (the same
+        hand, its sealed parts held) it serves the answer **at once** and writes it behind
+        (``_serve_ahead``): the act's answer and the long-polls of this replica do not wait
+        for the write's round trip (docs/read-model.md, "Act answers"). Otherwise it writes
+        first and serves what the write says the row holds (its sealed parts and stamp).
         Without ``write`` (the test fault switch ``SNG_TEST_FAULT_SKIP_ACT_WRITE``), after a
         failed write, or when the row holds another version: one read of the store.
+        ``hold``: the test fault switch ``SNG_TEST_FAULT_STALL_ACT_WRITE_SECONDS``, a stall
+        before the write.
 
         Before that patch the table published the state the action left before it answered,
         so one read of the store serves it; the actor's own view from the answer covers a
         store that was not written (a table from before the read model)."""
         try:
             watch = await self._watch(tournament_id, table_id)
-            if not (write and await self._install_answer(watch, result.state)):
+            if not write or not (
+                self._serve_ahead(watch, result.state, hold)
+                or await self._install_answer(watch, result.state, hold)
+            ):
                 await self._refresh(watch)
         except (NoPublishedState, ApiError, *STORE_TROUBLE):
             # The action went through; only this replica's copy is missing. Answer anyway.
@@ -375,7 +396,60 @@ class GameStateCache:
         tournament = watch.tournament.version if watch.tournament else 0
         return max(result.version, watch.table_version) + tournament
 
-    async def _install_answer(self, watch: _Watch, state: TableSnapshot | None) -> bool:
+    def _serve_ahead(self, watch: _Watch, state: TableSnapshot | None, hold: float) -> bool:
+        """Serve an act's answer now and write it behind (``acted``), when this replica can
+        serve it without the store: it holds an older version of the same table, and, while
+        the hand runs, that hand's sealed parts (the write would keep exactly those:
+        ``write_public_now``). False: write first (``_install_answer``).
+
+        Serving before the row is written loses nothing a reader relies on: the Update is
+        durable in Temporal before its answer comes, this replica serves what it answered
+        (read-your-writes on this replica, as before), other replicas learn of it from the
+        write's notification as before, and if this replica dies before its write the
+        worker's write (after ``WORKER_WRITE_GRACE``) is the one that lands."""
+        held = watch.table
+        if state is None or held is None or state.view.version <= held.view.version:
+            return False
+        view = state.view
+        if view.hand is not None and not view.hand.get("over", False):
+            if held.view.hand_no != view.hand_no or not watch.sealed:
+                return False
+            sealed = watch.sealed
+        else:
+            sealed = {}  # the hand is over: the store drops its private parts too
+        watch.echo = view.version
+        watch.install(state, sealed, None, None)
+        SERVED_AHEAD.inc()
+        task = asyncio.create_task(self._write_behind(watch, state, hold))
+        self.behind.add(task)
+        task.add_done_callback(self.behind.discard)
+        return True
+
+    async def _write_behind(self, watch: _Watch, state: TableSnapshot, hold: float) -> None:
+        """The store write of an answer already served (``_serve_ahead``). What it finds in
+        the row corrects the served copy: its stamp (a later rewrite of the same version is
+        then told apart) and, should they differ, its sealed parts."""
+        version = state.view.version
+        stored = None
+        try:
+            if hold:  # killed meanwhile, this replica never writes it
+                log.warning(FAULT_HELD, state.key, version, hold)
+                await asyncio.sleep(hold)
+            stored = await write_act_answer(self.db, state)
+        except STORE_TROUBLE:
+            log.warning("could not write act answer %s v%s", state.key, version)
+        finally:
+            if watch.echo == version and (stored is None or not stored.wrote):
+                watch.echo = None  # no notification of ours will come
+        if stored is None or stored.version != version or watch.table is not state:
+            return  # a newer version is installed or on its way (its notification)
+        watch.table_stamp = stored.updated_at
+        if stored.private != watch.sealed:
+            watch.sealed, watch.opened, watch.rendered = stored.private, {}, {}
+
+    async def _install_answer(
+        self, watch: _Watch, state: TableSnapshot | None, hold: float
+    ) -> bool:
         """Write an act's answer and install it (``acted``); False: the store must be read."""
         if state is None:
             return False
@@ -383,6 +457,9 @@ class GameStateCache:
         watch.echo = version
         stored = None
         try:
+            if hold:  # killed meanwhile, this replica never writes it
+                log.warning(FAULT_HELD, state.key, version, hold)
+                await asyncio.sleep(hold)
             stored = await write_act_answer(self.db, state)
         except STORE_TROUBLE:
             log.warning("could not write act answer %s v%s", state.key, version)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-import logging
 import time
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -27,7 +26,6 @@ from api.read_model import STORE_TROUBLE, NoPublishedState, Rendered, unavailabl
 from api.state import AppState
 from api.stream_auth import StreamCredential
 from api.updates import execute_update
-from core.settings import FAULT_HELD
 from db.models import Room, Tournament
 from domain.errors import ErrorCode
 from domain.mtt.seating import tables_needed
@@ -36,8 +34,6 @@ from wire.messages import TournamentPhase, WireModel
 from wire.table_messages import ActInput, ActResult, SeedInput, SeedResult, SitInInput
 from workflows.room import RoomWorkflow
 from workflows.table import TableWorkflow
-
-log = logging.getLogger("sng.api.play")
 
 PRE_PLAY = preplay.PRE_PLAY
 """A tournament in these states has no table yet (api/preplay.py)."""
@@ -413,19 +409,17 @@ async def act(
         # Presence only once the room took the action: an unknown room id writes nothing
         # (security review L7).
         await touch(state.db, table.id, player_id, seated=True)
-    write = False
+    write, hold = False, 0.0
     if result.state is not None:
         # The table did not publish this decision (``ACT_ANSWER_PATCH``): its answer carries
-        # it, and this replica writes it before it answers (``acted``; the worker writes it
-        # too). The test-only fault switches stall or skip the write (docs/operations.md).
+        # it, and this replica writes it (``acted``: before it answers, or behind the answer
+        # when it can serve it at once; the worker writes it too). The test-only fault
+        # switches stall or skip the write (docs/operations.md).
         settings = state.settings
-        stall = settings.test_fault_stall_act_write_seconds
-        if stall:  # killed meanwhile, this replica never writes it
-            log.warning(FAULT_HELD, table.table_id, result.state.view.version, stall)
-            await asyncio.sleep(stall)
+        hold = settings.test_fault_stall_act_write_seconds
         write = not settings.test_fault_skip_act_write
     version = await state.read_model.acted(
-        table.tournament_id, table.table_id, player_id, result, write=write
+        table.tournament_id, table.table_id, player_id, result, write=write, hold=hold
     )
     return ActResult(version=version, hand_number=result.hand_number, turn=result.turn)
 
