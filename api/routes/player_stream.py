@@ -18,7 +18,9 @@ Each message's id is ``<log id>-<game-state version>``. Resuming (``Last-Event-I
 ``?after=``) replays the log after the log id and sends the current game state if its version
 is another one: game states supersede each other, so the newest is all a client needs. The
 state comes from the pushed read model (LISTEN, no Temporal query); the log is read every
-``POLL_SECONDS`` while idle, and at once when the state moves.
+``POLL_SECONDS`` while idle, and at once when the state moves. A newer state of the running
+hand the stream last sent goes out before that read (nothing the log holds is due before it:
+a hand's result follows its end), so a turn within a hand does not wait for it.
 
 Over the WebSocket the player can also act: ``{"type": "act", "handNumber", "turn",
 "action", "amount"?, "idempotencyKey"?}`` answers ``act_result`` (the HTTP act's body), and
@@ -163,6 +165,10 @@ async def player_messages(
     """The player's turn the last game state sent shows (None: not theirs)."""
     advised_turn: tuple[int, int] | None = None
     """The turn whose advice was sent."""
+    sent_hand: tuple[str | None, int] | None = None
+    """The (table, hand) of the last game state sent while that hand ran."""
+    changed_seen = False
+    """The last wait ended on a change of the table's state (not an idle tick)."""
     playing = target.tournament_id is None
 
     async def state() -> Rendered | None:
@@ -199,10 +205,12 @@ async def player_messages(
         return [(cursor.id, "agent_card_changed", card)] if card is not None else []
 
     def game_state_messages(rendered: Rendered) -> list[Message]:
-        nonlocal sent_turn, my_turn
+        nonlocal sent_turn, my_turn, sent_hand
         cursor.version = rendered.version
         out: list[Message] = [(cursor.id, "game_state", rendered.body)]
         state = rendered.state
+        running = state.hand is not None and not state.hand.over
+        sent_hand = (state.table_id, state.hand_number) if running else None
         required = action_required(state)
         turn = (state.hand_number, state.turn or 0)
         my_turn = turn if required is not None else None
@@ -224,9 +232,27 @@ async def player_messages(
         advised_turn = my_turn
         return [(cursor.id, "advice", Advice.model_validate(found).to_wire())]
 
+    def mid_hand(rendered: Rendered) -> bool:
+        """A newer state of the same running hand as the last one sent: nothing the log can
+        hold is due before it (a hand's result follows its end, and this hand runs on), so
+        it goes out before the log is read; a turn reaches its player without waiting for
+        that read (issue 30: the stream's turn trailed the long-poll's by that read)."""
+        state = rendered.state
+        return (
+            rendered.version != cursor.version
+            and state.hand is not None
+            and not state.hand.over
+            and sent_hand == (state.table_id, state.hand_number)
+        )
+
     while True:
         for message in await still_valid():
             yield message
+        if changed_seen and sent_hand is not None:
+            early = await state()
+            if early is not None and mid_hand(early):
+                for message in game_state_messages(early):
+                    yield message
         rows = await read_page(db, target.stream_id, cursor.log, PAGE)
         for row in rows:
             assert row.id is not None
@@ -282,6 +308,7 @@ async def player_messages(
                 target.seated = True
                 await stream_open(db, target.table_id, target.viewer)
             watch = cache.snapshot(target.table_id)
+            changed_seen = False
             if watch is None:
                 await asyncio.sleep(POLL_SECONDS)
             else:
@@ -290,6 +317,9 @@ async def player_messages(
                 event = changed if watch is before and changed is not None else watch.changed
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(event.wait(), POLL_SECONDS)
+                changed_seen = event.is_set()
+        else:
+            changed_seen = False
 
 
 async def stream_ended(app_state: AppState, target: Target) -> None:

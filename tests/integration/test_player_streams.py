@@ -4,16 +4,19 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import uuid
 from typing import Any
 
 import httpx
+import pytest
 from sqlalchemy import text
 from temporalio.client import Client
 from temporalio.worker import Worker
 from websockets.asyncio.client import connect
 
+from api.routes import player_stream
 from core.settings import Settings
 from db.engine import Database
 from tests.integration.helpers import eventually, heads_up, player, start_paid_tournament
@@ -471,3 +474,79 @@ async def test_a_rate_limited_message_is_named_in_its_refusal(
     # validation_error) or the limit's, which names it.
     named = sorted(a["requestId"] for a in answers if "requestId" in a)
     assert named == sorted(m["requestId"] for m in sent), answers
+
+
+async def test_a_turn_within_a_hand_is_sent_before_the_log_is_read(
+    client: Client,
+    db: Database,
+    task_queue: str,
+    settings: Settings,
+    api_url: str,
+    worker: Worker,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 30: a newer state of the running hand the stream last sent goes out before the
+    stream reads the log (nothing the log can hold is due before it), so the turn does not
+    wait for that read. Here every read of the log after the stream's first state is held:
+    the opponent's call still brings the waiting player's ``action_required``."""
+    tid = f"sse-{uuid.uuid4().hex[:8]}"
+    await start_paid_tournament(
+        client, db, task_queue, tid, heads_up(action_timeout_seconds=300), hand_pause_ms=0
+    )
+    users = [f"{tid}-0", f"{tid}-1"]
+    # No idle tick: the stream reads the log only after a change.
+    monkeypatch.setattr(player_stream, "POLL_SECONDS", 120.0)
+    held = asyncio.Event()
+    armed = False
+    real = player_stream.read_page
+
+    async def held_read(*args: Any) -> Any:
+        if armed:
+            await held.wait()
+        return await real(*args)
+
+    monkeypatch.setattr(player_stream, "read_page", held_read)
+    got: asyncio.Queue[str] = asyncio.Queue()
+    async with httpx.AsyncClient(base_url=api_url, timeout=30) as http:
+
+        async def turn() -> tuple[int, dict[str, Any]] | None:
+            for i, user in enumerate(users):
+                r = await http.get(f"/tournaments/{tid}/game-state", headers=player(settings, user))
+                if r.status_code == 200 and r.json().get("legalActions"):
+                    return i, r.json()
+            return None
+
+        mover, body = await eventually(turn, limit=60)
+
+        async def listen() -> None:
+            path = f"/tournaments/{tid}/me/stream"
+            async with http.stream("GET", path, headers=player(settings, users[1 - mover])) as r:
+                async for line in r.aiter_lines():
+                    if line.startswith("event:"):
+                        got.put_nowait(line.partition(":")[2].strip())
+
+        listener = asyncio.create_task(listen())
+        try:
+            while await asyncio.wait_for(got.get(), 30) != "game_state":
+                pass
+            armed = True  # the stream's next read of the log waits until the end
+            actions = body["legalActions"]["actions"]
+            r = await http.post(
+                f"/tournaments/{tid}/act",
+                headers=player(settings, users[mover]),
+                json={
+                    "handNumber": body["handNumber"],
+                    "turn": body["turn"],
+                    "action": "call" if "call" in actions else "check",
+                },
+            )
+            assert r.status_code == 200, r.text
+            seen = [await asyncio.wait_for(got.get(), 10) for _ in range(2)]
+            assert seen == ["game_state", "action_required"], seen
+        finally:
+            held.set()
+            listener.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await listener
+        await client.get_workflow_handle(f"tournament-{tid}").terminate("test over")
+        await client.get_workflow_handle(table_workflow_id(tid)).terminate("test over")
