@@ -214,6 +214,14 @@ def demo(
     re_entries: int = typer.Option(
         0, "--re-entries", min=0, help="MTT: times a bot busted during late registration re-enters"
     ),
+    stack: int = typer.Option(
+        1500,
+        "--stack",
+        min=100,
+        max=1_000_000,
+        help="the starting stack; the first small blind is a hundredth of it (a short stack"
+        " busts bots sooner, e.g. inside a late-registration window)",
+    ),
 ) -> None:
     """Play a whole tournament of built-in bots on the running stack and print the standings.
 
@@ -261,6 +269,7 @@ def demo(
             entrants=entrants,
             late_seconds=late_seconds,
             re_entries=re_entries,
+            stack=stack,
         )
     )
     if json_out:
