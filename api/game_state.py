@@ -125,6 +125,11 @@ def compose(
         hand=table.hand,
         place=next((f.rank for f in standings if f.player_id == viewer), None),
         room=tournament is None,
+        # Out of chips in the tournament's books: a bust an MTT holds unplaced until its late
+        # registration closes reads ``eliminated`` (the entry may re-enter meanwhile).
+        busted=tournament is not None
+        and viewer is not None
+        and tournament.view.stacks.get(viewer) == 0,
     )
     room = table.room if tournament is None else None
     return GameState(

@@ -222,12 +222,16 @@ def you(
     hand: Mapping[str, Any] | None,
     place: int | None,
     room: bool,
+    busted: bool = False,
 ) -> You | None:
     """Who the caller is at this table (the wire's ``you``), or None for a spectator.
 
     ``seat`` is the caller's seat as the table lists it; ``hand`` the running hand's view for
     the caller (the engine's, ``domain.holdem.public_view``); ``place`` the caller's finishing
-    place once out of a tournament.
+    place once out of a tournament. ``busted``: the tournament counts the caller's entry out
+    (no chips) before it has a place: an MTT places the busts of its late-registration window
+    only when the window closes (docs/mtt.md), and until then the entry is ``eliminated``
+    without a place, wherever the table lists it (or does not: its seat went at the bust).
 
     >>> from types import SimpleNamespace as S
     >>> def seat(n, stack, sitting_out=False):
@@ -241,15 +245,18 @@ def you(
     'won'
     >>> you(None, seat=None, hand=None, place=None, room=False) is None
     True
+    >>> out = you("d", seat=None, hand=None, place=None, room=False, busted=True)
+    >>> out.status, out.place, out.stack
+    ('eliminated', None, 0)
     """
-    if viewer is None or (seat is None and place is None):
+    if viewer is None or (seat is None and place is None and not busted):
         return None
     legal = (hand or {}).get("legal")
     to_act = bool(legal) and seat is not None and (hand or {}).get("actor") == seat.seat
     status: Status
     if place == 1:
         status = "won"
-    elif place is not None or (seat is not None and seat.stack <= 0 and not hand):
+    elif place is not None or busted or (seat is not None and seat.stack <= 0 and not hand):
         status = "eliminated"
     elif seat is not None and seat.pending:
         status = "joining"

@@ -18,13 +18,14 @@ from typing import Any
 from pydantic.alias_generators import to_camel
 from temporalio.api.common.v1 import Payload
 
-from api.game_state import compose
+from api.game_state import WatchedTournament, compose
 from core.settings import Settings
 from core.temporal import data_converter
 from domain.deck import shuffled_deck
 from domain.holdem import Hand, public_view
 from tests.domain.builders import engine_record
 from wire.game_state import GameState, HandRecord, HandView, LastHand
+from wire.messages import TournamentPhase, TournamentView
 from wire.table_messages import TableSeat, TableView
 
 GOLDEN = Path(__file__).parent / "histories" / "golden"
@@ -178,3 +179,64 @@ def test_a_socket_frame_around_a_rendered_body_is_the_text_send_json_wrote() -> 
         assert frame("12-34", "game_state", body) == json.dumps(
             message, separators=(",", ":"), ensure_ascii=False
         )
+
+
+def test_a_bust_an_mtt_holds_unplaced_reads_eliminated() -> None:
+    """During an MTT's late registration a bust is placed only at the window's close
+    (docs/mtt.md): until then the busted entry's game state says ``eliminated`` with no place
+    (it may re-enter), though no table seats it. (It read no ``you`` at all, and the SDK's bots
+    never learned they were out, so none ever re-entered: ``sng demo --re-entries``.)"""
+    hand, _ = played_hand(5)
+    table = TableView(
+        table_id="table-t-1",
+        tournament_id="t",
+        hand_no=7,
+        level=1,
+        small_blind=5,
+        big_blind=10,
+        ante=0,
+        deck_commitment=None,
+        version=12,
+        seats=[TableSeat(seat=s, player_id=p, stack=1000) for s, p in enumerate("abc")],
+        hand=public_view(hand, 1),
+        last_hand=None,
+    )
+    settings = {
+        "seats": 3,
+        "maxEntrants": 12,
+        "minEntrants": 4,
+        "entryFee": 100,
+        "startingStack": 1000,
+        "actionTimeoutSeconds": 30,
+        "lateRegistrationSeconds": 120,
+        "maxReEntries": 1,
+        "blindStructure": {
+            "startingSmallBlind": 5,
+            "increaseFactor": 1.5,
+            "levelDurationSeconds": 600,
+        },
+    }
+    view = TournamentView(
+        tournament_id="t",
+        name="t",
+        state=TournamentPhase.PLAYING,
+        kind="sng",
+        seats=3,
+        entry_fee=100,
+        starting_stack=1000,
+        registered_count=4,
+        field_size=4,
+        play_start_ms=0,
+        current_level=1,
+        stacks={"a": 1500, "b": 1000, "c": 1500, "d": 0},
+        settings=settings,
+        entrants=[],
+        version=30,
+    )
+    tournament = WatchedTournament.of(view)
+    out = compose(42, table, viewer="d", tournament=tournament).you
+    assert out is not None and (out.status, out.place, out.seat) == ("eliminated", None, None)
+    # Those still in are as before; a spectator has no ``you``.
+    seated = compose(42, table, viewer="b", tournament=tournament).you
+    assert seated is not None and seated.status == "playing"
+    assert compose(42, table, viewer="z", tournament=tournament).you is None

@@ -3,8 +3,9 @@ here, so these tests start what its services start. ``deploy/nginx.conf``, the v
 compose ``proxy`` mounts, runs in Debian's nginx in front of two ``sng api`` processes, with
 two ``sng worker`` processes behind them, against the session's Temporal and PostgreSQL.
 
-- Bots written with the SDK play a tournament to ``closed`` through the proxy; requests reach
-  both replicas; a player's SSE stream and WebSocket pass through it unbuffered.
+- Bots written with the SDK play a multi-table tournament (two tables of three, then the
+  final table) to ``closed`` through the proxy; requests reach both replicas; a player's SSE
+  stream and WebSocket pass through it unbuffered.
 - A client cannot name its own address: the proxy replaces ``X-Forwarded-For``, so the
   per-address limit holds however the client spells the header. The same requests through a
   proxy that appends the header (``proxy_add_x_forwarded_for``, a common default) get past
@@ -36,12 +37,12 @@ from devtools.devstack import free_port, wait_for_tcp
 from sdk.bots import run_bot, tight_aggressive
 from sdk.client import SngClient
 from tests.api.support import agent_headers, new_agent
-from tests.integration.helpers import credit
+from tests.integration.helpers import admin, credit
 from tests.integration.processes import Processes, running
 from tests.integration.test_player_streams import _sse
-from tests.integration.test_tournament import create_fast, until_state
+from tests.integration.test_tournament import until_state
 from tests.replay import histories_from, replay_histories
-from wire.ids import table_workflow_id, tournament_workflow_id
+from wire.ids import tournament_workflow_id
 
 ROOT = Path(__file__).resolve().parents[2]
 CONF = ROOT / "deploy" / "nginx.conf"
@@ -105,7 +106,35 @@ async def _composed(url: str) -> float:
     return float(found.group(1)) if found else 0.0
 
 
-async def test_a_tournament_plays_through_the_proxy_on_two_apis_and_two_workers(
+ENTRANTS = 6
+"""The proxy's tournament: a multi-table one, two tables of three (issue 31, "Beyond one
+machine": an MTT across two APIs and two workers), whose players are moved to the final
+table."""
+
+
+async def create_mtt(http: httpx.AsyncClient, settings: Settings) -> str:
+    body = {
+        "name": "proxy MTT",
+        "handPauseMs": 0,
+        "settings": {
+            "seats": 3,
+            "maxEntrants": ENTRANTS,
+            "entryFee": 100,
+            "startingStack": 300,
+            "actionTimeoutSeconds": 30,
+            "blindStructure": {
+                "startingSmallBlind": 10,
+                "increaseFactor": 1.5,
+                "levelDurationSeconds": 600,
+            },
+        },
+    }
+    r = await http.post("/admin/tournaments", json=body, headers=admin(settings))
+    assert r.status_code == 201, r.text
+    return str(r.json()["tournamentId"])
+
+
+async def test_an_mtt_plays_through_the_proxy_on_two_apis_and_two_workers(
     client: Client, settings: Settings, tmp_path: Path
 ) -> None:
     with running(settings, tmp_path) as procs:
@@ -115,8 +144,8 @@ async def test_a_tournament_plays_through_the_proxy_on_two_apis_and_two_workers(
         before = [await _composed(url) for url in apis]
         with nginx(tmp_path / "nginx", [_host_port(u) for u in apis]) as url:
             async with httpx.AsyncClient(base_url=url, timeout=60) as http:
-                tid = await create_fast(http, settings, seats=3, stack=300)
-                owners = [f"px-{uuid.uuid4().hex[:6]}" for _ in range(3)]
+                tid = await create_mtt(http, settings)
+                owners = [f"px-{uuid.uuid4().hex[:6]}" for _ in range(ENTRANTS)]
                 for owner in owners:
                     await credit(http, settings, owner, 100)
                 made = [await new_agent(http, settings, owner) for owner in owners]
@@ -155,20 +184,27 @@ async def test_a_tournament_plays_through_the_proxy_on_two_apis_and_two_workers(
                                 for i, bot in enumerate(bots)
                             )
                         ),
-                        timeout=240,
+                        timeout=300,
                     )
                 finally:
                     for bot in bots:
                         await bot.aclose()
                 final = await until_state(http, tid, "closed", limit=90)
+                r = await http.get(f"/tournaments/{tid}/events.json", params={"limit": 500})
+                logged = [e["type"] for e in r.json()["events"]]
         after = [await _composed(u) for u in apis]
     assert sorted(f["playerId"] for f in final["standings"]) == sorted(a["agentId"] for a in made)
-    # create_fast: entry 100, no rake; every payout paid once.
-    assert sum(p["amount"] for p in final["payouts"]) == 100 * 3, final
+    # Entry 100, no rake; every payout paid once.
+    assert sum(p["amount"] for p in final["payouts"]) == 100 * ENTRANTS, final
     assert all(p["status"] == "confirmed" for p in final["payouts"]), final
     assert all(a > b for a, b in zip(after, before, strict=True)), (before, after)
-    ids = [tournament_workflow_id(tid), table_workflow_id(tid)]
-    await replay_histories(client, await histories_from(client, ids))
+    # Two tables became one: a table broke and its players were moved, once each in the log.
+    assert logged.count("final_table") == 1 and "table_broken" in logged, logged
+    assert "player_moved" in logged, logged
+    # Every run: the tournament's and, through its children, each table's.
+    histories = await histories_from(client, [tournament_workflow_id(tid)])
+    assert sum("table" in h.workflow_id for h in histories) >= 2, [h.workflow_id for h in histories]
+    (await replay_histories(client, histories)).raise_on_failure()
 
 
 async def _limited(url: str, tid: str) -> int:
