@@ -60,11 +60,12 @@ PATCHES: dict[str, set[str]] = {
     # A room asks none of these three (it always delivered its answers: ``deliver-v1``).
     "table": _HAND_LOOP | {"stop-at-waits-v1", "act-answers-v1", "deliver-v1"},
     "room": _HAND_LOOP,
-    # Both asked at each run's start by an MTT only; the golden sets have no MTT (their tournament
+    # Asked by an MTT only (the first two at each run's start, the third when a run in the
+    # late-registration window spends its budget); the golden sets have no MTT (their tournament
     # is a Sit-and-Go, which never asks it), so no golden history carries it. An MTT's
     # histories on its new side are replayed by tests/integration/test_mtt.py; its old side
     # is the code before it, unchanged (docs/versioning.md).
-    "mtt": {"h4h-places-v1", "mtt-events-v1"},
+    "mtt": {"h4h-places-v1", "mtt-events-v1", "late-handover-v1"},
 }
 
 

@@ -34,6 +34,7 @@ from tests.conftest import serve_api
 from tests.integration.helpers import eventually, player
 from tests.integration.test_mtt import Bots, check_books, mtt_settings
 from tests.replay import histories_from, replay_histories
+from tests.test_golden_histories import patch_markers
 from wire.messages import (
     CreateTournamentInput,
     ForceEndInput,
@@ -106,14 +107,17 @@ async def start_late_mtt(
     start_in_ms: int = 6_000,
     funds: int = 1,
     force_end_min_level_age_seconds: int | None = None,
+    updates_per_run: int | None = None,
 ) -> WorkflowHandle[TournamentWorkflow, TournamentView]:
     """An MTT with late registration scheduled ``start_in_ms`` from now: every user funded
     for ``funds`` entries, the first ``early`` registered and paid, returned once it plays."""
-    extra = (
+    extra: dict[str, Any] = (
         {}
         if force_end_min_level_age_seconds is None
         else {"force_end_min_level_age_seconds": force_end_min_level_age_seconds}
     )
+    if updates_per_run is not None:
+        extra["updates_per_run"] = updates_per_run
     handle = await client.start_workflow(
         TournamentWorkflow.run,
         CreateTournamentInput(
@@ -149,9 +153,21 @@ async def test_late_entrants_and_a_re_entry_join_a_running_mtt_until_the_close(
         "maxReEntries": 1,
     }
     users = [f"{tid}-{i}" for i in range(12)]
+    # 20 Updates a run (the least the input takes): the 16 before the start and the two late
+    # entries below spend it while the window is open, and the run hands over.
     handle = await start_late_mtt(
-        client, db, task_queue, tid, settings, users, early=8, start_in_ms=8_000, funds=2
+        client,
+        db,
+        task_queue,
+        tid,
+        settings,
+        users,
+        early=8,
+        start_in_ms=8_000,
+        funds=2,
+        updates_per_run=20,
     )
+    first_run = handle.first_execution_run_id
     view = await books(handle)
     assert view.field_size == 8
     assert sorted(len(t.seats) for t in view.books.tables.values()) == [4, 4]
@@ -167,6 +183,14 @@ async def test_late_entrants_and_a_re_entry_join_a_running_mtt_until_the_close(
     assert view.field_size == 9 and view.stacks[users[8]] == 1000
     assert where(view, users[8]) == 3
     await enter(handle, users[9])
+
+    # The run's budget is spent with the window open: new Updates wait (a coded retry) while
+    # play comes to rest at a boundary, and a fresh run takes over, the window still open
+    # (``late-handover-v1``; it used to run on, its Updates uncounted, toward Temporal's cap).
+    async def handed_over() -> bool:
+        return (await handle.describe()).run_id != first_run
+
+    await eventually(handed_over, limit=30)
     view = await books(handle)
     assert view.field_size == 10 and where(view, users[9]) == 3
     assert view.books.late_entries == 2
@@ -286,12 +310,13 @@ async def test_late_entrants_and_a_re_entry_join_a_running_mtt_until_the_close(
     assert failed == []
     final = await handle.query(TournamentWorkflow.tables)
     assert final is not None
-    report = await replay_histories(
-        client,
-        await histories_from(
-            client, [handle.id, *(t.workflow_id for t in final.books.tables.values())]
-        ),
+    found = await histories_from(
+        client, [handle.id, *(t.workflow_id for t in final.books.tables.values())]
     )
+    runs = [h for h in found if h.workflow_id == handle.id]
+    assert len(runs) >= 2, "late registration's run never handed over"
+    assert any("late-handover-v1" in patch_markers(h.to_json()) for h in runs)
+    report = await replay_histories(client, found)
     assert report.failures == [], report.failures
 
 

@@ -56,6 +56,9 @@ class Books:
         # Late registration's loop runs beside play (an MTT's, until its close and its last
         # fee): play does not continue-as-new under it.
         self.late_running = False
+        # Play's loop waits for its next input (``Play.at_rest``: late registration's
+        # hand-over continues-as-new only then).
+        self.play_waiting = False
 
     def standings(self) -> list[Placing]:
         return sorted(self.s.finishes, key=lambda f: f.place)

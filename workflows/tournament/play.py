@@ -139,6 +139,7 @@ class Play:
         hands_this_run = 0
         alarm = await self.level_alarm()
         while b.s.phase is TournamentPhase.PLAYING:
+            b.play_waiting = True
             await workflow.wait_condition(
                 lambda alarm=alarm: (  # type: ignore[misc]
                     alarm.fired
@@ -147,6 +148,7 @@ class Play:
                     or (b.s.force_end_requested and not b.s.stop_sent)
                 )
             )
+            b.play_waiting = False
             if self.level_first(alarm):
                 await self.next_level()
                 alarm = await self.level_alarm()
@@ -187,6 +189,19 @@ class Play:
                 if not b.s.pending_hands and not alarm.fired:
                     alarm.cancel()
                     workflow.continue_as_new(b.inp.model_copy(update={"carry": b.s}))
+
+    def at_rest(self) -> bool:
+        """Play waits for its next input with none to take (late registration's hand-over,
+        ``Registration.hand_over``): no boundary half taken, no hand report, table result
+        or force-end waiting. A level deadline that fired meanwhile is taken by the next run
+        (its alarm, armed from the books, fires at once)."""
+        b = self.books
+        return (
+            b.play_waiting
+            and not b.s.pending_hands
+            and b.s.table_done is None
+            and not (b.s.force_end_requested and not b.s.stop_sent)
+        )
 
     async def level_alarm(self) -> Alarm:
         b = self.books

@@ -42,7 +42,12 @@ class LatePlay(Protocol):
 
     async def close_late(self) -> None: ...
 
+    def at_rest(self) -> bool: ...
 
+
+LATE_HANDOVER_PATCH = "late-handover-v1"
+"""Late registration hands its run over to a fresh one when the run's budget is spent
+(``Registration.hand_over``); before it, a run in the window never continued-as-new."""
 REGISTRATION_LOOP_PATCH = "registration-loop-v1"
 """Registration's Updates served by its loop (before it, by their handlers under a lock:
 workflows/tournament/registration_legacy.py)."""
@@ -208,12 +213,48 @@ class Registration:
                 key = self.expired.pop(0)
                 self.alarms.pop(key, None)
                 await self.entries.release_reserves({key})
+            if (
+                late.open
+                and run_budget_spent(b.updates_this_run, b.inp.updates_per_run)
+                and workflow.patched(LATE_HANDOVER_PATCH)
+            ):
+                await self.hand_over(close)
         close.cancel()
         self.cancel_alarms()
         await self.release_unpaid()
         for number, request in self.inbox.take():
             await self.serve(number, request)
         b.late_running = False
+
+    async def hand_over(self, close: Alarm) -> None:
+        """The run's budget is spent while late registration is open (its Updates, or the
+        events play adds beside it): new Updates are refused (``temporarily_unavailable``,
+        retry) while the ones in flight are served and any fee lands; once play rests at a
+        hand boundary with nothing to take (``LatePlay.at_rest``), a fresh run takes over
+        with the books, the window still open. The fresh run arms the close and the reserves
+        again from the books (a deadline already past fires at once): a 10,000-entrant
+        window is many runs, none near Temporal's 2,000 Updates (docs/mtt.md)."""
+        b = self.books
+        play = self.play
+        assert play is not None  # set by run_late
+        b.draining = True
+
+        def settled() -> bool:
+            if self.inbox or self.collected:
+                return True
+            return workflow.all_handlers_finished() and not self.fees_moving() and play.at_rest()
+
+        while True:
+            await workflow.wait_condition(settled)
+            if self.inbox:
+                await self.serve(*self.inbox.take_one())
+            elif self.collected:
+                await self.finish_payment(*self.collected.pop(0))
+            else:
+                break
+        close.cancel()
+        self.cancel_alarms()
+        workflow.continue_as_new(b.inp.model_copy(update={"carry": b.s}))
 
     async def release_unpaid(self) -> None:
         unpaid = {
