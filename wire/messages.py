@@ -48,6 +48,9 @@ class CreateTournamentInput(WireModel):
     updates_per_run: int = Field(default=500, ge=20, le=1_500)
     """Registration continues-as-new after this many accepted Updates (Temporal refuses every
     Update past 2,000 in a run: security review H2)."""
+    hands_per_run: int = Field(default=300, ge=5, le=300)
+    """Play continues-as-new after this many hand reports in a run (tests shorten it to see
+    the hand-over; workflows/tournament/play.py ``HANDS_PER_RUN``)."""
     force_end_min_level_age_seconds: int = Field(default=300, ge=0, le=86_400)
     """An operator's force-end waits until the current level is this old (the seed's 5
     minutes; fixed at creation from the deployment's setting). The workflow enforces it, so

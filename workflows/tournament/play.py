@@ -181,7 +181,7 @@ class Play:
                 # reserves being released) the run goes on (docs/mtt.md).
                 and not b.late_running
                 and (
-                    hands_this_run >= HANDS_PER_RUN
+                    hands_this_run >= min(HANDS_PER_RUN, b.inp.hands_per_run)
                     or workflow.info().is_continue_as_new_suggested()
                 )
             ):
