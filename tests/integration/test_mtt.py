@@ -268,6 +268,7 @@ async def play_mtt(
     slow_in_step: float = 0.0,
     held: dict[tuple[int, int], list[float]] | None = None,
     bubble: int = 0,
+    until: Any = None,
 ) -> tuple[list[MttView], TournamentView]:
     """Drive the bots until the tournament ends; every snapshot read is checked.
 
@@ -276,7 +277,8 @@ async def play_mtt(
     act only this many seconds apart. ``held``: when each (table, hand) was first and last
     seen standing at its boundary while hand-for-hand held. ``bubble``: the players left
     when the next bust is the bubble; one more left, only the lowest table plays for busts
-    (the others check or fold), so the bubble comes at one bust and hand-for-hand starts."""
+    (the others check or fold), so the bubble comes at one bust and hand-for-hand starts.
+    ``until``: return as soon as a snapshot read meets it (the tournament still playing)."""
     bots = Bots(client, one_bust=one_bust)
     seen: list[MttView] = []
     loop = asyncio.get_running_loop()
@@ -292,6 +294,8 @@ async def play_mtt(
                 return seen, state
             check_books(view)
             seen.append(view)
+            if until is not None and until(view):
+                return seen, state
             tables = sorted(
                 (t for t in view.books.tables.values() if not t.done), key=lambda t: t.number
             )
@@ -515,6 +519,56 @@ async def test_on_the_bubble_the_tables_play_hand_for_hand(
     h4h = logged["hand_for_hand"]
     assert h4h[:2] and h4h[0] == {"on": True, "playersLeft": 11} and not h4h[1]["on"], h4h
     assert h4h[1]["playersLeft"] < 11, h4h
+
+
+async def test_a_force_end_while_a_hand_for_hand_round_is_open_places_every_entry_once(
+    client: Client, db: Database, task_queue: str, worker: Worker
+) -> None:
+    """On the bubble, with one table standing at its boundary for the round while another
+    still deals it, the operator force-ends: every table stops, the open round is closed
+    (its busts, if any, placed below the live), the live entries are ranked by stack, and
+    the tournament settles with one place per entry and payouts equal to the pool."""
+    tid = "mtt-h4h-force"
+    settings = {**mtt_settings(ENTRANTS), "payoutStructure": {"paidPlacesPercent": 50}}
+    handle = await start_mtt(
+        client, db, task_queue, tid, settings, force_end_min_level_age_seconds=0
+    )
+
+    def round_open(view: MttView) -> bool:
+        running = [t for t in view.books.tables.values() if not t.done]
+        return (
+            view.books.hand_for_hand
+            and any(t.at_boundary for t in running)
+            and not all(t.at_boundary for t in running)
+        )
+
+    seen, state = await play_mtt(
+        client,
+        handle,
+        limit=300,
+        one_bust=True,
+        slow_in_step=3.0,
+        held={},
+        bubble=11,
+        until=round_open,
+    )
+    assert state.state is TournamentPhase.PLAYING and round_open(seen[-1])
+    await handle.execute_update(TournamentWorkflow.force_end, ForceEndInput())
+    result = await handle.result()
+    assert result.state is TournamentPhase.CLOSED
+    assert sorted(f.place for f in result.standings) == list(range(1, ENTRANTS + 1))
+    assert len({f.player_id for f in result.standings}) == ENTRANTS
+    assert sum(p.amount for p in result.payouts) == prize_pool(validate_settings(settings), 20)
+    assert len({p.position for p in result.payouts}) == len(result.payouts)
+    last = await handle.query(TournamentWorkflow.tables)
+    assert last is not None
+    # Every table stopped and nobody is left moving (the live are ranked, not seated).
+    assert all(t.done for t in last.books.tables.values()) and not last.books.in_transit
+    found = await histories_from(
+        client, [handle.id, *(t.workflow_id for t in last.books.tables.values())]
+    )
+    report = await replay_histories(client, found)
+    assert report.failures == [], report.failures
 
 
 async def test_busts_at_two_tables_in_one_hand_for_hand_round_tie_and_split_the_prizes(
