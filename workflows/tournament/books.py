@@ -49,6 +49,10 @@ ROWS_PER_PAYLOAD = 1_000
 more (the seal, the first one after an upgrade) sends its rows in parts of this many first,
 so no payload nears Temporal's 2 MB limit whatever the field."""
 
+Part = tuple[int, EntrantView | None, int | None, int, tuple[Placing, ...]]
+"""One player's part of the view (``EntrantDelta``'s fields but the id) as the books compare
+it: ordinal, entry, stack, stack's ordinal, finishes."""
+
 LIFECYCLE_PATCH = "lifecycle-live-v1"
 """From this patch on (asked once, at the seal), each transition from ``starting`` on is
 emitted as it happens, a state_transition span under the tournament's lifecycle root
@@ -77,10 +81,14 @@ class Books:
         # first step), and what its last publication left in the store, per player: the
         # parts handed over as unchanged count as published.
         self.deltas = False
-        self.published: dict[str, EntrantDelta] = {}
+        self.published: dict[str, Part] = {}
         if state.dirty is not None:
             dirty = set(state.dirty)
-            self.published = {p: row for p, row in self.entrant_parts().items() if p not in dirty}
+            self.published = {
+                p: (ordinal, entrant.model_copy() if entrant else None, stack, order, finishes)
+                for p, (ordinal, entrant, stack, order, finishes) in self._parts().items()
+                if p not in dirty
+            }
 
     def standings(self) -> list[Placing]:
         return sorted(self.s.finishes, key=lambda f: f.place)
@@ -151,41 +159,78 @@ class Books:
         puts a head and these back together into ``view()``): every entrant (a released one
         too: it may hold a finish, and may come back), and anyone else with a stack or a
         finish."""
+        return {
+            player: EntrantDelta(
+                player_id=player,
+                ordinal=ordinal,
+                entrant=entrant,
+                stack=stack,
+                stack_ordinal=stack_ordinal,
+                finishes=list(finishes),
+            )
+            for player, (ordinal, entrant, stack, stack_ordinal, finishes) in self._parts().items()
+        }
+
+    def _parts(self) -> dict[str, Part]:
+        """``entrant_parts`` as plain tuples, cheap to build and compare for every player at
+        each publication: about 35 ms at 10,000 entrants (models for each took a second), less
+        than the whole view's encoding alone took (docs/read-model.md)."""
         finishes: dict[str, list[Placing]] = {}
         for f in self.s.finishes:
             finishes.setdefault(f.player_id, []).append(f)
         stack_order = {p: i for i, p in enumerate(self.s.stacks)}
-        parts: dict[str, EntrantDelta] = {}
-        ordinals = {p: i for i, p in enumerate(self.s.entrants)}
-        for player in [*self.s.entrants, *self.s.stacks, *finishes]:
-            if player in parts:
-                continue
-            entrant = self.s.entrants.get(player)
-            parts[player] = EntrantDelta(
-                player_id=player,
-                ordinal=ordinals.get(player, -1),
-                # A copy: the books change entrants in place.
-                entrant=entrant.model_copy() if entrant is not None else None,
-                stack=self.s.stacks.get(player),
-                stack_ordinal=stack_order.get(player, -1),
-                finishes=finishes.get(player, []),
+        parts: dict[str, Part] = {}
+        for ordinal, (player, entrant) in enumerate(self.s.entrants.items()):
+            parts[player] = (
+                ordinal,
+                entrant,
+                self.s.stacks.get(player),
+                stack_order.get(player, -1),
+                tuple(finishes.get(player, ())),
             )
+        for player in [*self.s.stacks, *finishes]:
+            if player not in parts:
+                parts[player] = (
+                    -1,
+                    None,
+                    self.s.stacks.get(player),
+                    stack_order.get(player, -1),
+                    tuple(finishes.get(player, ())),
+                )
         return parts
+
+    def unpublished(self) -> dict[str, Part]:
+        """The players whose part differs from what the last publication left."""
+        published = self.published
+        return {
+            player: part for player, part in self._parts().items() if published.get(player) != part
+        }
 
     def changed_parts(self) -> list[EntrantDelta]:
         """The players whose part differs from what the last publication left (and noted as
-        published now: every publication lands, its activity is retried until it does)."""
-        changed = self.unpublished()
-        self.published.update((part.player_id, part) for part in changed)
+        published now: every publication lands, its activity is retried until it does). The
+        books change entrants in place, so what is noted holds a copy of each entry."""
+        changed = []
+        for player, (
+            ordinal,
+            entrant,
+            stack,
+            stack_ordinal,
+            finishes,
+        ) in self.unpublished().items():
+            copy = entrant.model_copy() if entrant is not None else None
+            self.published[player] = (ordinal, copy, stack, stack_ordinal, finishes)
+            changed.append(
+                EntrantDelta(
+                    player_id=player,
+                    ordinal=ordinal,
+                    entrant=copy,
+                    stack=stack,
+                    stack_ordinal=stack_ordinal,
+                    finishes=list(finishes),
+                )
+            )
         return changed
-
-    def unpublished(self) -> list[EntrantDelta]:
-        """The players whose part differs from what the last publication left."""
-        return [
-            part
-            for player, part in self.entrant_parts().items()
-            if self.published.get(player) != part
-        ]
 
     async def publication(self) -> tuple[TournamentView | None, TournamentDelta | None]:
         """What a read-model write carries (``TournamentRow``/``HandRow``): the whole view
@@ -213,7 +258,7 @@ class Books:
         """The next run's input for continue-as-new: the state, with the players whose part
         this run has not published yet (all of them, None, from a run that publishes whole
         views)."""
-        self.s.dirty = [part.player_id for part in self.unpublished()] if self.deltas else None
+        self.s.dirty = list(self.unpublished()) if self.deltas else None
         return self.inp.model_copy(update={"carry": self.s})
 
     def mtt_published(self) -> MttPublished | None:
