@@ -222,13 +222,6 @@ async def write_state_now(
         )
 
 
-async def read_public(db: Database, key: str) -> dict[str, Any] | None:
-    """The public part of the state stored under ``key``, or None when there is none."""
-    async with db.session() as session:
-        row = await session.get(ReadState, key)
-    return None if row is None else dict(row.public)
-
-
 UPSERT_PUBLIC_AND_NOTIFY = """
 WITH written AS (
     INSERT INTO read_states AS r (key, kind, version, public, private, updated_at)
