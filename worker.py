@@ -97,6 +97,7 @@ def activities_for(
         persistence.save_tournament,
         persistence.save_entrant,
         persistence.record_hand,
+        persistence.publish_entrants,
         persistence.create_payout_intents,
         persistence.confirm_payout,
         persistence.fail_payout,

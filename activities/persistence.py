@@ -18,7 +18,7 @@ from core.codec import EncryptionCodec
 from db import leaderboard
 from db.engine import Database
 from db.models import Entrant, Hand, PayoutIntent, Tournament
-from db.readstore import seal_private, write_state
+from db.readstore import seal_private, write_state, write_tournament
 from wire.ids import tournament_workflow_id
 from wire.messages import (
     EntrantRow,
@@ -26,6 +26,7 @@ from wire.messages import (
     PayoutConfirmation,
     PayoutFailure,
     PrizePayment,
+    TournamentDelta,
     TournamentRow,
     TournamentView,
 )
@@ -35,9 +36,15 @@ def _at(ms: int | None) -> datetime | None:
     return None if ms is None else datetime.fromtimestamp(ms / 1000, UTC)
 
 
-async def publish_view(session: AsyncSession, view: TournamentView | None) -> None:
-    """The tournament's newest state for the pushed read model, in the same transaction."""
-    if view is not None:
+async def publish_view(
+    session: AsyncSession, view: TournamentView | None, delta: TournamentDelta | None = None
+) -> None:
+    """The tournament's newest state for the pushed read model, in the same transaction: its
+    head and changed entrants (``delta``), or the whole view from a run that publishes it
+    whole (and from an activity an older worker scheduled), stored as it was before."""
+    if delta is not None:
+        await write_tournament(session, delta)
+    elif view is not None:
         await write_state(
             session,
             key=tournament_workflow_id(view.tournament_id),
@@ -82,7 +89,15 @@ class PersistenceActivities:
         )
         async with self.db.session() as session:
             await session.exec(stmt)
-            await publish_view(session, row.view)
+            await publish_view(session, row.view, row.delta)
+            await session.commit()
+
+    @activity.defn
+    async def publish_entrants(self, delta: TournamentDelta) -> None:
+        """Entrant rows of a publication too large for one payload, ahead of its head
+        (``Books.publication``); upserted by version, so a retry is harmless."""
+        async with self.db.session() as session:
+            await write_tournament(session, delta)
             await session.commit()
 
     @activity.defn
@@ -139,7 +154,7 @@ class PersistenceActivities:
                         updated_at=now,
                     )
                 )
-            await publish_view(session, row.view)
+            await publish_view(session, row.view, row.delta)
             if first_time:  # the hand's key: a retry counts it once
                 await leaderboard.hand_settled(
                     session,

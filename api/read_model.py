@@ -43,7 +43,7 @@ from api.game_state import WatchedTournament, compose
 from core.card_seal import parse_public_key
 from core.codec import EncryptionCodec, RefusedPayloadError
 from core.settings import FAULT_HELD
-from db import agents
+from db import agents, readstore
 from db.engine import Database
 from db.readstore import CHANNEL, seat_binding, write_act_answer
 from domain.errors import ErrorCode
@@ -735,22 +735,34 @@ class GameStateCache:
 
     async def _refresh(self, watch: _Watch) -> None:
         keys = [k for k in (watch.table_key, watch.tournament_key) if k is not None]
+        held = watch.tournament.version if watch.tournament else -1
         STORE_READS.inc()
         async with self.db.engine.connect() as conn:
             rows = (
                 await conn.execute(
                     text(
-                        "SELECT key, version, public, private, updated_at FROM read_states"
-                        " WHERE key IN :keys"
+                        "SELECT key, version, public, private, updated_at,"
+                        # A tournament's entrant rows, in the same snapshot as its head, and
+                        # only when the head is newer than the one held (docs/read-model.md).
+                        " CASE WHEN key = :tournament_key AND version > :held THEN "
+                        + readstore.ENTRANT_PARTS.format(tournament=":tournament")
+                        + " END FROM read_states WHERE key IN :keys"
                     ).bindparams(bindparam("keys", expanding=True)),
-                    {"keys": keys},
+                    {
+                        "keys": keys,
+                        "tournament_key": watch.tournament_key or "",
+                        "held": held,
+                        "tournament": (watch.tournament_key or "").removeprefix(
+                            tournament_workflow_id("")
+                        ),
+                    },
                 )
             ).all()
         table: TableSnapshot | None = None
         sealed: dict[str, str] | None = None
         tournament: TournamentView | None = None
         stamp: Any = None
-        for key, version, public, private, updated_at in rows:
+        for key, version, public, private, updated_at, parts in rows:
             if key == watch.table_key and (
                 version > watch.table_version
                 or (version == watch.table_version and updated_at != watch.table_stamp)
@@ -762,10 +774,8 @@ class GameStateCache:
                     legal=public.get("legal"),
                 )
                 sealed = dict(private)
-            elif key == watch.tournament_key and version > (
-                watch.tournament.version if watch.tournament else -1
-            ):
-                tournament = TournamentView.model_validate(public["view"])
+            elif key == watch.tournament_key and version > held:
+                tournament = readstore.tournament_view(public, parts)
         watch.install(table, sealed, tournament, stamp)
 
     def _view_for(self, watch: _Watch, viewer: str | None) -> TableView:

@@ -278,6 +278,29 @@ class ReadState(SQLModel, table=True):
     updated_at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))
 
 
+class TournamentEntrantState(SQLModel, table=True):
+    """One player's part of a tournament's pushed view (docs/read-model.md, "The tournament's
+    view in parts"): their entry, stack and finishes as the workflow last published them, with
+    the tournament version that wrote them. The head (``read_states``, ``tournament-<id>``)
+    holds the rest; ``db.readstore.read_tournament`` puts them together. A write never moves
+    ``version`` back."""
+
+    __tablename__ = "tournament_entrant_states"
+
+    tournament_id: str = Field(primary_key=True, max_length=64)
+    player_id: str = Field(primary_key=True, max_length=120)
+    ordinal: int
+    """Where the entrant stands in the workflow's entrants (the view's order)."""
+    entrant: dict[str, Any] | None = Field(default=None, sa_column=Column(JSONB, nullable=True))
+    """The ``EntrantView`` (None: a player with a stack or finish and no entry)."""
+    stack: int | None = _chips(default=None, nullable=True)
+    stack_ordinal: int = -1
+    finishes: list[dict[str, Any]] = Field(sa_column=Column(JSONB, nullable=False))
+    """Their ``Placing``s (one per busted entry)."""
+    version: int = Field(sa_type=BigInteger)
+    updated_at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))
+
+
 class LeaderboardRow(SQLModel, table=True):
     """One player's running totals (docs/api.md, "Leaderboard"): written only by the
     publications that record a settled hand, a finished tournament and a settled payout, in

@@ -8,14 +8,17 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import func
+from sqlalchemy import func, text
 from sqlalchemy.dialects.postgresql import insert
 from sqlmodel import col, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from db.engine import Database
-from db.models import ReadState
+from db.models import ReadState, TournamentEntrantState
+from wire.ids import tournament_workflow_id
+from wire.messages import EntrantDelta, TournamentDelta, TournamentView
 from wire.table_messages import TableSnapshot
+from wire.tournament_delta import compose
 
 CHANNEL = "sng_read_state"
 """The PostgreSQL channel: each notification is ``<key> <version>``."""
@@ -86,6 +89,97 @@ async def write_state(
     await session.exec(select(func.pg_notify(CHANNEL, f"{key} {version}")))
 
 
+async def write_tournament(session: AsyncSession, delta: TournamentDelta) -> None:
+    """One publication of a tournament's view in parts (docs/read-model.md, "The
+    tournament's view in parts"), in the caller's transaction: the entrants it carries
+    upserted by version (an older one changes nothing, the same one overwrites, as
+    ``write_state`` does, and row by row, so a publication that lands late still writes the
+    entrants no later one has), then its head, if it carries one, with its ``NOTIFY``."""
+    if delta.entrants:
+        now = datetime.now(UTC)
+        stmt = insert(TournamentEntrantState).values(
+            [
+                {
+                    "tournament_id": delta.tournament_id,
+                    "player_id": part.player_id,
+                    "ordinal": part.ordinal,
+                    "entrant": (
+                        part.entrant.model_dump(mode="json") if part.entrant is not None else None
+                    ),
+                    "stack": part.stack,
+                    "stack_ordinal": part.stack_ordinal,
+                    "finishes": [f.model_dump(mode="json") for f in part.finishes],
+                    "version": delta.version,
+                    "updated_at": now,
+                }
+                for part in delta.entrants
+            ]
+        )
+        await session.exec(
+            stmt.on_conflict_do_update(
+                index_elements=["tournament_id", "player_id"],
+                set_={
+                    k: stmt.excluded[k]
+                    for k in (
+                        "ordinal",
+                        "entrant",
+                        "stack",
+                        "stack_ordinal",
+                        "finishes",
+                        "version",
+                        "updated_at",
+                    )
+                },
+                where=col(TournamentEntrantState.version) <= stmt.excluded.version,
+            )
+        )
+    if delta.head is not None:
+        await write_state(
+            session,
+            key=tournament_workflow_id(delta.tournament_id),
+            kind="tournament",
+            version=delta.version,
+            public={"view": delta.head.model_dump(mode="json")},
+        )
+
+
+ENTRANT_PARTS = """(
+    SELECT coalesce(jsonb_agg(jsonb_build_object(
+        'player_id', e.player_id, 'ordinal', e.ordinal, 'entrant', e.entrant,
+        'stack', e.stack, 'stack_ordinal', e.stack_ordinal, 'finishes', e.finishes)), '[]')
+    FROM tournament_entrant_states e WHERE e.tournament_id = {tournament}
+)"""
+"""A tournament's entrant rows as one JSON array, to select beside its head in the same
+statement (one snapshot: a publication's head and rows are committed together, so a read
+never sees one without the other)."""
+
+
+def tournament_view(public: dict[str, Any], parts: list[dict[str, Any]] | None) -> TournamentView:
+    """A tournament's view from its stored head (``read_states.public``) and its entrant rows
+    (``ENTRANT_PARTS``): what every reader serves (``wire.tournament_delta.compose``). A head
+    stored before the view came in parts is a whole view, and reads as it is."""
+    return compose(
+        TournamentView.model_validate(public["view"]),
+        [EntrantDelta.model_validate(part) for part in parts or []],
+    )
+
+
+async def read_tournament(db: Database, tournament_id: str) -> TournamentView | None:
+    """The tournament's view as the store holds it (None: never written), in one read."""
+    async with db.engine.connect() as conn:
+        row = (
+            await conn.execute(
+                text(
+                    "SELECT public, "
+                    + ENTRANT_PARTS.format(tournament=":tournament")
+                    + " FROM read_states WHERE key = :key"
+                ),
+                {"key": tournament_workflow_id(tournament_id), "tournament": tournament_id},
+            )
+        ).first()
+    return None if row is None else tournament_view(row[0], row[1])
+
+
 UPSERT_AND_NOTIFY = """
 WITH written AS (
     INSERT INTO read_states AS r (key, kind, version, public, private, updated_at)
@@ -126,13 +220,6 @@ async def write_state_now(
             CHANNEL,
             f"{key} {version}",
         )
-
-
-async def read_public(db: Database, key: str) -> dict[str, Any] | None:
-    """The public part of the state stored under ``key``, or None when there is none."""
-    async with db.session() as session:
-        row = await session.get(ReadState, key)
-    return None if row is None else dict(row.public)
 
 
 UPSERT_PUBLIC_AND_NOTIFY = """

@@ -209,6 +209,11 @@ class TournamentState(WireModel):
     late: LateRegistration | None = None
     """An MTT's late registration, from play's start (``lateRegistrationSeconds`` above 0);
     absent for every other tournament."""
+    dirty: list[str] | None = None
+    """The players whose part of the view changed since the last publication, handed over
+    by a continue-as-new of a run that publishes the view in parts; None (a state from a run
+    that did not, or a new tournament): every entrant counts as changed, so the first
+    publication writes them all (docs/read-model.md)."""
 
 
 class PayoutStatus(StrEnum):
@@ -278,6 +283,36 @@ class TournamentView(WireModel):
     Sit-and-Go's view and every view published before it existed are written as before."""
 
 
+class EntrantDelta(WireModel):
+    """One player's part of the tournament's view, as the workflow last published it."""
+
+    player_id: str
+    ordinal: int
+    """Where the entrant stands in the workflow's entrants (registration order, which the
+    view's ``entrants`` keep); -1 for a player with a stack or finish and no entry."""
+    entrant: EntrantView | None = None
+    """None only for a player the workflow holds chips or a finish for and no entry."""
+    stack: int | None = None
+    """Their chips in the view's ``stacks`` (None: not in it)."""
+    stack_ordinal: int = -1
+    """Where their stack stands in the view's ``stacks`` (the object's key order)."""
+    finishes: list[Placing] = []
+    """Their finishes (one per busted entry: with re-entries a player can finish twice)."""
+
+
+class TournamentDelta(WireModel):
+    """What one publication writes: the head and the entrants that changed since the last.
+
+    ``head`` is a ``TournamentView`` whose ``entrants``, ``stacks`` and ``standings`` are
+    empty; None for a part of a publication too large for one payload, whose rows go first
+    and whose head goes with its last part."""
+
+    tournament_id: str
+    version: int
+    head: TournamentView | None = None
+    entrants: list[EntrantDelta] = []
+
+
 class TournamentRow(WireModel):
     """What the persistence activity upserts into ``tournaments`` (the read model)."""
 
@@ -299,7 +334,12 @@ class TournamentRow(WireModel):
     ended_at_ms: int | None = None
     closed_at_ms: int | None = None
     view: TournamentView | None = None
-    """The tournament as it stands, for the pushed read model (docs/read-model.md)."""
+    """The whole tournament, for the pushed read model: what runs from before the read model
+    came in parts publish (``deltas`` in ``Books``); still read from activities an older
+    worker scheduled."""
+    delta: TournamentDelta | None = None
+    """The head and the entrants that changed (docs/read-model.md, "The tournament's view in
+    parts"), in place of ``view``."""
 
 
 class HandRow(WireModel):
@@ -312,7 +352,10 @@ class HandRow(WireModel):
     record: dict[str, Any]
     eliminations: list[Placing]
     view: TournamentView | None = None
-    """The tournament after this hand, for the pushed read model (docs/read-model.md)."""
+    """The whole tournament after this hand, from runs that publish it whole (as
+    ``TournamentRow.view``)."""
+    delta: TournamentDelta | None = None
+    """The head and the entrants this hand changed, in place of ``view``."""
 
 
 class EntrantRow(WireModel):

@@ -37,6 +37,7 @@ with workflow.unsafe.imports_passed_through():
         PayoutFailure,
         PayoutReceipt,
         PrizePayment,
+        TournamentDelta,
         TournamentRow,
     )
     from wire.reconciler import DuePayoutsQuery
@@ -169,6 +170,16 @@ async def record_hand(row: HandRow) -> None:
         start_to_close_timeout=DB_TIMEOUT,
         retry_policy=FOREVER,
         summary=f"record hand {row.hand_no}",
+    )
+
+
+async def publish_entrants(delta: TournamentDelta) -> None:
+    await workflow.execute_activity_method(
+        PersistenceActivities.publish_entrants,
+        delta,
+        start_to_close_timeout=DB_TIMEOUT,
+        retry_policy=FOREVER,
+        summary=f"publish {len(delta.entrants)} entrants (version {delta.version})",
     )
 
 

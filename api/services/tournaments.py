@@ -302,8 +302,7 @@ async def leave(state: AppState, tournament_id: str, player_id: str, via: LeaveV
 # -- reading -----------------------------------------------------------------------------------
 async def stored_view(db: Database, tournament_id: str) -> TournamentView | None:
     """The tournament's view as the read model holds it (None: never written)."""
-    public = await readstore.read_public(db, tournament_workflow_id(tournament_id))
-    return None if public is None else TournamentView.model_validate(public["view"])
+    return await readstore.read_tournament(db, tournament_id)
 
 
 async def current_view(state: AppState, tournament_id: str) -> TournamentView:

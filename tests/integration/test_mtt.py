@@ -10,6 +10,7 @@ task if they break, so the test also reads the history for a failed task.
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 import time
 import uuid
@@ -17,25 +18,32 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 from sqlmodel import col, select
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import (
     Client,
     WorkflowHandle,
+    WorkflowHistory,
     WorkflowUpdateFailedError,
     WorkflowUpdateRPCTimeoutOrCancelledError,
 )
 from temporalio.service import RPCError, RPCStatusCode
 from temporalio.worker import Worker
 
+from api.game_state import WatchedTournament, schedule_of
+from api.read_model import GameStateCache
+from api.services.tournaments import TournamentDetail
+from core.codec import codec_for
 from core.settings import Settings
-from db import ledger
+from db import ledger, readstore
 from db.engine import Database
 from db.models import Event, Hand
 from domain.mtt.hand_for_hand import RoundBust, place_round
 from domain.payouts import prize_pool, resolve_payout_amounts
 from domain.settings import validate_settings
 from domain.standings import Finish, split_prizes
+from tests.conftest import serve_api
 from tests.integration.bots import passive, play
 from tests.integration.hand_sink import HandSink
 from tests.integration.helpers import eventually
@@ -43,6 +51,7 @@ from tests.integration.processes import Processes
 from tests.integration.test_table import table_state
 from tests.replay import histories_from, replay_histories
 from wire.events import MTT_EVENTS
+from wire.ids import table_workflow_id
 from wire.messages import (
     CreateTournamentInput,
     ForceEndInput,
@@ -323,13 +332,61 @@ async def play_mtt(
         await asyncio.sleep(0.05)
 
 
-async def test_an_mtt_plays_to_the_end_through_breaks_balancing_and_a_final_table(
-    client: Client, db: Database, task_queue: str, worker: Worker
+PUBLICATION_BOUND = 4_000
+"""Bytes of a ``record_hand`` input besides the hand's own record (which is the table's: its
+deck, actions and seats) at most: the tournament's head (~1 kB) and the entrants one table's
+hand changed (~330 bytes each; issue 31). The whole view it carried before grew with the
+field: ~7 kB at this test's 20 entrants, ~20 kB at 60 (docs/capacity.md)."""
+
+
+async def record_hand_inputs(client: Client, histories: list[WorkflowHistory]) -> list[int]:
+    """For each ``record_hand`` the runs in ``histories`` scheduled: the bytes of its input
+    (as JSON) without the hand's record."""
+    sizes = []
+    for history in histories:
+        for e in history.events:
+            scheduled = e.activity_task_scheduled_event_attributes
+            if (
+                e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
+                and scheduled.activity_type.name == "record_hand"
+            ):
+                [row] = await client.data_converter.decode(scheduled.input.payloads, [dict])
+                sizes.append(len(json.dumps({k: v for k, v in row.items() if k != "record"})))
+    return sizes
+
+
+async def check_served_view(
+    settings: Settings, db: Database, tid: str, final: TournamentView
 ) -> None:
-    settings = mtt_settings(ENTRANTS)
+    """What the API serves of a finished tournament is the workflow's own view: the record
+    (``GET /tournaments/{id}``, from the store's head and entrant rows) and a table watch's
+    tournament (api/read_model.py), entrants, stacks (in order too) and standings."""
+    stored = await readstore.read_tournament(db, tid)
+    assert stored == final
+    assert list(stored.stacks) == list(final.stacks)
+    expected = TournamentDetail(
+        **final.model_dump(), tournament_schedule=schedule_of(WatchedTournament.of(final))
+    ).model_dump(mode="json", by_alias=True)
+    async with serve_api(settings) as url, httpx.AsyncClient(base_url=url, timeout=30) as http:
+        r = await http.get(f"/tournaments/{tid}")
+        assert r.status_code == 200, r.text
+        assert r.json() == expected
+        assert list(r.json()["stacks"]) == list(expected["stacks"])
+    cache = GameStateCache(db, codec_for(settings), settings.database_url)
+    try:
+        watch = await cache.watched(tid, table_workflow_id(tid, 1))
+        assert watch.tournament == final
+    finally:
+        await cache.close()
+
+
+async def test_an_mtt_plays_to_the_end_through_breaks_balancing_and_a_final_table(
+    client: Client, db: Database, task_queue: str, worker: Worker, settings: Settings
+) -> None:
+    rules = mtt_settings(ENTRANTS)
     # Play hands its run over every 10 hand reports (300 in production): the tables' moves,
     # breaks and reports go on across continue-as-new.
-    handle = await start_mtt(client, db, task_queue, "mtt-20", settings, hands_per_run=10)
+    handle = await start_mtt(client, db, task_queue, "mtt-20", rules, hands_per_run=10)
     seen, ended = await play_mtt(client, handle, limit=600)
 
     first = seen[0].books
@@ -359,7 +416,7 @@ async def test_an_mtt_plays_to_the_end_through_breaks_balancing_and_a_final_tabl
 
     result = await handle.result()
     assert result.state is TournamentPhase.CLOSED
-    pool = prize_pool(validate_settings(settings), ENTRANTS)
+    pool = prize_pool(validate_settings(rules), ENTRANTS)
     assert sum(p.amount for p in result.payouts) == pool
     assert [p.position for p in result.payouts] == [1, 2, 3]  # 15 % of 20
 
@@ -377,6 +434,16 @@ async def test_an_mtt_plays_to_the_end_through_breaks_balancing_and_a_final_tabl
         if e.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED
     ]
     assert failed == []
+
+    # Each hand's write carries its table's entrants, not the field (issue 31), in every run
+    # (a continue-as-new hands over which entrants are still to publish, not all of them).
+    hands = await record_hand_inputs(client, runs)
+    assert len(hands) == ended.hands_played
+    assert max(hands) < PUBLICATION_BOUND, max(hands)
+    # The API serves the workflow's view, put back together from its parts.
+    final = await handle.query(TournamentWorkflow.state)
+    assert final.state is TournamentPhase.CLOSED and len(final.entrants) == ENTRANTS
+    await check_served_view(settings, db, "mtt-20", final)
 
     report = await replay_histories(client, found)
     assert report.failures == [], report.failures

@@ -25,7 +25,7 @@ from temporalio.exceptions import ApplicationError
 from temporalio.worker import Worker
 
 from core.settings import Settings
-from db import ledger
+from db import ledger, readstore
 from db.engine import Database
 from db.models import Event
 from domain.payouts import prize_pool, resolve_payout_amounts
@@ -298,6 +298,8 @@ async def test_late_entrants_and_a_re_entry_join_a_running_mtt_until_the_close(
     assert sorted(f.place for f in result.standings) == list(range(1, 13))
     # The re-entered player finished twice, once per entry.
     assert sum(1 for f in result.standings if f.player_id == busted) == 2
+    # And the read model, one row per player, holds both (issue 31: the view in parts).
+    assert await readstore.read_tournament(db, tid) == result
     pool = prize_pool(validate_settings(settings), 12)
     assert pool == 12 * 100
     assert sum(p.amount for p in result.payouts) == pool

@@ -26,7 +26,7 @@ from temporalio.exceptions import ApplicationError
 from temporalio.worker import Worker
 
 from core.settings import Settings
-from db import ledger
+from db import ledger, readstore
 from db.engine import Database
 from domain.registration import MAX_ENTRIES
 from tests.integration.helpers import SETTINGS, create, player
@@ -134,6 +134,9 @@ async def test_register_leave_cycles_cannot_freeze_registration_or_its_refunds(
 
     await _until_taken(cancel)
     assert view is not None and view.state is TournamentPhase.CANCELLED
+    # The read model, written in parts across every run (each hands over the entrants it had
+    # not published), serves the workflow's view: order, released entries and all.
+    assert await readstore.read_tournament(db, tid) == view
     for user in paid:
         assert await ledger.balance(db, ledger.user_account(user)) == FEE
     assert await ledger.balance(db, ledger.escrow_account(tid)) == 0

@@ -49,7 +49,7 @@ with workflow.unsafe.imports_passed_through():
     from wire.mtt import MttView
     from wire.signals import HAND_COMPLETED, TABLE_FINISHED
     from wire.table_messages import HandReport, TableResult
-    from workflows.tournament.books import Books
+    from workflows.tournament.books import DELTAS_PATCH, Books
     from workflows.tournament.entries import Entries
     from workflows.tournament.play import Play
     from workflows.tournament.registration import REGISTRATION_LOOP_PATCH, Registration
@@ -104,6 +104,8 @@ class TournamentWorkflow:
             self.mtt.round_places = workflow.patched(H4H_PLACES_PATCH)
             # And whether its table moves, breaks and hand-for-hand go to the event log.
             self.mtt.events_on = workflow.patched(MTT_EVENTS_PATCH)
+        # Whether it publishes its view in parts (a run from before publishes it whole).
+        b.deltas = workflow.patched(DELTAS_PATCH)
         if inp.carry is None:
             await b.save_tournament()
             b.row_saved = True

@@ -16,6 +16,7 @@ with workflow.unsafe.imports_passed_through():
     from domain.settings import TournamentSettings
     from wire.messages import (
         CreateTournamentInput,
+        EntrantDelta,
         EntrantRow,
         EntrantStatus,
         EntrantView,
@@ -23,6 +24,7 @@ with workflow.unsafe.imports_passed_through():
         LifecycleRecord,
         LifecycleTransition,
         Placing,
+        TournamentDelta,
         TournamentRow,
         TournamentState,
         TournamentView,
@@ -31,6 +33,25 @@ with workflow.unsafe.imports_passed_through():
     from wire.mtt import MttPublished
     from workflows import effects
     from workflows import search_attributes as sa
+
+DELTAS_PATCH = "read-model-deltas-v1"
+"""From this patch on (asked at each run's start), the run publishes its view in parts: a
+head and the entrants that changed (docs/read-model.md, "The tournament's view in parts").
+Not for determinism (activity inputs are not compared on replay) but for the store: a run
+that was publishing whole views when the new worker took over replays as if it had
+published parts, while the store holds its whole view and no entrant rows; its first
+publication of parts would leave out every entrant that did not change. So such a run
+publishes whole views until its continue-as-new, whose next run writes every entrant once
+(``TournamentState.dirty`` is None)."""
+
+ROWS_PER_PAYLOAD = 1_000
+"""Entrant rows per activity input (a few hundred bytes each): a publication that changes
+more (the seal, the first one after an upgrade) sends its rows in parts of this many first,
+so no payload nears Temporal's 2 MB limit whatever the field."""
+
+Part = tuple[int, EntrantView | None, int | None, int, tuple[Placing, ...]]
+"""One player's part of the view (``EntrantDelta``'s fields but the id) as the books compare
+it: ordinal, entry, stack, stack's ordinal, finishes."""
 
 LIFECYCLE_PATCH = "lifecycle-live-v1"
 """From this patch on (asked once, at the seal), each transition from ``starting`` on is
@@ -59,6 +80,18 @@ class Books:
         # Play's loop waits for its next input (``Play.at_rest``: late registration's
         # hand-over continues-as-new only then).
         self.play_waiting = False
+        # Whether this run publishes its view in parts (``DELTAS_PATCH``, set by the run's
+        # first step), and what its last publication left in the store, per player: the
+        # parts handed over as unchanged count as published.
+        self.deltas = False
+        self.published: dict[str, Part] = {}
+        if state.dirty is not None:
+            dirty = set(state.dirty)
+            self.published = {
+                p: (ordinal, entrant.model_copy() if entrant else None, stack, order, finishes)
+                for p, (ordinal, entrant, stack, order, finishes) in self._parts().items()
+                if p not in dirty
+            }
 
     def standings(self) -> list[Placing]:
         return sorted(self.s.finishes, key=lambda f: f.place)
@@ -81,7 +114,9 @@ class Books:
             f"{self.s.level}, {self.s.hands_played} hands, {alive or '-'} players left"
         )
 
-    def view(self) -> TournamentView:
+    def view(self, *, head: bool = False) -> TournamentView:
+        """The whole view; ``head``: without entrants, stacks and standings (their parts are
+        published as rows, ``entrant_parts``)."""
         return TournamentView(
             tournament_id=self.s.tournament_id,
             name=self.s.name,
@@ -104,8 +139,8 @@ class Books:
             ),
             table_workflow_id=self.s.table_workflow_id,
             hands_played=self.s.hands_played,
-            stacks=dict(self.s.stacks),
-            standings=self.standings(),
+            stacks={} if head else dict(self.s.stacks),
+            standings=[] if head else self.standings(),
             payouts=list(self.s.payouts),
             payout_retry_at_ms=self.s.payout_retry_at_ms,
             entry_fees_total=self.settings.entry_fee * (self.s.field_size or 0),
@@ -113,12 +148,121 @@ class Books:
             rake_failure=self.s.rake_failure,
             settings=self.raw_settings,
             force_end_min_level_age_seconds=self.inp.force_end_min_level_age_seconds,
-            entrants=[
-                e for e in self.s.entrants.values() if e.status is not EntrantStatus.RELEASED
-            ],
+            entrants=(
+                []
+                if head
+                else [e for e in self.s.entrants.values() if e.status is not EntrantStatus.RELEASED]
+            ),
             version=self.s.version,
             mtt=self.mtt_published(),
         )
+
+    def entrant_parts(self) -> dict[str, EntrantDelta]:
+        """Each player's part of the view as it stands (``wire.tournament_delta.compose``
+        puts a head and these back together into ``view()``): every entrant (a released one
+        too: it may hold a finish, and may come back), and anyone else with a stack or a
+        finish."""
+        return {
+            player: EntrantDelta(
+                player_id=player,
+                ordinal=ordinal,
+                entrant=entrant,
+                stack=stack,
+                stack_ordinal=stack_ordinal,
+                finishes=list(finishes),
+            )
+            for player, (ordinal, entrant, stack, stack_ordinal, finishes) in self._parts().items()
+        }
+
+    def _parts(self) -> dict[str, Part]:
+        """``entrant_parts`` as plain tuples, cheap to build and compare for every player at
+        each publication: about 35 ms at 10,000 entrants (models for each took a second), less
+        than the whole view's encoding alone took (docs/read-model.md)."""
+        finishes: dict[str, list[Placing]] = {}
+        for f in self.s.finishes:
+            finishes.setdefault(f.player_id, []).append(f)
+        stack_order = {p: i for i, p in enumerate(self.s.stacks)}
+        parts: dict[str, Part] = {}
+        for ordinal, (player, entrant) in enumerate(self.s.entrants.items()):
+            parts[player] = (
+                ordinal,
+                entrant,
+                self.s.stacks.get(player),
+                stack_order.get(player, -1),
+                tuple(finishes.get(player, ())),
+            )
+        for player in [*self.s.stacks, *finishes]:
+            if player not in parts:
+                parts[player] = (
+                    -1,
+                    None,
+                    self.s.stacks.get(player),
+                    stack_order.get(player, -1),
+                    tuple(finishes.get(player, ())),
+                )
+        return parts
+
+    def unpublished(self) -> dict[str, Part]:
+        """The players whose part differs from what the last publication left."""
+        published = self.published
+        return {
+            player: part for player, part in self._parts().items() if published.get(player) != part
+        }
+
+    def changed_parts(self) -> list[EntrantDelta]:
+        """The players whose part differs from what the last publication left (and noted as
+        published now: every publication lands, its activity is retried until it does). The
+        books change entrants in place, so what is noted holds a copy of each entry."""
+        changed = []
+        for player, (
+            ordinal,
+            entrant,
+            stack,
+            stack_ordinal,
+            finishes,
+        ) in self.unpublished().items():
+            copy = entrant.model_copy() if entrant is not None else None
+            self.published[player] = (ordinal, copy, stack, stack_ordinal, finishes)
+            changed.append(
+                EntrantDelta(
+                    player_id=player,
+                    ordinal=ordinal,
+                    entrant=copy,
+                    stack=stack,
+                    stack_ordinal=stack_ordinal,
+                    finishes=list(finishes),
+                )
+            )
+        return changed
+
+    async def publication(self) -> tuple[TournamentView | None, TournamentDelta | None]:
+        """What a read-model write carries (``TournamentRow``/``HandRow``): the whole view
+        in a run from before ``DELTAS_PATCH``, else the head and the changed entrants. Rows
+        past one payload's worth go first, each part in its own activity, and the last part
+        goes with the head, so readers see the new head only with all its rows."""
+        if not self.deltas:
+            return self.view(), None
+        # Head and rows from the same instant: the parts' activities below let other
+        # handlers run.
+        head = self.view(head=True)
+        changed = self.changed_parts()
+        while len(changed) > ROWS_PER_PAYLOAD:
+            part, changed = changed[:ROWS_PER_PAYLOAD], changed[ROWS_PER_PAYLOAD:]
+            await effects.publish_entrants(
+                TournamentDelta(
+                    tournament_id=head.tournament_id, version=head.version, entrants=part
+                )
+            )
+        return None, TournamentDelta(
+            tournament_id=head.tournament_id, version=head.version, head=head, entrants=changed
+        )
+
+    def carried(self) -> CreateTournamentInput:
+        """The next run's input for continue-as-new: the state, with the players whose part
+        this run has not published yet (all of them, None, from a run that publishes whole
+        views)."""
+        self.s.dirty = list(self.unpublished()) if self.deltas else None
+        return self.inp.model_copy(update={"carry": self.s})
 
     def mtt_published(self) -> MttPublished | None:
         """What an MTT's view says of its tables (the agents' ``GameState.mtt``), from the
@@ -199,6 +343,7 @@ class Books:
                 sa.CURRENT_LEVEL.value_set(self.s.level),
             ]
         )
+        view, delta = await self.publication()
         await effects.save_tournament(
             TournamentRow(
                 tournament_id=self.s.tournament_id,
@@ -222,7 +367,8 @@ class Books:
                 ),
                 ended_at_ms=self.s.ended_at_ms,
                 closed_at_ms=self.s.closed_at_ms,
-                view=self.view(),
+                view=view,
+                delta=delta,
             )
         )
         if entered and self.s.lifecycle_live:

@@ -188,7 +188,7 @@ class Play:
                 await workflow.wait_condition(workflow.all_handlers_finished)
                 if not b.s.pending_hands and not alarm.fired:
                     alarm.cancel()
-                    workflow.continue_as_new(b.inp.model_copy(update={"carry": b.s}))
+                    workflow.continue_as_new(b.carried())
 
     def at_rest(self) -> bool:
         """Play waits for its next input with none to take (late registration's hand-over,
@@ -296,6 +296,7 @@ class Play:
     ) -> None:
         """The hand's row, its eliminations and its result, as events."""
         b = self.books
+        view, delta = await b.publication()
         await effects.record_hand(
             HandRow(
                 tournament_id=b.s.tournament_id,
@@ -304,7 +305,8 @@ class Play:
                 level=report.level,
                 record=report.record,
                 eliminations=finishes,
-                view=b.view(),
+                view=view,
+                delta=delta,
             )
         )
         for finish in finishes:
@@ -366,6 +368,7 @@ class Play:
         )
         b.s.auto_folds = result.auto_folds
         b.bump()
+        view, delta = await b.publication()
         await effects.record_hand(
             HandRow(
                 tournament_id=b.s.tournament_id,
@@ -374,7 +377,8 @@ class Play:
                 level=b.s.level,
                 record={"force_end": True, "stacks": stacks},
                 eliminations=[f for f in b.s.finishes if f.hand_number is None],
-                view=b.view(),
+                view=view,
+                delta=delta,
             )
         )
         await self.end()

@@ -117,7 +117,7 @@ class Registration:
                     await self.turn(draining=True)
                 if b.s.phase is TournamentPhase.REGISTERING:
                     self.cancel_alarms()
-                    workflow.continue_as_new(b.inp.model_copy(update={"carry": b.s}))
+                    workflow.continue_as_new(b.carried())
                 b.draining = False
         self.cancel_alarms()
         # Requests left when the field sealed or the operator cancelled are refused by the

@@ -90,7 +90,7 @@ class LegacyRegistration:
                 if b.s.phase is TournamentPhase.REGISTERING:
                     for alarm in alarms.values():
                         alarm.cancel()
-                    workflow.continue_as_new(b.inp.model_copy(update={"carry": b.s}))
+                    workflow.continue_as_new(b.carried())
                 b.draining = False
         for alarm in alarms.values():
             alarm.cancel()

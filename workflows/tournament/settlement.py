@@ -160,7 +160,7 @@ class Settlement:
         b.bump()
         if run_budget_spent(b.updates_this_run):
             await workflow.wait_condition(workflow.all_handlers_finished)
-            workflow.continue_as_new(b.inp.model_copy(update={"carry": b.s}))
+            workflow.continue_as_new(b.carried())
 
     async def retry_payouts(self, _req: RetryPayoutsInput) -> TournamentView:
         """Operators: try the refused payouts again now (the loop does it; this records it)."""
