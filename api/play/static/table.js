@@ -58,6 +58,18 @@
     return node;
   }
   var seen = {};  // seat (0-based) -> player, from a room's hand_start and player_join events
+  // Who sat where in the hands seen running ("<table>:<hand>" -> seat -> player): a hand's
+  // result names its winners by seat, and in a multi-table tournament the state after that
+  // hand may already have moved them away (a move is made at the same boundary).
+  var dealt = {};
+  var dealtKeys = [];
+  function noteDealt(state) {
+    if (!state.hand || !state.tableId) return;
+    var key = state.tableId + ":" + state.handNumber;
+    if (!dealt[key]) { dealt[key] = {}; dealtKeys.push(key); }
+    (state.seats || []).forEach(function (s) { dealt[key][s.seat] = s.playerId; });
+    while (dealtKeys.length > 8) delete dealt[dealtKeys.shift()];
+  }
   function playerAt(seat) {
     var seats = (game && game.seats) || [];
     for (var i = 0; i < seats.length; i++) {
@@ -402,9 +414,10 @@
   function handResult(data) {
     var offset = isRoom ? 1 : 0;  // a room's events number seats from 1 (docs/events.md)
     var won = {};
+    var sat = (data.tableId && dealt[data.tableId + ":" + data.handNumber]) || {};
     (data.pots || []).forEach(function (p) {
       Object.keys(p.winners || {}).forEach(function (seat) {
-        var name = playerAt(Number(seat) - offset);
+        var name = sat[Number(seat) - offset] || playerAt(Number(seat) - offset);
         won[name] = (won[name] || 0) + p.winners[seat];
       });
     });
@@ -430,6 +443,7 @@
     switch (kind) {
       case "game_state":
         game = data;
+        noteDealt(data);
         render();
         break;
       case "action_required":
@@ -569,6 +583,7 @@
         var answer = await window.sng.call("GET", cfg.state);
         if (answer.ok && answer.body) {
           game = answer.body;
+          noteDealt(game);
           render();
         }
       } while (again);
