@@ -7,10 +7,12 @@ actions are calls to the JSON API from the browser (``static/api.js``).
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
 from fastapi import Request
+from sqlalchemy import ColumnElement, and_, func, or_
 from sqlmodel import col, select
 
 from api.hand_records import served_record
@@ -101,6 +103,12 @@ class TournamentCard:
     places: list[Place]
     field_size: int
     entrants: list[str] = field(default_factory=list)
+    max_entrants: int | None = None
+    """A multi-table tournament's bound on entries (None: a Sit-and-Go, the field is ``seats``)."""
+    late_until_ms: int | None = None
+    """A running MTT whose late registration is open: when it closes (epoch ms)."""
+    re_entries: int = 0
+    """Re-entries a busted player may make while late registration is open."""
 
 
 def kind_label(kind: str) -> str:
@@ -120,19 +128,34 @@ def payout_places(settings: TournamentSettings, field_size: int) -> list[Place]:
     ]
 
 
+def late_until_ms(row: Tournament, now_ms: int) -> int | None:
+    """When a running MTT's late registration closes, if it is open at ``now_ms``: its
+    durable timer fires at play's start plus ``lateRegistrationSeconds`` (docs/mtt.md). Read
+    from the list's own row, so the lobby asks nothing more per card; the tournament's page
+    reads the workflow's published answer (``mtt.lateRegistrationOpen``) before offering
+    Register, and the workflow itself decides."""
+    seconds = int(row.settings.get("lateRegistrationSeconds") or 0)
+    if row.state != "playing" or seconds <= 0 or row.play_started_at is None:
+        return None
+    closes = int(row.play_started_at.timestamp() * 1000) + seconds * 1000
+    return closes if closes > now_ms else None
+
+
 def _card(row: Tournament, entrants: list[str]) -> TournamentCard | None:
     try:
         settings = validate_settings(row.settings)
     except DomainError:  # pragma: no cover - the workflow validated them at creation
         return None
-    size = row.field_size or row.seats
+    size = row.field_size or settings.max_entrants or row.seats
+    mtt = settings.max_entrants is not None and settings.max_entrants > row.seats
     return TournamentCard(
         id=row.id,
         name=row.name,
         kind=row.kind,
         state=row.state,
         seats=row.seats,
-        taken=row.registered_count,
+        # A sealed MTT counts entries (re-entries too) against ``maxEntrants``.
+        taken=row.field_size if mtt and row.field_size else row.registered_count,
         entry_fee=row.entry_fee,
         starting_stack=row.starting_stack,
         levels=schedule_preview(
@@ -141,22 +164,41 @@ def _card(row: Tournament, entrants: list[str]) -> TournamentCard | None:
         places=payout_places(settings, size),
         field_size=size,
         entrants=entrants,
+        max_entrants=settings.max_entrants if mtt else None,
+        late_until_ms=late_until_ms(row, int(time.time() * 1000)),
+        re_entries=settings.max_re_entries,
     )
 
 
 async def tournament_cards(db: Database, filters: Filters) -> list[TournamentCard]:
     if filters.venue == "rooms":
         return []
+    states: ColumnElement[bool] = col(Tournament.state).in_(TOURNAMENT_STATES[filters.state])
+    if filters.state == "open":
+        # Open for entries: registering, and the running MTTs whose late registration is
+        # open (those with a window are picked here, the closed ones dropped below).
+        states = or_(
+            states,
+            and_(
+                col(Tournament.state) == "playing",
+                func.jsonb_exists(col(Tournament.settings), "lateRegistrationSeconds"),
+            ),
+        )
     query = (
         select(Tournament)
-        .where(col(Tournament.state).in_(TOURNAMENT_STATES[filters.state]))
+        .where(states)
         .order_by(col(Tournament.created_at).desc())
         .limit(LIST_LIMIT)
     )
     if filters.kind:
         query = query.where(Tournament.kind == filters.kind)
+    now_ms = int(time.time() * 1000)
     async with db.session() as session:
-        rows = list(await session.exec(query))
+        rows = [
+            r
+            for r in await session.exec(query)
+            if r.state != "playing" or filters.state != "open" or late_until_ms(r, now_ms)
+        ]
         ids = [r.id for r in rows]
         names: dict[str, list[str]] = {}
         if ids:

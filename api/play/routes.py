@@ -114,9 +114,20 @@ async def tournament_page(request: Request, tournament_id: str) -> Response:
         (e for e in t.entrants if e.player_id == caller.user_id and e.status != "released"), None
     )
     settings = validate_settings(t.settings)
+    mtt = settings.max_entrants is not None and settings.max_entrants > settings.seats
+    late = t.mtt is not None and t.mtt.late_registration_open and t.state == "playing"
     context = {
         "t": t,
         "mine": mine,
+        "mtt": mtt,
+        "late_open": late,
+        # An MTT's busted entry (its stack stays in the view at 0): re-enter or watch.
+        "busted": mtt
+        and mine is not None
+        and mine.status == "paid"
+        and t.stacks.get(mine.player_id) == 0,
+        "max_re_entries": settings.max_re_entries,
+        "max_entrants": settings.max_entrants,
         "seated": [e for e in t.entrants if e.status != "released"],
         "levels": t.tournament_schedule.levels,
         "places": data.payout_places(settings, t.field_size or t.seats),

@@ -38,6 +38,7 @@ from api.ui.auth import (
     read_form,
     set_session_cookie,
 )
+from api.ui.mtt import mtt_page
 from api.ui.pages import HERE, LIST_LIMIT, age, missing, refusal, render, see_other
 from db.models import Tournament
 from domain.errors import DomainError
@@ -247,6 +248,7 @@ async def tournament_page(
         ),
         "settings_rows": _flatten(view.settings),
         "error": error,
+        "mtt": await mtt_page(state.db, view),
     }
     return render(request, "detail.html", context, session=session)
 

@@ -89,3 +89,16 @@ async def ui_url(ui_settings: Settings, worker: Worker) -> AsyncIterator[str]:
     """The API with the pages, like ``api_url`` but with the shortened intervals above."""
     async with serve_api(ui_settings) as url:
         yield url
+
+
+@pytest.fixture
+def play_settings(ui_settings: Settings) -> Settings:
+    """The UI tests' settings in dev mode: the faucet ("Get chips") answers only there."""
+    return ui_settings.model_copy(update={"env": "dev"})
+
+
+@pytest.fixture
+async def play_url(play_settings: Settings, worker: Worker) -> AsyncIterator[str]:
+    """The players' pages' API, with ``play_settings``."""
+    async with serve_api(play_settings) as url:
+        yield url

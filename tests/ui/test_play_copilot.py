@@ -19,7 +19,7 @@ from playwright.async_api import Page, expect
 from core.settings import Settings
 from sdk.demo import run_demo
 from tests.integration.helpers import credit
-from tests.ui.test_play_lobby import play_settings, play_url, sign_in  # noqa: F401  (fixtures)
+from tests.ui.test_play_lobby import sign_in
 
 ADVICE = re.compile(r"^CoPilot suggests (Fold|Check|Call|Raise|All-in)\b")
 
@@ -35,8 +35,8 @@ async def _the_demo_page(capture: list[str]) -> str:
 
 async def test_a_copilot_player_sees_advice_on_every_turn_and_decides(
     page: Page,
-    play_url: str,  # noqa: F811
-    play_settings: Settings,  # noqa: F811
+    play_url: str,
+    play_settings: Settings,
     screenshots: Path,
 ) -> None:
     me = f"cleo-{uuid.uuid4().hex[:6]}"

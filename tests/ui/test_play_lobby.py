@@ -11,13 +11,11 @@ from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import httpx
-import pytest
 from playwright.async_api import (
     Browser,
     ConsoleMessage,
@@ -38,18 +36,6 @@ from tests.integration.test_rooms import open_room, record, workflow_id
 
 ENTRY_FEE = 100
 PHONE: ViewportSize = {"width": 390, "height": 844}
-
-
-@pytest.fixture
-def play_settings(ui_settings: Settings) -> Settings:
-    """The UI tests' settings in dev mode: the faucet ("Get chips") answers only there."""
-    return ui_settings.model_copy(update={"env": "dev"})
-
-
-@pytest.fixture
-async def play_url(play_settings: Settings, worker: Worker) -> AsyncIterator[str]:
-    async with serve_api(play_settings) as url:
-        yield url
 
 
 @dataclass

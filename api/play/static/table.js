@@ -26,8 +26,13 @@
   var SUITS = { s: "♠", h: "♥", d: "♦", c: "♣" };
   var EVENT_TYPES = [
     "tournament_state_changed", "blind_level_changed", "player_eliminated", "hand_result",
-    "tournament_ended", "tournament_payout_settled"
+    "tournament_ended", "tournament_payout_settled",
+    // A multi-table tournament's own (docs/events.md).
+    "player_moved", "table_broken", "hand_for_hand", "final_table", "late_registration_closed"
   ];
+  var REASONS = { balance: "to balance the tables", "break": "because your table broke", "final": "for the final table" };
+  var tableNumber = null;  // the MTT table the last game state placed you at
+  var movedShown = null;   // the move the notice shows (from the event, or a changed table)
 
   // ---- small helpers -----------------------------------------------------------------------
   function el(tag, cls, text) {
@@ -53,6 +58,18 @@
     return node;
   }
   var seen = {};  // seat (0-based) -> player, from a room's hand_start and player_join events
+  // Who sat where in the hands seen running ("<table>:<hand>" -> seat -> player): a hand's
+  // result names its winners by seat, and in a multi-table tournament the state after that
+  // hand may already have moved them away (a move is made at the same boundary).
+  var dealt = {};
+  var dealtKeys = [];
+  function noteDealt(state) {
+    if (!state.hand || !state.tableId) return;
+    var key = state.tableId + ":" + state.handNumber;
+    if (!dealt[key]) { dealt[key] = {}; dealtKeys.push(key); }
+    (state.seats || []).forEach(function (s) { dealt[key][s.seat] = s.playerId; });
+    while (dealtKeys.length > 8) delete dealt[dealtKeys.shift()];
+  }
   function playerAt(seat) {
     var seats = (game && game.seats) || [];
     for (var i = 0; i < seats.length; i++) {
@@ -164,6 +181,7 @@
     if (turn.textContent !== text) turn.textContent = text;
     turn.parentNode.classList.toggle("mine", mine);
 
+    renderMtt();
     if (player) renderMine();
     if (t && (t.state === "ended" || t.state === "closed" || t.state === "settling")) over();
   }
@@ -182,7 +200,8 @@
     var stack = $("my-stack");
     if (you) {
       var status = { playing: "", sitting_out: " · sitting out", joining: " · joining next hand",
-        leaving: " · leaving", eliminated: " · eliminated", won: " · winner" }[you.status] || "";
+        leaving: " · leaving", eliminated: " · eliminated", won: " · winner",
+        in_transit: " · moving to another table" }[you.status] || "";
       stack.textContent = "Stack " + chips(mine ? mine.stack : you.stack) + status + (you.place ? " · place " + you.place : "");
     } else {
       stack.textContent = "Not seated";
@@ -201,11 +220,20 @@
     // The tournament's view of you.
     var mv = game.tournamentMyView;
     $("my-view").hidden = !mv;
+    // A multi-table field shows the place among every table's players below (mtt-view).
+    $("mv-rank").parentNode.hidden = !!game.mtt;
     if (mv) {
       $("mv-rank").textContent = String(mv.rank);
       $("mv-m").textContent = mv.mRatio.toFixed(2);
       $("mv-bb").textContent = mv.stackInBigBlinds.toFixed(2);
-      $("mv-icm").textContent = chips(Math.round(mv.icmEquity));
+      var icm = $("mv-icm");
+      icm.textContent = chips(Math.round(mv.icmEquity));
+      // A large field's figure is the chip equity of the prizes at stake, not exact ICM.
+      if (game.mtt && game.mtt.icmExact === false) {
+        var est = el("span", "est", " (est.)");
+        est.title = "An estimate: the field is too large for exact ICM, so this is your chip equity of the prizes at stake.";
+        icm.appendChild(est);
+      }
       $("mv-jump").textContent = chips(mv.payJumpToNext);
     }
     $("sit-in").hidden = !(you && you.status === "sitting_out");
@@ -216,6 +244,59 @@
     $("to-call").hidden = out;
     renderActions();
   }
+
+  // A multi-table tournament's numbers (game.mtt), hand-for-hand, and a move to another table.
+  function renderMtt() {
+    var m = game.mtt;
+    var h4h = $("hand-for-hand");
+    if (h4h) h4h.hidden = !(m && m.handForHand);
+    var number = $("table-number");
+    if (number) {
+      number.hidden = !(m && m.tableNumber);
+      number.textContent = m && m.tableNumber ? "Table " + m.tableNumber : "";
+    }
+    if (!player) return;
+    $("mtt-view").hidden = !m;
+    if (!m) return;
+    var you = game.you;
+    var transit = you && you.status === "in_transit";
+    $("mtt-table").textContent = m.tableNumber ? String(m.tableNumber) : (transit ? "moving…" : "—");
+    $("mtt-left").textContent = chips(m.playersLeft);
+    $("mtt-average").textContent = chips(m.averageStack);
+    var mv = game.tournamentMyView;
+    var out = you && (you.status === "eliminated" || (you.stack === 0 && !transit));
+    $("mtt-place").textContent = mv && !out ? mv.rank + " of " + chips(m.playersLeft) : "—";
+    $("mtt-paid").textContent = chips(m.paidPlaces);
+    $("mtt-bubble").textContent = m.placesToTheMoney > 0
+      ? m.placesToTheMoney + (m.placesToTheMoney === 1 ? " bust" : " busts")
+      : "in the money";
+    var late = $("mtt-late");
+    var reg = m.lateRegistration;
+    late.hidden = !reg;
+    if (reg) {
+      late.textContent = reg.open
+        ? "Late registration is open until " + new Date(reg.closesAt).toLocaleTimeString() + ": the field and the prizes may still grow."
+        : "Late registration is closed: the field is final.";
+    }
+    // A table change the event did not announce (a page opened mid-move, a missed frame).
+    if (m.tableNumber) {
+      if (tableNumber !== null && m.tableNumber !== tableNumber && movedShown !== m.tableNumber) {
+        showMoved("You moved from table " + tableNumber + " to table " + m.tableNumber + ".", m.tableNumber);
+      }
+      tableNumber = m.tableNumber;
+    }
+  }
+
+  function showMoved(text, to) {
+    var node = $("moved");
+    if (!node) return;
+    if (movedShown !== to || node.hidden) log(text);  // the event after the state: once in the log
+    movedShown = to;
+    node.textContent = text;
+    node.hidden = false;
+  }
+
+  function me() { return game && game.you ? game.you.playerId : null; }
 
   function myTurn() {
     return !!(game && required && game.you && game.you.toAct &&
@@ -333,9 +414,10 @@
   function handResult(data) {
     var offset = isRoom ? 1 : 0;  // a room's events number seats from 1 (docs/events.md)
     var won = {};
+    var sat = (data.tableId && dealt[data.tableId + ":" + data.handNumber]) || {};
     (data.pots || []).forEach(function (p) {
       Object.keys(p.winners || {}).forEach(function (seat) {
-        var name = playerAt(Number(seat) - offset);
+        var name = sat[Number(seat) - offset] || playerAt(Number(seat) - offset);
         won[name] = (won[name] || 0) + p.winners[seat];
       });
     });
@@ -361,6 +443,7 @@
     switch (kind) {
       case "game_state":
         game = data;
+        noteDealt(data);
         render();
         break;
       case "action_required":
@@ -383,7 +466,31 @@
         renderAdvice();
         break;
       case "hand_result":
+        // A multi-table tournament's log carries every table's hands: show this table's.
+        if (data.tableId && game && game.tableId && data.tableId !== game.tableId) break;
         handResult(data);
+        break;
+      case "player_moved":
+        if (player && data.playerId === me()) {
+          var where = data.fromTable === data.toTable
+            ? "You were reseated at table " + data.toTable + ", seat " + (data.seat + 1)
+            : "You moved from table " + data.fromTable + " to table " + data.toTable + ", seat " + (data.seat + 1);
+          showMoved(where + " " + (REASONS[data.reason] || "") + ".", data.toTable);
+        } else {
+          log(data.playerId + " moved from table " + data.fromTable + " to table " + data.toTable);
+        }
+        break;
+      case "table_broken":
+        log("Table " + data.tableNumber + " broke");
+        break;
+      case "hand_for_hand":
+        log(data.on ? "Hand-for-hand begins: " + data.playersLeft + " players left" : "Hand-for-hand is over");
+        break;
+      case "final_table":
+        log("The final table forms");
+        break;
+      case "late_registration_closed":
+        log("Late registration closed: " + data.fieldSize + " entries, prize pool " + chips(data.prizePool));
         break;
       case "player_eliminated":
         log(data.playerId + " is out in place " + data.place);
@@ -476,6 +583,7 @@
         var answer = await window.sng.call("GET", cfg.state);
         if (answer.ok && answer.body) {
           game = answer.body;
+          noteDealt(game);
           render();
         }
       } while (again);
