@@ -379,7 +379,10 @@ async def test_an_mtt_on_the_admin_and_players_pages(
 
             # -- the operator ends it; late registration closes and the lobby drops it.
             await admin_page.get_by_label("I have checked that this table is stuck").check()
-            await admin_page.get_by_role("button", name="Force-end tournament").click()
+            # The form's answer comes once every table has stopped: seconds on a loaded machine.
+            await admin_page.get_by_role("button", name="Force-end tournament").click(
+                timeout=60_000
+            )
 
             await expect(page.locator("#over")).to_be_visible(timeout=20_000)
             await eventually(lambda: closed(http, tid), 60)
