@@ -16,6 +16,16 @@ from temporalio.service import RPCError, RPCStatusCode
 from wire.table_messages import ActInput, TableView
 from workflows.table import TableWorkflow
 
+
+def raise_if_cancelling() -> None:
+    """Inside an ``except WorkflowUpdateRPCTimeoutOrCancelledError``: the SDK reports a
+    cancelled Update call as that error, so a bot task being cancelled must not take it for
+    a slow worker and play on (its test would wait for it for ever)."""
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        raise asyncio.CancelledError
+
+
 Policy = Callable[[dict[str, Any]], tuple[str, int | None]]
 
 
@@ -73,6 +83,7 @@ async def play(
                 )
                 acted = True
             except (WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError):
+                raise_if_cancelling()
                 pass  # the hand moved on, or no worker took it in time: read the view again
         if not acted:
             await asyncio.sleep(0.02)

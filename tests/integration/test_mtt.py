@@ -44,7 +44,7 @@ from domain.payouts import prize_pool, resolve_payout_amounts
 from domain.settings import validate_settings
 from domain.standings import Finish, split_prizes
 from tests.conftest import serve_api
-from tests.integration.bots import passive, play
+from tests.integration.bots import passive, play, raise_if_cancelling
 from tests.integration.hand_sink import HandSink
 from tests.integration.helpers import eventually
 from tests.integration.processes import Processes
@@ -265,6 +265,7 @@ class Bots:
             self.actions += 1
             return True
         except (WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError):
+            raise_if_cancelling()
             return False  # the hand moved on: read again
 
 

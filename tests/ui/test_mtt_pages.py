@@ -27,6 +27,7 @@ from temporalio.client import (
 from temporalio.service import RPCError, RPCStatusCode
 
 from core.settings import Settings
+from tests.integration.bots import raise_if_cancelling
 from tests.integration.helpers import credit, eventually, player
 from tests.ui.test_admin_pages import login
 from tests.ui.test_play_lobby import ENTRY_FEE, new_tournament, sign_in, tag
@@ -98,6 +99,9 @@ class TableBots:
                 ),
             )
         except (WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError):
+            # The test stops the bots: swallowing the cancel kept them playing and the test
+            # waiting for them for ever.
+            raise_if_cancelling()
             return False  # the hand moved on: read again
         return True
 
@@ -335,7 +339,17 @@ async def test_an_mtt_on_the_admin_and_players_pages(
                 await bust_page.get_by_role("button", name="Get chips").click()
                 await bust_page.get_by_role("button", name="Re-enter").click()
                 await expect(bust_page.locator("#notice")).to_contain_text("a new entry")
-                await bust_page.get_by_role("button", name="Pay 100 chips").click()
+                # Known gap (noted on issue 31): the page the re-entry reloads can still show
+                # the busted entry (its read of the tournament may predate the re-entry's), as
+                # 1 run in 3 did here; a person reloads it. Without the Pay button after that,
+                # this fails.
+                pay = bust_page.get_by_role("button", name="Pay 100 chips")
+                for _ in range(5):
+                    if await pay.count():
+                        break
+                    await bust_page.wait_for_timeout(1_000)
+                    await bust_page.reload()
+                await pay.click()
                 await expect(bust_page.locator("#notice")).to_contain_text("you are dealt in")
                 await expect(bust_page.get_by_role("link", name="Take your seat")).to_be_visible()
                 await bust_page.screenshot(path=screenshots / "mtt-re-entered.png", full_page=True)

@@ -16,6 +16,7 @@
   var game = null;        // the newest game_state
   var required = null;    // the newest action_required
   var lastId = "";        // the stream's last message id (resume with ?after=)
+  var early = [];         // hand results that came before the first game state
   var socket = null;
   var ended = false;
   var backoff = 1000;
@@ -445,6 +446,10 @@
         game = data;
         noteDealt(data);
         render();
+        // Hand results the stream replayed before it knew this player's table: this table's.
+        early.splice(0).forEach(function (result) {
+          if (!game.tableId || result.tableId === game.tableId) handResult(result);
+        });
         break;
       case "action_required":
         var before = turnKey();
@@ -467,6 +472,7 @@
         break;
       case "hand_result":
         // A multi-table tournament's log carries every table's hands: show this table's.
+        if (data.tableId && !game) { early.push(data); break; }  // which table is ours?
         if (data.tableId && game && game.tableId && data.tableId !== game.tableId) break;
         handResult(data);
         break;
