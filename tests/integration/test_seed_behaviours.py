@@ -37,10 +37,14 @@ from wire.ids import tournament_workflow_id
 from wire.messages import (
     CancelInput,
     CreateTournamentInput,
+    EntrantDelta,
     HandRow,
     RegisterInput,
+    TournamentDelta,
+    TournamentRow,
     TournamentView,
 )
+from wire.tournament_delta import compose
 from workflows.tournament import TournamentWorkflow
 
 pytestmark = pytest.mark.slow
@@ -97,20 +101,40 @@ async def _events(db: Database, tid: str) -> list[Event]:
 
 async def _published_views(client: Client, workflow_id: str) -> dict[int, TournamentView]:
     """By hand number, the view the tournament published to the read model with each hand it
-    recorded: ``record_hand``'s input (``HandRow.view``), which that activity writes to the read
-    store in the hand's own transaction (``publish_view``, activities/persistence.py). Read
-    from every run's history, so no moment of play has to be caught while it lasts."""
+    recorded, as the store composes it (``wire.tournament_delta.compose``): ``record_hand``'s
+    input, which that activity writes to the read store in the hand's own transaction
+    (``publish_view``, activities/persistence.py), is the head and the entrants that changed
+    since the publication before (``save_tournament``'s, ``publish_entrants``'s or a hand's),
+    or a whole view from a run before the view came in parts. Read from every run's history
+    in order, so no moment of play has to be caught while it lasts."""
     views: dict[int, TournamentView] = {}
-    for history in await histories_from(client, [workflow_id]):
+    rows: dict[str, EntrantDelta] = {}
+    runs = sorted(
+        await histories_from(client, [workflow_id]),
+        key=lambda h: h.events[0].event_time.ToNanoseconds(),
+    )
+    kinds: dict[str, type] = {
+        "record_hand": HandRow,
+        "save_tournament": TournamentRow,
+        "publish_entrants": TournamentDelta,
+    }
+    for history in runs:
         for event in history.events:
             if not event.HasField("activity_task_scheduled_event_attributes"):
                 continue
             scheduled = event.activity_task_scheduled_event_attributes
-            if scheduled.activity_type.name != "record_hand":
+            kind = kinds.get(scheduled.activity_type.name)
+            if kind is None:
                 continue
-            [row] = await client.data_converter.decode(scheduled.input.payloads, [HandRow])
-            if row.view is not None:
-                views[row.hand_no] = row.view
+            [arg] = await client.data_converter.decode(scheduled.input.payloads, [kind])
+            delta = arg if isinstance(arg, TournamentDelta) else arg.delta
+            if delta is not None:
+                rows.update({r.player_id: r for r in delta.entrants})
+            if isinstance(arg, HandRow):
+                if arg.view is not None:
+                    views[arg.hand_no] = arg.view
+                elif delta is not None and delta.head is not None:
+                    views[arg.hand_no] = compose(delta.head, rows.values())
     return views
 
 

@@ -128,7 +128,17 @@ async def test_refusals_are_coded_and_leave_no_history(
         await refused(ActInput(player_id=actor, action="check", **base))
     ).type == "illegal_action"
     after = await quiet_length(handle)
-    assert after == before
+    # Nothing the refusals did is in history. The server may still persist the speculative
+    # workflow task a refused Update ran in (an empty task: scheduled, started, completed, no
+    # command), as CI saw twice (35 events for 32); anything else is a failure.
+    added = [e.event_type async for e in handle.fetch_history_events()][before:after]
+    empty_task = [
+        EventType.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED,
+        EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED,
+        EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED,
+    ]
+    assert len(added) % 3 == 0 and added == empty_task * (len(added) // 3), added
+    assert len(added) <= 3 * 5  # at most one per refusal
     updates = [
         e.event_type
         async for e in handle.fetch_history_events()
