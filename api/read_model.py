@@ -45,7 +45,7 @@ from core.codec import EncryptionCodec, RefusedPayloadError
 from core.settings import FAULT_HELD
 from db import agents, readstore
 from db.engine import Database
-from db.readstore import CHANNEL, seat_binding, write_act_answer
+from db.readstore import CHANNEL, StoredAnswer, seat_binding, write_act_answer
 from domain.errors import ErrorCode
 from wire.game_state import GameState
 from wire.ids import tournament_workflow_id
@@ -430,6 +430,20 @@ class GameStateCache:
         the row corrects the served copy: its stamp (a later rewrite of the same version is
         then told apart) and, should they differ, its sealed parts."""
         version = state.view.version
+        stored = await self._write_answer(watch, state, hold)
+        if stored is None or stored.version != version or watch.table is not state:
+            return  # a newer version is installed or on its way (its notification)
+        watch.table_stamp = stored.updated_at
+        if stored.private != watch.sealed:
+            watch.sealed, watch.opened, watch.rendered = stored.private, {}, {}
+
+    async def _write_answer(
+        self, watch: _Watch, state: TableSnapshot, hold: float
+    ) -> StoredAnswer | None:
+        """The store write of an act's answer, by both of ``acted``'s ways (``hold``: the test
+        fault switch's stall before it); None when the store could not take it. Its echo
+        (``_Watch.echo``) is dropped unless the write will notify."""
+        version = state.view.version
         stored = None
         try:
             if hold:  # killed meanwhile, this replica never writes it
@@ -441,11 +455,7 @@ class GameStateCache:
         finally:
             if watch.echo == version and (stored is None or not stored.wrote):
                 watch.echo = None  # no notification of ours will come
-        if stored is None or stored.version != version or watch.table is not state:
-            return  # a newer version is installed or on its way (its notification)
-        watch.table_stamp = stored.updated_at
-        if stored.private != watch.sealed:
-            watch.sealed, watch.opened, watch.rendered = stored.private, {}, {}
+        return stored
 
     async def _install_answer(
         self, watch: _Watch, state: TableSnapshot | None, hold: float
@@ -455,17 +465,7 @@ class GameStateCache:
             return False
         version = state.view.version
         watch.echo = version
-        stored = None
-        try:
-            if hold:  # killed meanwhile, this replica never writes it
-                log.warning(FAULT_HELD, state.key, version, hold)
-                await asyncio.sleep(hold)
-            stored = await write_act_answer(self.db, state)
-        except STORE_TROUBLE:
-            log.warning("could not write act answer %s v%s", state.key, version)
-        finally:
-            if stored is None or not stored.wrote:
-                watch.echo = None  # no notification of ours will come
+        stored = await self._write_answer(watch, state, hold)
         if stored is None or stored.version != version:
             return False  # a newer version is there (its notification brings it), or none
         watch.install(state, stored.private, None, stored.updated_at)
