@@ -61,8 +61,15 @@ from wire.messages import (
     TournamentView,
 )
 from wire.mtt import ArrivingSeat, BoundaryOrder, ManagedTable, MttView
-from wire.signals import BOUNDARY, HAND_COMPLETED
-from wire.table_messages import ActInput, HandReport, TableView, report_mac
+from wire.signals import BOUNDARY, HAND_COMPLETED, TABLE_FINISHED
+from wire.table_messages import (
+    ActInput,
+    HandReport,
+    TableResult,
+    TableState,
+    TableView,
+    report_mac,
+)
 from workflows.table import TableWorkflow
 from workflows.tournament import TournamentWorkflow
 
@@ -178,18 +185,17 @@ async def check_mtt_events(db: Database, tid: str, books: MttView) -> dict[str, 
 
 
 def check_books(view: MttView) -> None:
-    """Each live entry on exactly one running table or in transit; every chip counted."""
+    """Each live entry on exactly one table or in transit (a table stopped by a force-end
+    keeps its seats; one finished by order has none); every chip counted."""
     books = view.books
-    where = [p for t in books.tables.values() if not t.done for p in t.seats.values()]
+    where = [p for t in books.tables.values() for p in t.seats.values()]
     where += [i.player_id for i in books.in_transit]
     alive = {p for p, chips in view.stacks.items() if chips > 0}
     if len(alive) == 1 and not where:
         return  # the winner's table has finished; the tournament ends next
     assert len(where) == len(set(where)), f"an entry is in two places: {sorted(where)}"
     assert set(where) == alive, (sorted(set(where) ^ alive), books)
-    seated = sum(
-        view.stacks[p] for t in books.tables.values() if not t.done for p in t.seats.values()
-    )
+    seated = sum(view.stacks[p] for t in books.tables.values() for p in t.seats.values())
     assert seated + sum(i.stack for i in books.in_transit) == (
         view.field_size * view.starting_stack
     )
@@ -940,3 +946,102 @@ async def test_a_managed_table_waits_for_its_signed_order_and_seats_an_arrival_a
     )
     report = await replay_histories(client, await histories_from(client, [table.id]))
     assert report.failures == [], report.failures
+
+
+async def test_a_stopped_tables_last_report_taken_after_its_result_keeps_every_chip(
+    client: Client, db: Database, task_queue: str
+) -> None:
+    """A force-end races a hand: table 1 reports a hand, then (stopped) its result, and both
+    reach the tournament before its loop takes the report (CI-43 saw it: the loop was busy
+    sending the stops). The report must still be taken against a table that is already
+    done: its seats are the books' (a stopped table keeps them), so the invariant holds and
+    the force-end answers. Forced here: with the worker away the force-end, table 1's report
+    and its result wait for the tournament's next task together. The two signals are the
+    ones table 1 would send, signed with its secret (read from its start input, as the
+    table has it); the stacks do not move in that hand."""
+    from worker import build_worker
+
+    tid = "mtt-stop-race"
+    settings = mtt_settings(8, seats=4)
+    async with build_worker(client, db, task_queue):
+        handle = await start_mtt(
+            client, db, task_queue, tid, settings, force_end_min_level_age_seconds=0
+        )
+
+        async def two_tables() -> MttView | None:
+            state = await handle.query(TournamentWorkflow.state)
+            view = await handle.query(TournamentWorkflow.tables)
+            playing = state.state is TournamentPhase.PLAYING
+            return view if playing and view is not None and len(view.books.tables) == 2 else None
+
+        view = await eventually(two_tables, limit=30)
+    # The worker is away. Nobody acted: each table waits on its first hand's first decision.
+    table = view.books.tables[1]
+    secret = ""
+    async for event in client.get_workflow_handle(table.workflow_id).fetch_history_events():
+        attrs = event.workflow_execution_started_event_attributes
+        (start,) = await client.data_converter.decode(attrs.input.payloads)
+        secret = TableState.model_validate(start).report_secret
+        break
+    assert secret
+    hand_no = table.hands + 1
+    stacks = {seat: view.stacks[player] for seat, player in table.seats.items()}
+    report = HandReport(
+        table_id=table.workflow_id,
+        hand_no=hand_no,
+        level=1,
+        record={
+            "table_id": table.workflow_id,
+            "hand_no": hand_no,
+            "players": {str(seat): player for seat, player in table.seats.items()},
+            "stacks_before": stacks,
+            "stacks_after": stacks,
+            "busted": [],
+        },
+        stacks_after=stacks,
+        busted=[],
+        auto_folds=table.auto_folds,
+        ended_at_ms=int(time.time() * 1000),
+    )
+    report.mac = report_mac(secret, HAND_COMPLETED, table.workflow_id, hand_no, report)
+    result = TableResult(
+        table_id=table.workflow_id,
+        hands_played=hand_no,
+        stacks=stacks,
+        auto_folds=table.auto_folds,
+    )
+    result.mac = report_mac(secret, TABLE_FINISHED, table.workflow_id, hand_no, result)
+
+    ending = asyncio.create_task(
+        handle.execute_update(TournamentWorkflow.force_end, ForceEndInput())
+    )
+    await asyncio.sleep(1)  # the Update waits at the server for the next task
+    await handle.signal(HAND_COMPLETED, report)
+    await handle.signal(TABLE_FINISHED, result)
+    async with build_worker(client, db, task_queue):
+        try:
+            ended = await asyncio.wait_for(ending, 60)
+        finally:
+            ending.cancel()
+        assert ended.state is not TournamentPhase.PLAYING
+        closed = await handle.result()
+        # The real table 1 never heard of its stand-in's result: it still waits on its first
+        # decision (the tournament stops only tables that are not done).
+        await client.get_workflow_handle(table.workflow_id).terminate("the test's stand-in")
+        last = await handle.query(TournamentWorkflow.tables)
+    failed = [
+        e
+        async for e in handle.fetch_history_events()
+        if e.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED
+    ]
+    assert failed == [], failed
+    assert closed.state is TournamentPhase.CLOSED
+    assert sorted(f.place for f in closed.standings) == list(range(1, 9))
+    assert sum(p.amount for p in closed.payouts) == prize_pool(validate_settings(settings), 8)
+    assert last is not None and last.books.tables[1].hands == hand_no
+    assert all(t.done for t in last.books.tables.values())
+    found = await histories_from(
+        client, [handle.id, *(t.workflow_id for t in last.books.tables.values())]
+    )
+    replayed = await replay_histories(client, found)
+    assert replayed.failures == [], replayed.failures

@@ -216,9 +216,12 @@ class Tables:
             workflow.logger.warning("ignored an unsigned table_finished from %s", result.table_id)
             return
         # Its stacks are the books' already: a stop voids the hand it aborts (the stacks go
-        # back to the last boundary's), and the books took every boundary.
+        # back to the last boundary's), and the books took every boundary but any report
+        # still queued (sent before the stop reached it: play takes it next, against this
+        # table's seats, which a stopped table keeps; ``books_fault``).
         table.done = True
-        table.in_round = False  # its round hand (if any) was voided: it busts nobody
+        if not any(r.table_id == table.workflow_id for r in self.books.s.pending_hands):
+            table.in_round = False  # its round hand (if any) was voided: it busts nobody
         if all(t.done for t in self.m.tables.values()):
             self.books.s.table_done = TableResult(
                 table_id=self.books.s.table_workflow_id or "",
@@ -669,17 +672,21 @@ class Tables:
 
 def books_fault(books: MttBooks, stacks: dict[str, int], expected: int) -> str | None:
     """What is wrong with an MTT's books, if anything: every live entry (chips above 0) sits
-    at exactly one running table or is in transit, and the chips at the tables and in transit
-    add up to ``expected`` (entrants × starting stack).
+    at exactly one table or is in transit, and the chips at the tables and in transit add up
+    to ``expected`` (entrants × starting stack). A table that finished by order has no seats
+    left; one a force-end stopped keeps its seats (their chips are the books'), and a report
+    it sent before the stop reached it may still be taken after its result.
 
     >>> t = MttTable(number=1, workflow_id="t-1", secret="", seats={0: "a", 1: "b"})
     >>> books_fault(MttBooks(tables={1: t}), {"a": 5, "b": 5, "c": 0}, 10) is None
     True
     >>> books_fault(MttBooks(tables={1: t}), {"a": 5, "b": 4, "c": 1}, 10)
     'live entries nowhere: c; 9 chips of 10'
+    >>> stopped = t.model_copy(update={"done": True})
+    >>> books_fault(MttBooks(tables={1: stopped}), {"a": 5, "b": 5}, 10) is None
+    True
     """
-    running = [t for t in books.tables.values() if not t.done]
-    where = [p for t in running for p in t.seats.values()]
+    where = [p for t in books.tables.values() for p in t.seats.values()]
     where += [i.player_id for i in books.in_transit]
     alive = {p for p, chips in stacks.items() if chips > 0}
     faults = []
@@ -692,7 +699,7 @@ def books_fault(books: MttBooks, stacks: dict[str, int], expected: int) -> str |
         faults.append(f"seated without chips: {', '.join(out)}")
     if moved := sorted(i.player_id for i in books.in_transit if stacks.get(i.player_id) != i.stack):
         faults.append(f"in transit with other chips than the books: {', '.join(moved)}")
-    chips = sum(stacks.get(p, 0) for t in running for p in t.seats.values())
+    chips = sum(stacks.get(p, 0) for t in books.tables.values() for p in t.seats.values())
     chips += sum(i.stack for i in books.in_transit)
     if chips != expected:
         faults.append(f"{chips} chips of {expected}")
