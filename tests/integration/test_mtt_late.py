@@ -564,3 +564,96 @@ async def test_late_registration_over_the_http_api(
     assert [e.payload for e in closes] == [
         {"fieldSize": 8, "prizePool": prize_pool(validate_settings(mtt), 8)}
     ]
+
+
+async def test_a_late_entrant_reads_their_entry_as_soon_as_register_answers(
+    client: Client, db: Database, settings: Settings, task_queue: str, worker: Worker
+) -> None:
+    """Read-your-writes while play publishes beside registration. A late entrant's reserve
+    changes the books, then its writes run (the entrant row, then the tournament's view);
+    meanwhile a hand boundary publishes the view too, and its publication carries the new
+    entrant (it changed). The register's own publication must carry it as well: the answer
+    comes after that one lands, not after the hand's. Forced here with uncommitted rows the
+    writes wait on: the entrant's row holds the register's first write until a hand has been
+    taken, and each table's next hand row holds the hand's publication until the entrant has
+    read the tournament."""
+    from sqlalchemy import text
+
+    tid = "mtt-late-ryw"
+    mtt = {**mtt_settings(12, seats=4), "minEntrants": 8, "lateRegistrationSeconds": 60}
+    users = [f"{tid}-{i}" for i in range(9)]
+    handle = await start_late_mtt(
+        client, db, task_queue, tid, mtt, users, early=8, force_end_min_level_age_seconds=0
+    )
+    late = users[8]
+    view = await books(handle)
+    running = [t for t in view.books.tables.values() if not t.done]
+    assert len(running) == 2
+    async with (
+        db.engine.connect() as hold_hands,
+        db.engine.connect() as hold_entrant,
+        serve_api(settings) as url,
+        httpx.AsyncClient(base_url=url, timeout=60) as http,
+    ):
+        hands = await hold_hands.begin()
+        for t in running:
+            await hold_hands.execute(
+                text(
+                    "INSERT INTO hands (tournament_id, table_id, hand_no, level, record, "
+                    "created_at) VALUES (:tid, :table, :hand, 1, '{}', now())"
+                ),
+                {"tid": tid, "table": t.workflow_id, "hand": t.hands + 1},
+            )
+        entrant = await hold_entrant.begin()
+        await hold_entrant.execute(
+            text(
+                "INSERT INTO entrants (tournament_id, player_id, owner_user_id, is_agent, "
+                "status, registered_at, updated_at) "
+                "VALUES (:tid, :player, :player, false, 'held', now(), now())"
+            ),
+            {"tid": tid, "player": late},
+        )
+        register = asyncio.create_task(
+            http.post(f"/tournaments/{tid}/register", json={}, headers=player(settings, late))
+        )
+
+        async def waiting_on(table: str) -> bool:
+            async with db.engine.connect() as conn:
+                n = (
+                    await conn.execute(
+                        text(
+                            "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = "
+                            "'Lock' AND query ILIKE :q"
+                        ),
+                        {"q": f"%INSERT INTO {table}%"},
+                    )
+                ).scalar_one()
+            return bool(n)
+
+        await eventually(lambda: waiting_on("entrants"), limit=30)
+        # A hand ends at one of the tables; the tournament takes it (the books count it)
+        # and its publication waits on the held hand row.
+        bots = Bots(client)
+
+        async def hand_taken() -> bool:
+            now = await books(handle)
+            if sum(t.hands for t in now.books.tables.values()) > 0:
+                return await waiting_on("hands")
+            await asyncio.gather(*(bots.act_at(t.workflow_id) for t in running))
+            return False
+
+        await eventually(hand_taken, limit=60)
+        await entrant.rollback()  # the register's writes go on
+        r = await register
+        assert r.status_code == 200 and r.json()["status"] == "reserved", r.text
+        r = await http.get(f"/tournaments/{tid}")
+        assert r.status_code == 200, r.text
+        mine = [e for e in r.json()["entrants"] if e["playerId"] == late]
+        assert [e["status"] for e in mine] == ["reserved"], r.json()["entrants"]
+        await hands.rollback()
+    await handle.execute_update(TournamentWorkflow.force_end, ForceEndInput())
+    result = await handle.result()
+    assert result.state is TournamentPhase.CLOSED
+    found = await histories_from(client, [handle.id, *(t.workflow_id for t in running)])
+    replayed = await replay_histories(client, found)
+    assert replayed.failures == [], replayed.failures

@@ -6,6 +6,9 @@ record.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import AsyncIterator
+
 from temporalio import workflow
 from temporalio.exceptions import ActivityError
 
@@ -85,6 +88,10 @@ class Books:
         # parts handed over as unchanged count as published.
         self.deltas = False
         self.published: dict[str, Part] = {}
+        # The players each publication under way carries (by its number), until it lands:
+        # a publication made meanwhile carries them again (``publishing``).
+        self.in_flight: dict[int, set[str]] = {}
+        self.publications = 0
         if state.dirty is not None:
             dirty = set(state.dirty)
             self.published = {
@@ -214,54 +221,87 @@ class Books:
         published now: every publication lands, its activity is retried until it does). The
         books change entrants in place, so what is noted holds a copy of each entry."""
         changed = []
-        for player, (
-            ordinal,
-            entrant,
-            stack,
-            stack_ordinal,
-            finishes,
-        ) in self.unpublished().items():
+        for player, part in self.unpublished().items():
+            ordinal, entrant, stack, stack_ordinal, finishes = part
             copy = entrant.model_copy() if entrant is not None else None
             self.published[player] = (ordinal, copy, stack, stack_ordinal, finishes)
-            changed.append(
-                EntrantDelta(
-                    player_id=player,
-                    ordinal=ordinal,
-                    entrant=copy,
-                    stack=stack,
-                    stack_ordinal=stack_ordinal,
-                    finishes=list(finishes),
-                )
-            )
+            changed.append(self.part_delta(player))
         return changed
 
-    async def publication(self) -> tuple[TournamentView | None, TournamentDelta | None]:
-        """What a read-model write carries (``TournamentRow``/``HandRow``): the whole view
-        in a run from before ``DELTAS_PATCH``, else the head and the changed entrants. Rows
-        past one payload's worth go first, each part in its own activity, and the last part
-        goes with the head, so readers see the new head only with all its rows."""
+    def part_delta(self, player: str) -> EntrantDelta:
+        """``player``'s part as the last publication noted it."""
+        ordinal, entrant, stack, stack_ordinal, finishes = self.published[player]
+        return EntrantDelta(
+            player_id=player,
+            ordinal=ordinal,
+            entrant=entrant,
+            stack=stack,
+            stack_ordinal=stack_ordinal,
+            finishes=list(finishes),
+        )
+
+    @contextlib.asynccontextmanager
+    async def publishing(
+        self,
+    ) -> AsyncIterator[tuple[TournamentView | None, TournamentDelta | None]]:
+        """What a read-model write carries (``TournamentRow``/``HandRow``), for the write
+        made in the ``with`` block: the whole view in a run from before ``DELTAS_PATCH``,
+        else the head and the changed entrants. Rows past one payload's worth go first, each
+        part in its own activity, and the last part goes with the head, so readers see the
+        new head only with all its rows.
+
+        Read-your-writes (docs/read-model.md): a change is noted as published by the first
+        publication that carries it, but play's and registration's loops publish side by
+        side, and an Update answers once its own write has landed. So the parts another
+        publication carries that has not landed yet are carried again in the last part
+        (the same data: the store keeps the newer version of a row). Were there more than
+        a payload of them, this one waits for those to land instead (no command: replay is
+        unchanged either way)."""
         if not self.deltas:
-            return self.view(), None
+            yield self.view(), None
+            return
+        if len(self.carried_elsewhere()) > ROWS_PER_PAYLOAD:
+            await workflow.wait_condition(lambda: not self.in_flight)
+        again = self.carried_elsewhere()
         # Head and rows from the same instant: the parts' activities below let other
         # handlers run.
         head = self.view(head=True)
         changed = self.changed_parts()
-        while len(changed) > ROWS_PER_PAYLOAD:
-            part, changed = changed[:ROWS_PER_PAYLOAD], changed[ROWS_PER_PAYLOAD:]
-            await effects.publish_entrants(
-                TournamentDelta(
-                    tournament_id=head.tournament_id, version=head.version, entrants=part
+        number = self.publications = self.publications + 1
+        self.in_flight[number] = {p.player_id for p in changed}
+        try:
+            while len(changed) > ROWS_PER_PAYLOAD:
+                part, changed = changed[:ROWS_PER_PAYLOAD], changed[ROWS_PER_PAYLOAD:]
+                await effects.publish_entrants(
+                    TournamentDelta(
+                        tournament_id=head.tournament_id, version=head.version, entrants=part
+                    )
                 )
+            mine = {p.player_id for p in changed}
+            changed += [self.part_delta(p) for p in sorted(again - mine)]
+            yield (
+                None,
+                TournamentDelta(
+                    tournament_id=head.tournament_id,
+                    version=head.version,
+                    head=head,
+                    entrants=changed,
+                ),
             )
-        return None, TournamentDelta(
-            tournament_id=head.tournament_id, version=head.version, head=head, entrants=changed
-        )
+        finally:
+            del self.in_flight[number]
+
+    def carried_elsewhere(self) -> set[str]:
+        """The players the publications under way carry."""
+        return set().union(*self.in_flight.values())
 
     def carried(self) -> CreateTournamentInput:
         """The next run's input for continue-as-new: the state, with the players whose part
         this run has not published yet (all of them, None, from a run that publishes whole
         views)."""
-        self.s.dirty = list(self.unpublished()) if self.deltas else None
+        # A publication still under way (none is, at the run's rests) may never land.
+        dirty = {*self.unpublished(), *self.carried_elsewhere()}
+        self.s.dirty = [p for p in self._parts() if p in dirty] if self.deltas else None
         return self.inp.model_copy(update={"carry": self.s})
 
     def mtt_published(self) -> MttPublished | None:
@@ -343,34 +383,34 @@ class Books:
                 sa.CURRENT_LEVEL.value_set(self.s.level),
             ]
         )
-        view, delta = await self.publication()
-        await effects.save_tournament(
-            TournamentRow(
-                tournament_id=self.s.tournament_id,
-                name=self.s.name,
-                kind=str(self.settings.kind),
-                seats=self.settings.seats,
-                entry_fee=self.settings.entry_fee,
-                rake_fee=self.settings.rake_fee,
-                starting_stack=self.settings.starting_stack,
-                settings=self.raw_settings,
-                state=self.s.phase,
-                workflow_id=workflow.info().workflow_id,
-                registered_count=self.taken(),
-                current_level=self.s.level,
-                field_size=self.s.field_size,
-                play_started_at_ms=self.s.play_start_ms,
-                level_started_at_ms=(
-                    level_started_at_ms(self.settings, self.s.play_start_ms, self.s.level)
-                    if self.s.play_start_ms is not None
-                    else None
-                ),
-                ended_at_ms=self.s.ended_at_ms,
-                closed_at_ms=self.s.closed_at_ms,
-                view=view,
-                delta=delta,
+        async with self.publishing() as (view, delta):
+            await effects.save_tournament(
+                TournamentRow(
+                    tournament_id=self.s.tournament_id,
+                    name=self.s.name,
+                    kind=str(self.settings.kind),
+                    seats=self.settings.seats,
+                    entry_fee=self.settings.entry_fee,
+                    rake_fee=self.settings.rake_fee,
+                    starting_stack=self.settings.starting_stack,
+                    settings=self.raw_settings,
+                    state=self.s.phase,
+                    workflow_id=workflow.info().workflow_id,
+                    registered_count=self.taken(),
+                    current_level=self.s.level,
+                    field_size=self.s.field_size,
+                    play_started_at_ms=self.s.play_start_ms,
+                    level_started_at_ms=(
+                        level_started_at_ms(self.settings, self.s.play_start_ms, self.s.level)
+                        if self.s.play_start_ms is not None
+                        else None
+                    ),
+                    ended_at_ms=self.s.ended_at_ms,
+                    closed_at_ms=self.s.closed_at_ms,
+                    view=view,
+                    delta=delta,
+                )
             )
-        )
         if entered and self.s.lifecycle_live:
             await self.emit_transition()
 

@@ -296,19 +296,19 @@ class Play:
     ) -> None:
         """The hand's row, its eliminations and its result, as events."""
         b = self.books
-        view, delta = await b.publication()
-        await effects.record_hand(
-            HandRow(
-                tournament_id=b.s.tournament_id,
-                table_id=report.table_id,
-                hand_no=report.hand_no,
-                level=report.level,
-                record=report.record,
-                eliminations=finishes,
-                view=view,
-                delta=delta,
+        async with b.publishing() as (view, delta):
+            await effects.record_hand(
+                HandRow(
+                    tournament_id=b.s.tournament_id,
+                    table_id=report.table_id,
+                    hand_no=report.hand_no,
+                    level=report.level,
+                    record=report.record,
+                    eliminations=finishes,
+                    view=view,
+                    delta=delta,
+                )
             )
-        )
         for finish in finishes:
             if finish.place == 1:
                 continue
@@ -368,19 +368,19 @@ class Play:
         )
         b.s.auto_folds = result.auto_folds
         b.bump()
-        view, delta = await b.publication()
-        await effects.record_hand(
-            HandRow(
-                tournament_id=b.s.tournament_id,
-                table_id=result.table_id,
-                hand_no=0,
-                level=b.s.level,
-                record={"force_end": True, "stacks": stacks},
-                eliminations=[f for f in b.s.finishes if f.hand_number is None],
-                view=view,
-                delta=delta,
+        async with b.publishing() as (view, delta):
+            await effects.record_hand(
+                HandRow(
+                    tournament_id=b.s.tournament_id,
+                    table_id=result.table_id,
+                    hand_no=0,
+                    level=b.s.level,
+                    record={"force_end": True, "stacks": stacks},
+                    eliminations=[f for f in b.s.finishes if f.hand_number is None],
+                    view=view,
+                    delta=delta,
+                )
             )
-        )
         await self.end()
 
     async def publish_eliminations(self, placed: list[Placing]) -> None:
