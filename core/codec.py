@@ -32,6 +32,17 @@ Update, or a table's report, again). The workflows' own idempotency answers that
 per owner, update ids, the re-registration cooldown; reports signed and taken once each, in
 hand order; receipts checked against their move: security review N1).
 
+A payload of ``COMPRESS_FROM`` bytes or more is deflated (zlib) before it is sealed and
+says so in its ``encryption-compression`` header, which is sealed with it as associated data
+too. Only a large tournament's payloads get there: its carried state at continue-as-new, its
+view (the ``state`` query, the operators' Updates' results, the workflow's result) and the
+read model's entrant parts of 1,000 rows. At 10,000 entrants the carried state is ~3.5 MB of
+JSON, past Temporal's 2 MB limit, and ~0.6 MB deflated (docs/capacity.md). Deflating before
+encrypting can let someone who sees ciphertext sizes and chooses part of the plaintext learn
+something of the rest (CRIME); here the sizes are Temporal's to see, the chosen part would be
+a player's own id, and what shares a payload with it are report secrets of 64 random hex
+digits that a continue-as-new carries once per run: docs/security.md weighs it.
+
 Keys come from settings (``SNG_CODEC_KEY``, base64 of 32 bytes, and ``SNG_CODEC_KEY_ID``;
 retired keys in ``SNG_CODEC_PREVIOUS_KEYS`` as ``id=base64`` pairs). Without a configured key a
 dev or test process uses ``<data dir>/codec.key``, created once by whichever process needs it
@@ -46,6 +57,7 @@ import copy
 import json
 import logging
 import os
+import zlib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -78,6 +90,14 @@ CONTEXT_HEADER = "encryption-context"
 AAD_PREFIX = b"sng payload context v1\x00"
 VALUE_AAD_PREFIX = b"sng sealed value v1\x00"
 HKDF_INFO = b"sng payload codec v2"
+COMPRESSION_HEADER = "encryption-compression"
+COMPRESSION = b"zlib"
+COMPRESSED_AAD = b"\x00compression zlib"
+COMPRESS_FROM = 64 * 1024
+"""Serialised payloads this large or larger are deflated before sealing (a few per hand are
+a tenth of it: a hand's record and report)."""
+INFLATED_MAX = 64 * 1024 * 1024
+"""No sealed payload inflates past this (ours stay under Temporal's 2 MB deflated)."""
 DEV_KEY_FILE = "codec.key"
 REFUSED_ENCODING = "binary/sng-refused"
 
@@ -249,14 +269,23 @@ class EncryptionCodec(PayloadCodec, WithSerializationContext):
         }
         if self._context is not None:
             metadata[CONTEXT_HEADER] = self._context
-        return [
-            Payload(metadata=metadata, data=self._seal(p.SerializeToString(), self._aad()))
-            for p in payloads
-        ]
+        out = []
+        for p in payloads:
+            data = p.SerializeToString()
+            if len(data) < COMPRESS_FROM:
+                out.append(Payload(metadata=metadata, data=self._seal(data, self._aad())))
+                continue
+            deflated = {**metadata, COMPRESSION_HEADER: COMPRESSION}
+            sealed = self._seal(zlib.compress(data, 1), self._aad(compressed=True))
+            out.append(Payload(metadata=deflated, data=sealed))
+        return out
 
-    def _aad(self, header: bytes | None = None) -> bytes | None:
+    def _aad(self, header: bytes | None = None, *, compressed: bool = False) -> bytes | None:
         bound = self._context if header is None else header
-        return None if bound is None else AAD_PREFIX + bound
+        aad = None if bound is None else AAD_PREFIX + bound
+        if compressed:  # the header is sealed too: dropping or adding it fails the tag
+            aad = (aad or b"") + COMPRESSED_AAD
+        return aad
 
     async def decode(self, payloads: Iterable[Payload]) -> list[Payload]:
         """What the SDK calls. A payload this codec refuses becomes a *refused* payload (its
@@ -299,11 +328,23 @@ class EncryptionCodec(PayloadCodec, WithSerializationContext):
             aead = AESGCM(_subkey(self._keys[key_id], salt))
         else:  # sealed before per-payload subkeys: the key itself
             rest = p.data
-        # The tag covers the header: a payload whose binding was rewritten does not open.
+        compression = p.metadata.get(COMPRESSION_HEADER)
+        if compression not in (None, COMPRESSION):
+            raise TamperedPayloadError(f"payload under unknown compression {compression!r}")
+        # The tag covers the headers: a payload whose binding or compression was rewritten
+        # does not open.
         aad = None if header is None else AAD_PREFIX + header
+        if compression is not None:
+            aad = (aad or b"") + COMPRESSED_AAD
         try:
-            return Payload.FromString(aead.decrypt(rest[:NONCE_BYTES], rest[NONCE_BYTES:], aad))
-        except (InvalidTag, ValueError, DecodeError) as err:
+            data = aead.decrypt(rest[:NONCE_BYTES], rest[NONCE_BYTES:], aad)
+            if compression is not None:
+                inflater = zlib.decompressobj()
+                data = inflater.decompress(data, INFLATED_MAX)
+                if inflater.unconsumed_tail or not inflater.eof:
+                    raise ValueError("the payload inflates past its bound, or is cut short")
+            return Payload.FromString(data)
+        except (InvalidTag, ValueError, DecodeError, zlib.error) as err:
             raise TamperedPayloadError(
                 f"payload under key {key_id!r} does not open (wrong key, or altered): {err!r}"
             ) from err

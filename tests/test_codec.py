@@ -12,6 +12,8 @@ from pydantic import ValidationError
 from temporalio.api.common.v1 import Payload
 
 from core.codec import (
+    COMPRESS_FROM,
+    COMPRESSION_HEADER,
     ENCODING,
     CodecKeyError,
     EncryptionCodec,
@@ -80,6 +82,47 @@ async def test_a_wrong_key_or_a_flipped_bit_is_refused() -> None:
     )
     with pytest.raises(TamperedPayloadError):
         await codec.open([tampered])
+
+
+async def test_a_large_payload_is_deflated_under_the_seal_and_reads_back() -> None:
+    """From ``COMPRESS_FROM`` bytes on, a payload is deflated before sealing, and says so in
+    a header that is sealed too: dropping it or adding it to a small payload fails the tag."""
+    codec = EncryptionCodec("k1", key())
+    big = payload('{"entrants": [' + ",".join(f'"player-{i}"' for i in range(20_000)) + "]}")
+    small = payload('"small"')
+    assert big.ByteSize() >= COMPRESS_FROM
+    sealed_big, sealed_small = await codec.encode([big, small])
+    assert sealed_big.metadata[COMPRESSION_HEADER] == b"zlib"
+    assert COMPRESSION_HEADER not in sealed_small.metadata
+    assert len(sealed_big.data) < big.ByteSize() // 4
+    assert await codec.open([sealed_big, sealed_small]) == [big, small]
+    stripped = Payload(data=sealed_big.data)
+    stripped.metadata.update(
+        {k: v for k, v in sealed_big.metadata.items() if k != COMPRESSION_HEADER}
+    )
+    added = Payload(data=sealed_small.data)
+    added.metadata.update({**sealed_small.metadata, COMPRESSION_HEADER: b"zlib"})
+    other = Payload(data=sealed_big.data)
+    other.metadata.update({**sealed_big.metadata, COMPRESSION_HEADER: b"gzip"})
+    for altered in (stripped, added, other):
+        with pytest.raises(TamperedPayloadError):
+            await codec.open([altered])
+
+
+async def test_a_ten_thousand_entrant_tournament_state_stays_under_temporals_limit() -> None:
+    """The state a 10,000-entrant MTT carries across continue-as-new (and its view, which
+    queries and results return) is ~3.5 MB of JSON, past Temporal's 2 MB payload limit;
+    through the deployment's converter it is sealed deflated, well under it."""
+    from tests.sizing import large_tournament_state
+
+    state = large_tournament_state(10_000)
+    converter = data_converter(Settings(_env_file=None))  # type: ignore[call-arg]
+    (plain,) = converter.payload_converter.to_payloads([state])
+    assert plain.ByteSize() > 2 * 1024 * 1024
+    (sealed,) = await converter.encode([state])
+    assert sealed.ByteSize() < 1024 * 1024, sealed.ByteSize()
+    (back,) = await converter.decode([sealed], [type(state)])
+    assert back == state
 
 
 async def test_what_the_sdk_gets_for_a_refused_payload_is_a_refusal_not_a_crash() -> None:
