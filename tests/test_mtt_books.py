@@ -1,6 +1,7 @@
 """The MTT books' invariant (workflows/tournament/tables.py ``books_fault``), which the
 tournament checks at every hand boundary and which fails the workflow task when it breaks:
-each live entry on exactly one running table or in transit, every chip counted."""
+each live entry on exactly one table or in transit, every chip counted (a table a force-end
+stopped keeps its seats; one finished by its order has none)."""
 
 from __future__ import annotations
 
@@ -29,6 +30,14 @@ def books(**changes: object) -> MttBooks:
 
 def test_books_that_hold_every_entry_once_and_every_chip_pass() -> None:
     assert books_fault(books(), STACKS, 600) is None
+
+
+def test_a_stopped_table_keeps_its_entries_in_the_books() -> None:
+    """A force-end stopped table 1: its players' chips are still the books' (a report it
+    sent before the stop may be taken after its result, CI-43)."""
+    b = books()
+    b.tables[1].done = True
+    assert books_fault(b, dict(STACKS), 600) is None
 
 
 @pytest.mark.parametrize(
@@ -60,7 +69,10 @@ def test_each_broken_invariant_is_named(case: str, words: str) -> None:
         stacks["b"] = 0
         b.tables[1].seats = {0: "a"}
     elif case == "a broken table's entry":
+        # Finished by its order with its players still on it: the order stands everyone up
+        # (a table stopped by a force-end, which keeps its seats, counts them).
         b.tables[1].done = True
+        b.tables[1].seats = {}
     fault = books_fault(b, stacks, 600)
     assert fault is not None and words in fault, fault
 
