@@ -254,7 +254,9 @@ class Registration:
                 break
         close.cancel()
         self.cancel_alarms()
-        workflow.continue_as_new(b.inp.model_copy(update={"carry": b.s}))
+        # ``carried``: the state with the players whose part this run has not published,
+        # as every other hand-over of the tournament carries it.
+        workflow.continue_as_new(b.carried())
 
     async def release_unpaid(self) -> None:
         unpaid = {
