@@ -51,6 +51,10 @@ class CreateTournamentInput(WireModel):
     hands_per_run: int = Field(default=300, ge=5, le=300)
     """Play continues-as-new after this many hand reports in a run (tests shorten it to see
     the hand-over; workflows/tournament/play.py ``HANDS_PER_RUN``)."""
+    rows_per_payload: int = Field(default=1_000, ge=2, le=1_000)
+    """A read-model publication sends its changed entrants in parts of this many ahead of the
+    head past it (workflows/tournament/books.py ``ROWS_PER_PAYLOAD``; tests shorten it to see
+    the parts on a small field)."""
     force_end_min_level_age_seconds: int = Field(default=300, ge=0, le=86_400)
     """An operator's force-end waits until the current level is this old (the seed's 5
     minutes; fixed at creation from the deployment's setting). The workflow enforces it, so

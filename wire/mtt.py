@@ -186,3 +186,9 @@ class MttPublished(WireModel):
     late_registration_closes_at_ms: int | None = None
     """When late registration closes (epoch ms); None: the tournament has none."""
     late_registration_open: bool = False
+    in_transit: dict[str, int] = Field(default_factory=dict)
+    """Entries between tables (moved, or a late entry waiting for its table's boundary):
+    player -> the number of the table they go to."""
+    in_round: list[int] = Field(default_factory=list)
+    """While hand-for-hand: the tables dealing the round's hand (the others wait at their
+    boundary for it), by number."""

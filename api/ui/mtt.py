@@ -58,9 +58,11 @@ class MoveRow:
 @dataclass(slots=True)
 class MttPage:
     tables: list[TableRow]
-    in_transit: list[tuple[str, int]]
+    in_transit: list[tuple[str, int, int | None]]
     """Live entries that no table's published state seats: moving between tables, or a late
-    entry waiting for its table's boundary (player, chips)."""
+    entry waiting for its table's boundary (player, chips, the table they go to as the
+    tournament's view has it; None: its view has them seated already, a table's own state
+    lagging)."""
     hand_for_hand: bool
     final_table: bool
     late_open: bool
@@ -68,6 +70,8 @@ class MttPage:
     entries: int
     re_entries: int
     players_left: int
+    in_round: set[int] = field(default_factory=set)
+    """While hand-for-hand: the tables dealing the round's hand (the rest wait for it)."""
     moves: list[MoveRow] = field(default_factory=list)
     where: dict[str, str] = field(default_factory=dict)
     """Each entrant's place now, for the entrants' list: ``table 2, seat 3``, ``in transit``
@@ -176,7 +180,10 @@ async def mtt_page(db: Database, view: TournamentView) -> MttPage | None:
     entries = view.field_size or view.paid_count
     return MttPage(
         tables=tables,
-        in_transit=sorted((p, c) for p, c in live.items() if p not in seated),
+        in_transit=sorted(
+            (p, c, published.in_transit.get(p)) for p, c in live.items() if p not in seated
+        ),
+        in_round=set(published.in_round),
         hand_for_hand=published.hand_for_hand,
         final_table=published.final_table,
         late_open=published.late_registration_open,
@@ -189,7 +196,13 @@ async def mtt_page(db: Database, view: TournamentView) -> MttPage | None:
         moves=await _moves(db, view.tournament_id),
         where={
             **{p: "out" for p, chips in view.stacks.items() if chips <= 0},
-            **{p: "in transit" for p in live if p not in seated},
+            **{
+                p: f"in transit to table {published.in_transit[p]}"
+                if p in published.in_transit
+                else "in transit"
+                for p in live
+                if p not in seated
+            },
             **{s.player_id: f"table {t.number}, seat {s.seat}" for t in tables for s in t.seats},
         },
     )

@@ -135,6 +135,25 @@ async def record(http: httpx.AsyncClient, tid: str) -> dict[str, Any]:
     return body
 
 
+async def enter_and_play(
+    http: httpx.AsyncClient, settings: Settings, tid: str, users: list[str]
+) -> None:
+    """Each user credited, registered and paid over the API; returns once the MTT plays."""
+    for user in users:
+        await credit(http, settings, user, ENTRY_FEE)
+        for step, body in (("register", {}), ("pay", {"amount": ENTRY_FEE})):
+            r = await http.post(
+                f"/tournaments/{tid}/{step}", json=body, headers=player(settings, user)
+            )
+            assert r.status_code == 200, r.text
+
+    async def playing() -> dict[str, Any] | None:
+        body = await record(http, tid)
+        return body if body["state"] == "playing" and body.get("mtt") else None
+
+    await eventually(playing, 30)
+
+
 async def closed(http: httpx.AsyncClient, tid: str) -> bool:
     """Settled to the end: a test leaves no money step in flight when its worker stops."""
     return (await record(http, tid))["state"] == "closed"
@@ -167,19 +186,7 @@ async def test_an_mtt_on_the_admin_and_players_pages(
             # estimate); over the final table's few it is exact again.
             payoutStructure={"paidPlacesPercent": 70},
         )
-        for bot in bots:
-            await credit(http, play_settings, bot, ENTRY_FEE)
-            for step, body in (("register", {}), ("pay", {"amount": ENTRY_FEE})):
-                r = await http.post(
-                    f"/tournaments/{tid}/{step}", json=body, headers=player(play_settings, bot)
-                )
-                assert r.status_code == 200, r.text
-
-        async def playing() -> dict[str, Any] | None:
-            body = await record(http, tid)
-            return body if body["state"] == "playing" and body.get("mtt") else None
-
-        await eventually(playing, 30)
+        await enter_and_play(http, play_settings, tid, bots)
 
         # -- the operator sees three tables of four, nobody moving, late registration open.
         operator = await browser.new_context(viewport={"width": 1280, "height": 900})
@@ -226,6 +233,10 @@ async def test_an_mtt_on_the_admin_and_players_pages(
         await expect(page.locator("#my-stack")).to_contain_text("moving to another table")
         await admin_page.reload()
         await expect(admin_page.locator("#in-transit")).to_contain_text(me)
+        # The tournament's view names the table the entry goes to (and it is where it sits).
+        transit = admin_page.locator(f"#in-transit li[data-player-id='{me}']")
+        await expect(transit).to_contain_text(re.compile(r", to table [123]$"))
+        going_to = int((await transit.inner_text()).rsplit(" ", 1)[-1])
         await expect(admin_page.locator("#late-entries")).to_have_text("13")
 
         # A second late entrant (over the API) goes to another table than the person's, so
@@ -253,6 +264,7 @@ async def test_an_mtt_on_the_admin_and_players_pages(
                 re.compile(r"^[123]$"), timeout=30_000
             )
             seated_at = int(await page.locator("#mtt-table").inner_text())
+            assert seated_at == going_to
             await expect(page.locator("#table-number")).to_have_text(f"Table {seated_at}")
             await expect(page.locator("#mtt-left")).to_have_text("14")
             await expect(page.locator("#mtt-average")).to_have_text("200")
@@ -424,19 +436,7 @@ async def test_hand_for_hand_on_the_bubble_on_both_pages(
             maxEntrants=6,
             payoutStructure={"paidPlacesPercent": 50},
         )
-        for user in [me, *bots]:
-            await credit(http, play_settings, user, ENTRY_FEE)
-            for step, body in (("register", {}), ("pay", {"amount": ENTRY_FEE})):
-                r = await http.post(
-                    f"/tournaments/{tid}/{step}", json=body, headers=player(play_settings, user)
-                )
-                assert r.status_code == 200, r.text
-
-        async def playing() -> dict[str, Any] | None:
-            body = await record(http, tid)
-            return body if body["state"] == "playing" and body.get("mtt") else None
-
-        await eventually(playing, 30)
+        await enter_and_play(http, play_settings, tid, [me, *bots])
         watch = await sign_in(page, play_url, me)
         await page.goto(f"{play_url}/play/tournaments/{tid}/table")
         await expect(page.locator("#mtt-paid")).to_have_text("3")
@@ -463,7 +463,12 @@ async def test_hand_for_hand_on_the_bubble_on_both_pages(
                 await expect(admin_page.locator("#hand-for-hand")).to_be_visible()
                 for n in (1, 2):
                     caption = admin_page.get_by_role("table", name=re.compile(f"^Table {n}"))
-                    await expect(caption.locator("caption")).to_contain_text("hand-for-hand")
+                    # Each table says whether it deals the round's hand or waits for it.
+                    await expect(caption.locator("caption")).to_contain_text(
+                        re.compile(
+                            "hand-for-hand: (dealing the round's hand|waiting for the round)"
+                        )
+                    )
                 await expect(admin_page.locator("#moves")).to_contain_text(
                     "Hand-for-hand began with 4 players left"
                 )

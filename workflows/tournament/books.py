@@ -260,7 +260,8 @@ class Books:
         if not self.deltas:
             yield self.view(), None
             return
-        if len(self.carried_elsewhere()) > ROWS_PER_PAYLOAD:
+        rows = min(ROWS_PER_PAYLOAD, self.inp.rows_per_payload)
+        if len(self.carried_elsewhere()) > rows:
             await workflow.wait_condition(lambda: not self.in_flight)
         again = self.carried_elsewhere()
         # Head and rows from the same instant: the parts' activities below let other
@@ -270,8 +271,8 @@ class Books:
         number = self.publications = self.publications + 1
         self.in_flight[number] = {p.player_id for p in changed}
         try:
-            while len(changed) > ROWS_PER_PAYLOAD:
-                part, changed = changed[:ROWS_PER_PAYLOAD], changed[ROWS_PER_PAYLOAD:]
+            while len(changed) > rows:
+                part, changed = changed[:rows], changed[rows:]
                 await effects.publish_entrants(
                     TournamentDelta(
                         tournament_id=head.tournament_id, version=head.version, entrants=part
@@ -318,6 +319,12 @@ class Books:
             final_table=m.final_table,
             late_registration_closes_at_ms=late.closes_at_ms if late is not None else None,
             late_registration_open=late is not None and late.open,
+            in_transit={i.player_id: i.to_table for i in m.in_transit},
+            in_round=sorted(
+                t.number
+                for t in m.tables.values()
+                if m.hand_for_hand and not t.done and not t.at_boundary
+            ),
         )
 
     def record_transition(self) -> bool:
