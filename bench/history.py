@@ -36,19 +36,20 @@ ACTION_EVENTS = {
 }
 
 
-async def workflow_events(client: Client, workflow_id: str) -> tuple[Counter[str], int]:
-    """Event counts by type over every run of ``workflow_id`` (walking continue-as-new back
-    from the latest run), plus ``activity_retry`` for attempts after the first and
-    ``update:NAME`` per accepted Update; and the runs."""
-    counts: Counter[str] = Counter()
+async def workflow_runs(client: Client, workflow_id: str) -> list[tuple[Counter[str], int]]:
+    """Each run of ``workflow_id``, newest first (walking continue-as-new back from the latest
+    run): its event counts by type, plus ``activity_retry`` for attempts after the first and
+    ``update:NAME`` per accepted Update; and its history's size in bytes."""
+    out: list[tuple[Counter[str], int]] = []
     run_id: str | None = None
-    runs = 0
     while True:
         handle = client.get_workflow_handle(workflow_id, run_id=run_id)
+        counts: Counter[str] = Counter()
+        size = 0
         previous = ""
         async for event in handle.fetch_history_events():
-            name = EventType.Name(event.event_type)
-            counts[name] += 1
+            size += event.ByteSize()
+            counts[EventType.Name(event.event_type)] += 1
             if event.HasField("workflow_execution_started_event_attributes"):
                 previous = (
                     event.workflow_execution_started_event_attributes.continued_execution_run_id
@@ -60,10 +61,20 @@ async def workflow_events(client: Client, workflow_id: str) -> tuple[Counter[str
                 counts["activity_retry"] += max(
                     0, event.activity_task_started_event_attributes.attempt - 1
                 )
-        runs += 1
+        out.append((counts, size))
         if not previous:
-            return counts, runs
+            return out
         run_id = previous
+
+
+async def workflow_events(client: Client, workflow_id: str) -> tuple[Counter[str], int]:
+    """Event counts by type over every run of ``workflow_id`` (``workflow_runs``), and the
+    runs."""
+    runs = await workflow_runs(client, workflow_id)
+    total: Counter[str] = Counter()
+    for counts, _ in runs:
+        total.update(counts)
+    return total, len(runs)
 
 
 def estimate_actions(events: Counter[str]) -> Counter[str]:

@@ -790,8 +790,37 @@ def bench(
             " of lasting ones: registrations and settlements in every window",
         ),
     ] = False,
+    mtt: Annotated[
+        int | None,
+        typer.Option(
+            "--mtt",
+            min=11,
+            max=10_000,
+            help="instead: one multi-table tournament of this many bots, and its history"
+            " events, actions and queries per entry (docs/capacity.md)",
+        ),
+    ] = None,
+    mtt_seats: Annotated[int, typer.Option("--mtt-seats", min=2, max=10)] = 9,
+    mtt_stack: Annotated[
+        int, typer.Option("--mtt-stack", min=100, help="the first small blind is 1/100")
+    ] = 200,
+    mtt_late: Annotated[int, typer.Option("--mtt-late-seconds", min=0)] = 0,
+    mtt_re_entries: Annotated[int, typer.Option("--mtt-re-entries", min=0)] = 0,
 ) -> None:
-    """Benchmark the service against a bare Temporal Update: a table, JSON and a PNG."""
+    """Benchmark the service against a bare Temporal Update: a table, JSON and a PNG.
+
+    With --mtt N: one multi-table tournament of N bots instead, and what it cost Temporal."""
+    if mtt is not None:
+        _bench_mtt(
+            out,
+            api_url,
+            mtt,
+            seats=mtt_seats,
+            stack=mtt_stack,
+            late=mtt_late,
+            re_entries=mtt_re_entries,
+        )
+        return
     pragmas = [check_pragma(p) for p in sqlite_pragma or []]
     if pragmas and api_url:
         raise typer.BadParameter(
@@ -826,4 +855,35 @@ def bench(
         console.print("no PNG drawn (matplotlib missing: pip install -e '.\\[bench]', or no curve)")
     if result["failed_sections"]:
         console.print(f"[red]failed sections: {', '.join(result['failed_sections'])}[/red]")
+        raise typer.Exit(1)
+
+
+def _bench_mtt(
+    out: Path, api_url: str, entrants: int, *, seats: int, stack: int, late: int, re_entries: int
+) -> None:
+    from bench.mtt import render_mtt, run_mtt
+
+    console = Console(stderr=True)
+
+    async def one(url: str, settings: Settings) -> dict[str, Any]:
+        return await run_mtt(
+            url,
+            settings,
+            console,
+            entrants=entrants,
+            seats=seats,
+            stack=stack,
+            late_seconds=late,
+            re_entries=re_entries,
+        )
+
+    if api_url:
+        result = asyncio.run(one(api_url, get_settings()))
+    else:
+        with own_stack(console) as (settings, _replicas, _watched):
+            result = asyncio.run(one(f"http://{settings.api_host}:{settings.api_port}", settings))
+    out.write_text(json.dumps(result, indent=2) + "\n")
+    Console().print(render_mtt(result))
+    console.print(f"JSON written to {out}")
+    if not result["paid_equals_pool"] or result["state"] != "closed":
         raise typer.Exit(1)
