@@ -418,11 +418,15 @@ class GameStateCache:
         else:
             sealed = {}  # the hand is over: the store drops its private parts too
         watch.echo = view.version
-        watch.install(state, sealed, None, None)
-        SERVED_AHEAD.inc()
+        # The write's task is made before the install wakes this replica's long-polls: tasks
+        # start in the order they were made, so the write's round trip (which the other
+        # replicas' long-polls wait for, by its notification) begins before those renders
+        # run, not after them (docs/capacity.md, the six-agent long-poll turn).
         task = asyncio.create_task(self._write_behind(watch, state, hold))
         self.behind.add(task)
         task.add_done_callback(self.behind.discard)
+        watch.install(state, sealed, None, None)
+        SERVED_AHEAD.inc()
         return True
 
     async def _write_behind(self, watch: _Watch, state: TableSnapshot, hold: float) -> None:
