@@ -678,3 +678,55 @@ async def turn_latency_long_poll(
             await clock.answer(client, tournament.tid, state)
 
     return await clock.measure(operator, tournament, agent)
+
+
+async def turn_latency_ws(target: Target, operator: SngClient, *, seconds: float) -> dict[str, Any]:
+    """Section 8 for agents on the WebSocket alone (``/me/ws``, docs/events.md): each learns
+    of its turn from ``action_required`` and acts on the same socket. The turn as before, and
+    the act's own round trip there (sent -> its ``act_result``): the act without a new HTTP
+    request's parsing, authentication and client work each time."""
+    import websockets
+
+    tournament = await open_tournament(target, operator, stack=100_000)
+    clock = _TurnClock(seconds)
+    acts: list[float] = []
+    path = f"/tournaments/{tournament.tid}/me/ws"
+    url = target.api_url.replace("http://", "ws://", 1) + path
+
+    async def agent(client: SngClient) -> None:
+        sent: dict[int, float] = {}
+        number = 0
+        async with websockets.connect(url, additional_headers=dict(client.http.headers)) as ws:
+            async for raw in ws:
+                if not clock.running():
+                    return
+                message = json.loads(raw)
+                event = message.get("event")
+                if event in ("act_result", "error") and message.get("requestId") in sent:
+                    started = sent.pop(message["requestId"])
+                    if event == "act_result":
+                        acts.append(time.perf_counter() - started)
+                    continue
+                if event != "action_required":
+                    continue
+                turn = message["data"]
+                clock.turn_arrived(turn)
+                action, amount = calling_station(turn, clock.rng)
+                clock.turns.sent(turn["handNumber"], turn["turn"])
+                clock.sent += 1
+                number += 1
+                sent[number] = time.perf_counter()
+                body = {
+                    "type": "act",
+                    "requestId": number,
+                    "handNumber": turn["handNumber"],
+                    "turn": turn["turn"],
+                    "action": action,
+                }
+                if amount is not None:
+                    body["amount"] = amount
+                await ws.send(json.dumps(body))
+
+    figures = await clock.measure(operator, tournament, agent)
+    act = percentiles(acts)
+    return {**figures, "act_p50_ms": act["p50_ms"], "act_p99_ms": act["p99_ms"], "acts": len(acts)}

@@ -158,6 +158,7 @@ async def run_bench(
         settle,
         turn_latency,
         turn_latency_long_poll,
+        turn_latency_ws,
         whole_tournaments,
     )
     from core.temporal import connect
@@ -282,7 +283,11 @@ async def run_bench(
             "turn latency (long-poll)",
             lambda: turn_latency_long_poll(target, operator, seconds=cfg.poll_s),
         )
-        for name in ("turn_latency", "turn_latency_long_poll"):
+        result["turn_latency_ws"] = await section(
+            "turn latency (WebSocket)",
+            lambda: turn_latency_ws(target, operator, seconds=cfg.poll_s),
+        )
+        for name in ("turn_latency", "turn_latency_long_poll", "turn_latency_ws"):
             if result[name] and base and base["p50_ms"]:
                 result[name]["ratio_p50"] = round(result[name]["p50_ms"] / base["p50_ms"], 2)
 
@@ -464,9 +469,19 @@ def targets(result: dict[str, Any]) -> list[dict[str, Any]]:
             "bare Update p50",
             at_most=limit,
         )
+    ws = result.get("turn_latency_ws")
+    row(
+        "act p50, 1 table, on the WebSocket (act_result)",
+        ws["act_p50_ms"] if ws and ws.get("acts") else None,
+        "ms",
+        bare,
+        "bare Update p50",
+        at_most=1.5,
+    )
     for name, how in (
         ("turn_latency", "SSE action_required"),
         ("turn_latency_long_poll", "long-poll wake"),
+        ("turn_latency_ws", "WebSocket action_required"),
     ):
         turns = result.get(name)
         row(
@@ -647,6 +662,7 @@ def _figures(result: dict[str, Any]) -> Table:
     for name, how in (
         ("turn_latency", "action_required, SSE"),
         ("turn_latency_long_poll", "legalActions, long-poll"),
+        ("turn_latency_ws", "action_required, WebSocket"),
     ):
         t = result.get(name)
         if t:
