@@ -696,7 +696,14 @@ async def turn_latency_ws(target: Target, operator: SngClient, *, seconds: float
     async def agent(client: SngClient) -> None:
         sent: dict[int, float] = {}
         number = 0
-        async with websockets.connect(url, additional_headers=dict(client.http.headers)) as ws:
+        # The credential only: httpx's own headers (Connection: keep-alive among them) would
+        # break the socket's handshake.
+        auth = {
+            k: v
+            for k, v in client.http.headers.items()
+            if k.lower() in ("authorization", "x-agent-key")
+        }
+        async with websockets.connect(url, additional_headers=auth) as ws:
             async for raw in ws:
                 if not clock.running():
                     return
