@@ -51,12 +51,17 @@ class TableBots:
     quiet by itself once one table seats everyone left (the final table), so that table
     keeps its players for the pages; or ``bubble``: one table at a time shoves and an all-in
     is called heads-up only, so at most one player busts per hand (the field walks onto the
-    bubble instead of jumping past it). ``careful`` players always check or fold."""
+    bubble instead of jumping past it), and turns quiet by itself once the tables seat
+    ``bubble_at`` players with chips, so the field stays on the bubble for the pages (a
+    test that turned them quiet when a page showed hand-for-hand was too late once: the
+    round's hand already had its all-in, and the bubble burst before the admin page loaded).
+    ``careful`` players always check or fold."""
 
     def __init__(self, client: Client, http: httpx.AsyncClient, tid: str) -> None:
         self.client, self.http, self.tid = client, http, tid
         self.mode = "quiet"
         self.careful: set[str] = set()
+        self.bubble_at = 0
 
     async def tables(self) -> list[str]:
         return list(((await record(self.http, self.tid)).get("mtt") or {}).get("tables", {}))
@@ -112,6 +117,9 @@ class TableBots:
             # with each hand's record, before the boundary that formed the final table.
             views = {t: await self.view(t) for t in await self.tables()}
             if self.mode == "shove" and sum(1 for v in views.values() if v and v.seats) == 1:
+                self.mode = "quiet"
+            alive = sum(1 for v in views.values() if v for s in v.seats if s.stack > 0)
+            if self.mode == "bubble" and alive <= self.bubble_at:
                 self.mode = "quiet"
             hot = next(
                 (
@@ -445,6 +453,7 @@ async def test_hand_for_hand_on_the_bubble_on_both_pages(
         table_bots = TableBots(client, http, tid)
         table_bots.careful.add(me)
         table_bots.mode = "bubble"
+        table_bots.bubble_at = 4  # three are paid: the next bust is the bubble
         runner = asyncio.create_task(table_bots.run())
         try:
             notice = page.get_by_text("Hand-for-hand: every table plays one hand at a time")
