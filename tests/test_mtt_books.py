@@ -147,3 +147,23 @@ def test_a_moved_entry_sitting_out_arrives_sitting_out(target_dealing: bool) -> 
         tables.take_hand(_report("t-2", 2, tables.m.tables[2].seats, []))
     arrive = tables.m.tables[2].arrive
     assert {a.player_id: a.sitting_out for a in arrive} == {"b": True, "c": False}
+
+
+@pytest.mark.parametrize("by_seat", [True, False])
+def test_busts_with_equal_stacks_at_one_table_are_placed_by_seat(by_seat: bool) -> None:
+    """A hand's record lists its busts in dealing order from the button; two busts with the
+    same stack tie for a rank, and their distinct places (which take a split's odd chip)
+    go by seat from ``busts-by-seat-v1`` (CI-47: the button's order swapped them). Before
+    it, the record's order, as recorded histories replay."""
+    one = MttTable(number=1, workflow_id="t-1", secret="", seats={0: "a", 1: "b", 2: "c"})
+    two = MttTable(number=2, workflow_id="t-2", secret="", seats={0: "d", 1: "e"})
+    tables = _tables_at(one, two)
+    tables.busts_by_seat = by_seat
+    report = _report("t-1", 1, one.seats, [])
+    report.stacks_after = {0: 3000, 1: 0, 2: 0}
+    # The button on seat 1: seat 2 is dealt before seat 1.
+    report.busted = [{"seat": 2, "stack_before": 1000}, {"seat": 1, "stack_before": 1000}]
+    finishes, _ = tables.take_hand(report)
+    places = {f.player_id: (f.place, f.rank) for f in finishes}
+    first, second = ("b", "c") if by_seat else ("c", "b")
+    assert places == {first: (4, 4), second: (5, 4)}, places

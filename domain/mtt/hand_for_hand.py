@@ -112,8 +112,9 @@ def place_round(busts: Sequence[RoundBust], *, alive_after: int) -> tuple[Finish
     places them once every table of the round has reported. ``alive_after`` counts the
     players left after the round; the busts take the places just below them. Within a tier
     the busts are listed by table number, then in the order given for each table (the
-    table's report lists its busts by seat), so the odd chips of a split go to the lowest
-    table first: the remainder rule does not depend on which table finished its hand first.
+    tournament takes each report's busts by seat, ``busts-by-seat-v1``), so the odd chips of
+    a split go to the lowest table first: the remainder rule does not depend on which table
+    finished its hand first.
 
     >>> late_first = [RoundBust("bob", 2, 300), RoundBust("ann", 1, 900)]
     >>> [(f.entrant, f.place, f.rank) for f in place_round(late_first, alive_after=8)]

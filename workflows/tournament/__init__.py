@@ -55,7 +55,12 @@ with workflow.unsafe.imports_passed_through():
     from workflows.tournament.registration import REGISTRATION_LOOP_PATCH, Registration
     from workflows.tournament.registration_legacy import LegacyRegistration
     from workflows.tournament.settlement import Settlement
-    from workflows.tournament.tables import H4H_PLACES_PATCH, MTT_EVENTS_PATCH, Tables
+    from workflows.tournament.tables import (
+        BUSTS_BY_SEAT_PATCH,
+        H4H_PLACES_PATCH,
+        MTT_EVENTS_PATCH,
+        Tables,
+    )
 
 __all__ = ["TournamentWorkflow"]
 
@@ -104,6 +109,8 @@ class TournamentWorkflow:
             self.mtt.round_places = workflow.patched(H4H_PLACES_PATCH)
             # And whether its table moves, breaks and hand-for-hand go to the event log.
             self.mtt.events_on = workflow.patched(MTT_EVENTS_PATCH)
+            # And whether a report's busts are taken by seat (not by the button's order).
+            self.mtt.busts_by_seat = workflow.patched(BUSTS_BY_SEAT_PATCH)
         # Whether it publishes its view in parts (a run from before publishes it whole).
         b.deltas = workflow.patched(DELTAS_PATCH)
         if inp.carry is None:

@@ -87,6 +87,14 @@ each once per dedupe key. Asked at each run's start, for an MTT only; a run befo
 publishes none of them (its commands stay as they were)."""
 
 
+BUSTS_BY_SEAT_PATCH = "busts-by-seat-v1"
+"""From this patch on, a report's busts are taken by seat (``Tables.take_hand``): a hand's
+record lists them in dealing order from the button (``domain/holdem/record.py``), so two
+busts with equal stacks at one table got their distinct places (and a split's odd chip)
+by where the button stood, against ``place_round``'s rule (CI-47 caught it). Asked at each
+run's start, for an MTT only; before it, the record's order."""
+
+
 class Tables:
     """The table manager's steps over ``books.s.mtt`` (no state of its own)."""
 
@@ -96,6 +104,8 @@ class Tables:
         """``H4H_PLACES_PATCH``, asked at the run's start (an MTT's only)."""
         self.events_on = False
         """``MTT_EVENTS_PATCH``, asked at the run's start (an MTT's only)."""
+        self.busts_by_seat = False
+        """``BUSTS_BY_SEAT_PATCH``, asked at the run's start (an MTT's only)."""
         self.events: list[tuple[str, Event]] = []
         """Events of the boundary being processed, published at its end (dedupe key, body)."""
 
@@ -248,7 +258,10 @@ class Tables:
                 f"{sum(before.values())} before, {sum(after.values())} after"
             )
         alive_before = sum(1 for chips in b.s.stacks.values() if chips > 0)
-        busted = [(table.seats[x["seat"]], x["stack_before"]) for x in report.busted]
+        rows = (
+            sorted(report.busted, key=lambda x: x["seat"]) if self.busts_by_seat else report.busted
+        )
+        busted = [(table.seats[x["seat"]], x["stack_before"]) for x in rows]
         in_round, table.in_round = table.in_round, False
         finishes: list[Placing] = []
         late = self.late_open()
