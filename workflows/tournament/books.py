@@ -56,6 +56,20 @@ Part = tuple[int, EntrantView | None, int | None, int, tuple[Placing, ...]]
 """One player's part of the view (``EntrantDelta``'s fields but the id) as the books compare
 it: ordinal, entry, stack, stack's ordinal, finishes."""
 
+
+def as_delta(player: str, part: Part) -> EntrantDelta:
+    """One player's part as the read model's row (``EntrantDelta``)."""
+    ordinal, entrant, stack, stack_ordinal, finishes = part
+    return EntrantDelta(
+        player_id=player,
+        ordinal=ordinal,
+        entrant=entrant,
+        stack=stack,
+        stack_ordinal=stack_ordinal,
+        finishes=list(finishes),
+    )
+
+
 LIFECYCLE_PATCH = "lifecycle-live-v1"
 """From this patch on (asked once, at the seal), each transition from ``starting`` on is
 emitted as it happens, a state_transition span under the tournament's lifecycle root
@@ -169,17 +183,7 @@ class Books:
         puts a head and these back together into ``view()``): every entrant (a released one
         too: it may hold a finish, and may come back), and anyone else with a stack or a
         finish."""
-        return {
-            player: EntrantDelta(
-                player_id=player,
-                ordinal=ordinal,
-                entrant=entrant,
-                stack=stack,
-                stack_ordinal=stack_ordinal,
-                finishes=list(finishes),
-            )
-            for player, (ordinal, entrant, stack, stack_ordinal, finishes) in self._parts().items()
-        }
+        return {player: as_delta(player, part) for player, part in self._parts().items()}
 
     def _parts(self) -> dict[str, Part]:
         """``entrant_parts`` as plain tuples, cheap to build and compare for every player at
@@ -230,15 +234,7 @@ class Books:
 
     def part_delta(self, player: str) -> EntrantDelta:
         """``player``'s part as the last publication noted it."""
-        ordinal, entrant, stack, stack_ordinal, finishes = self.published[player]
-        return EntrantDelta(
-            player_id=player,
-            ordinal=ordinal,
-            entrant=entrant,
-            stack=stack,
-            stack_ordinal=stack_ordinal,
-            finishes=list(finishes),
-        )
+        return as_delta(player, self.published[player])
 
     @contextlib.asynccontextmanager
     async def publishing(
