@@ -4,7 +4,8 @@ cash room that dealt a few hands and closed, recorded by earlier builds
 ``golden/v2/`` with committed decks sealed under a deck key (kept beside the codec key),
 ``golden/v3/`` taking the new side of every patch, ``golden/v4/`` likewise with
 ``deliver-v1``, ``golden/v5/`` with ``decision-timer-kept-v1``, and ``golden/v6/`` (a
-tournament only) with ``read-model-deltas-v1`` (``PATCHES``: each history
+tournament only) with ``read-model-deltas-v1``, ``golden/v7/`` (a tournament only) with
+``level-rearm-v1`` (``PATCHES``: each history
 of the newest set must carry the marker of each patch listed for it, so the set cannot
 silently lose coverage). Today's code
 must replay each one exactly: a change that cannot is a change that would break workflows
@@ -32,7 +33,14 @@ BUILDS = [
     GOLDEN,
     *(
         p
-        for p in (GOLDEN / "v2", GOLDEN / "v3", GOLDEN / "v4", GOLDEN / "v5", GOLDEN / "v6")
+        for p in (
+            GOLDEN / "v2",
+            GOLDEN / "v3",
+            GOLDEN / "v4",
+            GOLDEN / "v5",
+            GOLDEN / "v6",
+            GOLDEN / "v7",
+        )
         if (p / "codec.key").exists()
     ),
 ]
@@ -61,6 +69,7 @@ PATCHES: dict[str, set[str]] = {
         "lifecycle-live-v1",
         "standings-checked-v1",
         "read-model-deltas-v1",
+        "level-rearm-v1",
     },
     # A room asks none of these three (it always delivered its answers: ``deliver-v1``).
     "table": _HAND_LOOP | {"stop-at-waits-v1", "act-answers-v1", "deliver-v1"},

@@ -23,25 +23,30 @@ from typing import Any
 import pytest
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowHandle, WorkflowHistory, WorkflowUpdateFailedError
+from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
+from activities.act_writer import ActWriter
 from core.codec import EncryptionCodec
 from db import ledger
 from db.engine import Database
 from tests.integration.bots import passive
-from tests.integration.helpers import start_paid_tournament
+from tests.integration.helpers import eventually, start_paid_tournament
 from tests.integration.test_table import table_state
-from tests.interleave import merged, mixed_pairs, split
+from tests.interleave import mergeable, merged, mixed_pairs, split
 from tests.replay import histories_from
+from wire.ids import table_workflow_id
 from wire.messages import (
     CancelInput,
     CreateTournamentInput,
     PayEntryInput,
     RegisterInput,
+    TournamentView,
     UnregisterInput,
 )
-from wire.table_messages import ActInput
-from worker import activities_for, build_replayer, build_worker
+from wire.signals import HAND_COMPLETED
+from wire.table_messages import ActInput, HandReport, TableState, report_mac
+from worker import WORKFLOWS, activities_for, build_replayer, build_worker, single_batch
 from workflows.table import TableWorkflow
 from workflows.tournament import TournamentWorkflow
 
@@ -375,3 +380,153 @@ async def test_registration_reserves_expiring_among_registers_pays_and_leaves(
     merges, failures = await replay_every_merge(client, found)
     assert failures == []
     assert merges >= 5, f"only {merges} overlapping pairs: the scenario no longer overlaps"
+
+
+async def settled(handle: WorkflowHandle[Any, Any]) -> bool:
+    """The workflow's last task completed, and every activity it scheduled finished."""
+    kinds = [e.event_type async for e in handle.fetch_history_events()]
+    ended = (
+        EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED,
+        EventType.EVENT_TYPE_ACTIVITY_TASK_FAILED,
+    )
+    return kinds[-1] in (
+        EventType.EVENT_TYPE_TIMER_STARTED,
+        EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED,
+    ) and kinds.count(EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED) == sum(
+        kinds.count(k) for k in ended
+    )
+
+
+async def test_a_level_taken_alone_then_a_report_of_a_hand_that_ended_before_it_replays_merged(
+    time_skipping_env: WorkflowEnvironment, db: Database
+) -> None:
+    """CI-47's pair, forced. The level's timer fires and the tournament takes the level in a
+    task of its own; then the table's report of a hand that ended *before* the deadline (the
+    signal was on its way) arrives in the next task, while the level's write still runs.
+    Recorded as one task (tests/interleave.py), a replay gets both inputs at once: ordering
+    them by the hand's end took the hand first, against the level the worker took first.
+
+    The worker here runs the workflows only (no activity runs, so the level's write stays
+    open and the report's task has nothing else in it). The report is the one the table
+    would send, signed with its secret; the table itself waits on its first decision, whose
+    timeout (300 s) lies past the level's deadline (120 s)."""
+    client = time_skipping_env.client
+    task_queue = f"tq-{uuid.uuid4().hex[:8]}"
+    tid = f"level-alone-{uuid.uuid4().hex[:6]}"
+    settings = {
+        "seats": 3,
+        "entryFee": 100,
+        "startingStack": 300,
+        "actionTimeoutSeconds": 300,
+        "blindStructure": {
+            "startingSmallBlind": 10,
+            "increaseFactor": 1.5,
+            "levelDurationSeconds": 120,
+        },
+    }
+    table_id = table_workflow_id(tid)
+    # No sticky queue: the next worker takes the tasks at once (a sticky one would wait for
+    # the first worker's queue to time out).
+    async with build_worker(client, db, task_queue, max_cached_workflows=0):
+        handle = await start_paid_tournament(client, db, task_queue, tid, settings, hand_pause_ms=0)
+
+        async def at_rest() -> TournamentView | None:
+            view = await handle.query(TournamentWorkflow.state)
+            if view.state != "playing" or view.level_ends_at_ms is None:
+                return None
+            # And both workflows at rest (no activity outstanding: one the next worker cannot
+            # run would hold the server's time skipping), the level's timer armed.
+            table = client.get_workflow_handle(table_id)
+            if await settled(handle) and await settled(table):
+                return view
+            return None
+
+        playing = await eventually(at_rest, limit=60)
+    deadline = playing.level_ends_at_ms
+    assert deadline is not None
+    first = playing.current_level
+    secret = ""
+    async for event in client.get_workflow_handle(table_id).fetch_history_events():
+        attrs = event.workflow_execution_started_event_attributes
+        (start,) = await client.data_converter.decode(attrs.input.payloads)
+        secret = TableState.model_validate(start).report_secret
+        seats = {s.seat: s.player_id for s in TableState.model_validate(start).seats}
+        break
+    assert secret
+
+    async def tasks_done() -> int:
+        """Events so far, once the last one is a completed workflow task (nothing pending)."""
+        events = [e async for e in handle.fetch_history_events()]
+        done = events[-1].event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED or (
+            events[-1].event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
+        )
+        return len(events) if done else 0
+
+    workflows_only = single_batch(
+        Worker(
+            client,
+            task_queue=task_queue,
+            workflows=list(WORKFLOWS),
+            interceptors=[ActWriter(db)],
+        )
+    )
+    async with workflows_only:
+        now_ms = int((await time_skipping_env.get_current_time()).timestamp() * 1000)
+        # Skip to a second before the deadline; the server's clock runs at real pace from
+        # there (nothing waits on a result), so the level's write does not hold a skip.
+        await time_skipping_env.sleep((deadline - now_ms) / 1000 - 1)
+
+        async def level_two() -> bool:
+            return (await handle.query(TournamentWorkflow.state)).current_level == first + 1
+
+        await eventually(level_two, limit=30)
+        await eventually(tasks_done, limit=30)
+        stacks = {seat: 300 for seat in seats}
+        report = HandReport(
+            table_id=table_id,
+            hand_no=1,
+            level=1,
+            record={
+                "table_id": table_id,
+                "hand_no": 1,
+                "players": {str(seat): player for seat, player in seats.items()},
+                "stacks_before": stacks,
+                "stacks_after": stacks,
+                "busted": [],
+            },
+            stacks_after=stacks,
+            busted=[],
+            auto_folds=0,
+            ended_at_ms=deadline - 1_000,
+        )
+        report.mac = report_mac(secret, HAND_COMPLETED, table_id, 1, report)
+        signalled = len([e async for e in handle.fetch_history_events()])
+        await handle.signal(HAND_COMPLETED, report)
+
+        async def report_task_done() -> bool:
+            return await tasks_done() > signalled + 1
+
+        await eventually(report_task_done, limit=30)
+    history = await handle.fetch_history()
+    _, tasks, _ = split(json.loads(history.to_json())["events"])
+    (k,) = [
+        i
+        for i, task in enumerate(tasks)
+        if any(
+            e["eventType"] == "EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED"
+            and e["workflowExecutionSignaledEventAttributes"]["signalName"] == HAND_COMPLETED
+            for e in task.inputs
+        )
+    ]
+    assert any(e["eventType"] == "EVENT_TYPE_TIMER_FIRED" for e in tasks[k - 1].inputs)
+    assert tasks[k].commands == [] or all(
+        c["eventType"] != "EVENT_TYPE_ACTIVITY_TASK_SCHEDULED" for c in tasks[k].commands
+    ), "the report's task should only queue it (the level's write is still open)"
+    assert mergeable(tasks, k)
+    replayer = build_replayer(client.data_converter, namespace=client.namespace)
+    assert (await replayer.replay_workflow(history)).replay_failure is None
+    result = await replayer.replay_workflow(merged(history, k), raise_on_replay_failure=False)
+    for wid in (handle.id, table_id):
+        with contextlib.suppress(Exception):
+            await client.get_workflow_handle(wid).terminate("the test is over")
+    assert result.replay_failure is None, str(result.replay_failure)[:400]

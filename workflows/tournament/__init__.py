@@ -51,7 +51,7 @@ with workflow.unsafe.imports_passed_through():
     from wire.table_messages import HandReport, TableResult
     from workflows.tournament.books import DELTAS_PATCH, Books
     from workflows.tournament.entries import Entries
-    from workflows.tournament.play import Play
+    from workflows.tournament.play import LEVEL_REARM_PATCH, Play
     from workflows.tournament.registration import REGISTRATION_LOOP_PATCH, Registration
     from workflows.tournament.registration_legacy import LegacyRegistration
     from workflows.tournament.settlement import Settlement
@@ -113,6 +113,9 @@ class TournamentWorkflow:
             self.mtt.busts_by_seat = workflow.patched(BUSTS_BY_SEAT_PATCH)
         # Whether it publishes its view in parts (a run from before publishes it whole).
         b.deltas = workflow.patched(DELTAS_PATCH)
+        # Whether play takes a fired level first and arms the level again at each other input
+        # (so no batching of their tasks can reorder them on replay).
+        self.play.level_rearm = workflow.patched(LEVEL_REARM_PATCH)
         if inp.carry is None:
             await b.save_tournament()
             b.row_saved = True

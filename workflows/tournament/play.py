@@ -54,8 +54,15 @@ REPORTS_PATCH = "reports-v2"
 """From this patch on, a table signs its reports (``report_mac``) and the tournament takes each
 hand once, in order, and the table's end once (security review N1)."""
 
+LEVEL_REARM_PATCH = "level-rearm-v1"
+"""From this patch on, play's loop takes a level whose timer fired before anything else, and
+arms the level's timer again each time it takes another input (a hand report, a force-end, the
+table's result), so that the order it takes them in is the same however their tasks were
+batched (``Play.level_first``; docs/durability.md rule 6). Asked at each run's start."""
+
 HANDS_PER_RUN = 300
-"""Continue-as-new after this many hands (each costs the tournament ~15 history events)."""
+"""Continue-as-new after this many hands (each costs the tournament ~17 history events, two of
+them the level's timer armed again: ``level-rearm-v1``)."""
 
 
 class Play:
@@ -64,6 +71,8 @@ class Play:
         self.tables = tables
         """An MTT's table manager (``maxEntrants`` above ``seats``): a Sit-and-Go never
         calls it, so its commands are the same as before."""
+        self.level_rearm = False
+        """``LEVEL_REARM_PATCH``, asked at the run's start."""
 
     async def start(self) -> None:
         """After the grace, seat the field at the table with starting stacks: `playing`."""
@@ -152,28 +161,24 @@ class Play:
             if self.level_first(alarm):
                 await self.next_level()
                 alarm = await self.level_alarm()
-            elif b.s.pending_hands:
-                await self.hand_boundary(b.s.pending_hands.pop(0))
-                hands_this_run += 1
-            elif b.s.force_end_requested and not b.s.stop_sent:
-                b.s.stop_sent = True
-                if b.s.mtt is not None:
-                    await self.tables.stop_all()
-                    continue
-                assert b.s.table_workflow_id is not None
-                table: workflow.ExternalWorkflowHandle[TableWorkflow] = (
-                    workflow.get_external_workflow_handle_for(
-                        TableWorkflow.run, b.s.table_workflow_id
-                    )
-                )
-                if b.s.reports_v2:
-                    order = StopOrder(table_id=b.s.table_workflow_id)
-                    order.mac = report_mac(b.s.table_secret, STOP, order.table_id, 0, order)
-                    await table.signal(TableWorkflow.stop, order)
-                else:
-                    await table.signal(TableWorkflow.stop)
-            elif b.s.table_done is not None:
-                await self.end_by_ranking()
+            else:
+                if self.level_rearm:
+                    # Whatever this pass takes, a level timer that fires after it is one armed
+                    # in this task: its firing answers a command of this task, so no batching
+                    # can record it in one task with this input (level_first).
+                    alarm.cancel()
+                    alarm = await self.level_alarm()
+                if b.s.pending_hands:
+                    await self.hand_boundary(b.s.pending_hands.pop(0))
+                    hands_this_run += 1
+                elif b.s.force_end_requested and not b.s.stop_sent:
+                    b.s.stop_sent = True
+                    if b.s.mtt is not None:
+                        await self.tables.stop_all()
+                        continue
+                    await self.stop_table()
+                elif b.s.table_done is not None:
+                    await self.end_by_ranking()
             if (
                 b.s.phase is TournamentPhase.PLAYING
                 and not b.s.pending_hands
@@ -189,6 +194,20 @@ class Play:
                 if not b.s.pending_hands and not alarm.fired:
                     alarm.cancel()
                     workflow.continue_as_new(b.carried())
+
+    async def stop_table(self) -> None:
+        """A force-end's order to a Sit-and-Go's table."""
+        b = self.books
+        assert b.s.table_workflow_id is not None
+        table: workflow.ExternalWorkflowHandle[TableWorkflow] = (
+            workflow.get_external_workflow_handle_for(TableWorkflow.run, b.s.table_workflow_id)
+        )
+        if b.s.reports_v2:
+            order = StopOrder(table_id=b.s.table_workflow_id)
+            order.mac = report_mac(b.s.table_secret, STOP, order.table_id, 0, order)
+            await table.signal(TableWorkflow.stop, order)
+        else:
+            await table.signal(TableWorkflow.stop)
 
     def at_rest(self) -> bool:
         """Play waits for its next input with none to take (late registration's hand-over,
@@ -210,16 +229,23 @@ class Play:
         return await Alarm.until(deadline, f"level {b.s.level} deadline")
 
     def level_first(self, alarm: Alarm) -> bool:
-        """Does the level deadline come before the next hand report?
+        """Does the level deadline come before the next input?
 
-        A task may carry both (a worker died, another took over); the level goes first only
-        if the hand ended at or after the deadline, by the table's clock in the report. So
-        the order is the order they happened, however the SDK batched them.
+        From ``level-rearm-v1``: whenever its timer fired. The loop arms the level's timer
+        again each time it takes another input, so a firing that reaches it together with an
+        input either came together for real or belongs to a timer armed after that input was
+        taken, which answers a command and so is never recorded in one task with it. Either
+        way the level goes first, however the tasks were batched (CI-47: ordering by the
+        hand's end took first a report whose hand ended before the deadline but which came
+        after the level was taken in a task of its own).
+
+        Before it: the level went first only if the hand ended at or after the deadline, by
+        the table's clock in the report.
         """
         b = self.books
         if not alarm.fired:
             return False
-        if not b.s.pending_hands:
+        if not b.s.pending_hands or self.level_rearm:
             return True
         assert b.s.play_start_ms is not None
         deadline = level_deadline_ms(b.settings, b.s.play_start_ms, b.s.level)
