@@ -14,7 +14,7 @@ from wire.messages import (
     TournamentState,
 )
 from wire.tournament_delta import compose
-from workflows.tournament.books import Books
+from workflows.tournament.books import Books, Part, same_part
 
 SETTINGS = {
     "seats": 4,
@@ -116,3 +116,32 @@ def test_a_state_from_before_counts_every_player_as_changed() -> None:
     b.deltas = False
     carried = b.carried().carry
     assert carried is not None and carried.dirty is None
+
+
+def test_the_cheap_comparison_of_parts_agrees_with_equality() -> None:
+    """``same_part`` compares entries by their fields' values instead of the model's
+    ``__eq__`` (the diff runs over every player at every publication): it must answer what
+    ``==`` answers, for every field an entry has and for players without an entry."""
+    base = entry("p", seat=1, entry_no=1)
+    part: Part = (3, base, 1500, 2, (Placing(player_id="p", place=9, rank=9),))
+    assert same_part(part, (3, base.model_copy(), 1500, 2, part[4]))
+    changes = {
+        "status": EntrantStatus.RELEASED,
+        "seat": 2,
+        "entry_no": 2,
+        "released_at_ms": 7,
+        "is_agent": True,
+        "owner_user_id": "q",
+    }
+    for field, value in changes.items():
+        other = base.model_copy(update={field: value})
+        assert (other == base) is False, field
+        assert not same_part(part, (3, other, 1500, 2, part[4])), field
+    for i, value in ((0, 4), (2, 1400), (3, 0), (4, ())):
+        changed = list(part)
+        changed[i] = value
+        assert not same_part(part, tuple(changed)), i  # type: ignore[arg-type]
+    gone: Part = (-1, None, 0, 1, ())
+    assert same_part(gone, (-1, None, 0, 1, ()))
+    assert not same_part(gone, (-1, base, 0, 1, ()))
+    assert not same_part((-1, base, 0, 1, ()), gone)
