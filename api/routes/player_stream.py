@@ -115,6 +115,9 @@ class Target:
     seated: bool = False
     """The stream was a seated player's: its end is recorded as a drop (the disconnect
     grace, docs/rooms.md)."""
+    bound_for: str | None = None
+    """An MTT's player in transit: the table they are moving to, where a drop meanwhile is
+    recorded too (that table's decision timer reads it once they sit there)."""
     advised: bool = False
     """A copilot tournament's or room's: the player's turns may carry their advisor's
     ``advice`` (docs/copilot.md)."""
@@ -184,10 +187,11 @@ async def player_messages(
                 return await cache.render(None, target.table_id, target.viewer)
             # A multi-table tournament's player is followed to the table that seats them now
             # (in transit: the coded state, and the stream wakes with the old table's change).
-            table, rendered = await placed_state(app_state, target.tournament_id, target.viewer)
-            if table is not None:
-                target.table_id = table
-            return rendered
+            placed = await placed_state(app_state, target.tournament_id, target.viewer)
+            if placed.table_id is not None:
+                target.table_id = placed.table_id
+            target.bound_for = placed.bound_for
+            return placed.rendered
         except NoPublishedState:
             return None
         except ApiError as err:
@@ -325,12 +329,16 @@ async def player_messages(
 async def stream_ended(app_state: AppState, target: Target) -> None:
     """A seated player's stream closed: the table's disconnect grace runs from now
     (``stream_presence``, read by the table when the player's decision timer runs out). A
-    failure to record it is logged, never the client's error."""
+    player in transit between an MTT's tables has it recorded at the table they are moving
+    to as well: that is the table whose timer will read it. A failure to record it is
+    logged, never the client's error."""
     if not target.seated:
         return
     try:
         with anyio.fail_after(5):
             await stream_dropped(app_state.db, target.table_id, target.viewer)
+            if target.bound_for is not None and target.bound_for != target.table_id:
+                await stream_dropped(app_state.db, target.bound_for, target.viewer)
     except Exception:
         log.warning("could not record the end of %s's stream", target.viewer, exc_info=True)
 

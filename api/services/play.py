@@ -30,7 +30,7 @@ from db.models import Room, Tournament
 from domain.errors import ErrorCode
 from domain.mtt.seating import tables_needed
 from wire.ids import room_workflow_id, table_workflow_id
-from wire.messages import TournamentPhase, WireModel
+from wire.messages import TournamentPhase, TournamentView, WireModel
 from wire.table_messages import ActInput, ActResult, SeedInput, SeedResult, SitInInput
 from workflows.room import RoomWorkflow
 from workflows.table import TableWorkflow
@@ -162,16 +162,35 @@ async def current_table(state: AppState, tournament_id: str, player_id: str | No
     return Placement(fresh[0], moved=known is not None and fresh[0] != known)
 
 
-async def placed_state(
-    state: AppState, tournament_id: str, viewer: str
-) -> tuple[str | None, Rendered]:
+@dataclass
+class Placed:
+    """A per-player stream's state: the table that seats the viewer now (None while an MTT
+    moves them), the table they are moving to (``bound_for``, from the tournament's view of
+    the entries in transit), and the game state."""
+
+    table_id: str | None
+    rendered: Rendered
+    bound_for: str | None = None
+
+
+async def placed_state(state: AppState, tournament_id: str, viewer: str) -> Placed:
     """The viewer's game state at the table that seats them now, with that table's id (None
     and the in-transit state while an MTT moves them): the per-player streams' state."""
     placement = await current_table(state, tournament_id, viewer)
     if placement.table_id is not None:
         rendered = await state.read_model.render(tournament_id, placement.table_id, viewer)
-        return placement.table_id, rendered
-    return None, _in_transit(placement, viewer)
+        return Placed(placement.table_id, rendered)
+    assert placement.tournament is not None
+    return Placed(
+        None, _in_transit(placement, viewer), bound_for(placement.tournament.view, viewer)
+    )
+
+
+def bound_for(view: TournamentView, player_id: str) -> str | None:
+    """The table an MTT's entry in transit is moving to, as the tournament published it
+    (``mtt.inTransit``), or None (not in transit, or a view from before it named it)."""
+    number = view.mtt.in_transit.get(player_id) if view.mtt is not None else None
+    return table_workflow_id(view.tournament_id, number) if number is not None else None
 
 
 def _in_transit(placement: Placement, viewer: str) -> Rendered:
