@@ -667,8 +667,35 @@ async def test_busts_at_two_tables_in_one_hand_for_hand_round_tie_and_split_the_
     (``place_round``: each table's deepest bust ties with the other table's, and so on), the
     ``player_eliminated`` events and the standings say so, the tied places' prizes are split
     (payouts equal to the pool, each place paid once), the books held at every snapshot and
-    boundary, and every history replays."""
-    tid = "mtt-h4h-ties"
+    boundary, and every history replays.
+
+    The cards are dealt at random, so the round that bursts the bubble can bust players at
+    one table only (the all-in that a short stack wins busts nobody there; CI-52 saw it).
+    Such a run is checked for everything but the tie across tables, and the tournament is
+    played again, at most three times in all, until a run gives the round to check."""
+    for attempt in range(3):
+        busts, result = await play_the_bubble_all_in(
+            client, db, task_queue, f"mtt-h4h-ties-{attempt}"
+        )
+        if len({b.table_id for b in busts}) == 2:
+            break
+    else:
+        raise AssertionError("no run's bubble round busted players at both tables", busts)
+    standings = {f.player_id: f for f in result.standings}
+    expected = place_round(busts, alive_after=11 - len(busts))
+    assert max(f.place for f in expected) == 11  # the bubble's place is the round's
+    # Placed together, as the rules say: the deepest bust of each table share a rank.
+    got = [(standings[f.entrant].place, standings[f.entrant].rank) for f in expected]
+    assert got == [(f.place, f.rank) for f in expected], (busts, result.standings)
+    tied = [f for f in expected if f.rank == expected[0].rank]
+    assert len({b.table_id for b in busts if b.entrant in {f.entrant for f in tied}}) == 2
+
+
+async def play_the_bubble_all_in(
+    client: Client, db: Database, task_queue: str, tid: str
+) -> tuple[list[RoundBust], TournamentView]:
+    """One run of the test above: the tournament to its close, with every check that holds
+    whichever tables bust in the round that bursts the bubble; that round's busts by table."""
     settings = {**mtt_settings(ENTRANTS), "payoutStructure": {"paidPlacesPercent": 50}}
     handle = await start_mtt(client, db, task_queue, tid, settings)
     bots = Bots(client, one_bust=True)
@@ -713,7 +740,6 @@ async def test_busts_at_two_tables_in_one_hand_for_hand_round_tie_and_split_the_
     assert rounds, "the bubble was played hand-for-hand"
     result = await handle.result()
     assert result.state is TournamentPhase.CLOSED
-    standings = {f.player_id: f for f in result.standings}
     assert sorted(f.place for f in result.standings) == list(range(1, ENTRANTS + 1))
 
     # The round that burst the bubble: each table's last hand-for-hand hand, as recorded.
@@ -745,17 +771,7 @@ async def test_busts_at_two_tables_in_one_hand_for_hand_round_tie_and_split_the_
                 )
             )
         ).all()
-    assert len(rounds) == 2 and len({b.table_id for b in busts}) == 2, (
-        "both tables busted players in the round that burst the bubble",
-        busts,
-    )
-    expected = place_round(busts, alive_after=11 - len(busts))
-    assert max(f.place for f in expected) == 11  # the bubble's place is the round's
-    # Placed together, as the rules say: the deepest bust of each table share a rank.
-    got = [(standings[f.entrant].place, standings[f.entrant].rank) for f in expected]
-    assert got == [(f.place, f.rank) for f in expected], (busts, result.standings)
-    tied = [f for f in expected if f.rank == expected[0].rank]
-    assert len({b.table_id for b in busts if b.entrant in {f.entrant for f in tied}}) == 2
+    assert len(rounds) == 2 and busts, ("the bubble round was dealt at both tables", busts)
     # The events say the same (one per bust, the winner none).
     eliminated = {e.payload["playerId"]: e.payload for e in events}
     assert len(events) == ENTRANTS - 1 == len(eliminated)
@@ -785,6 +801,7 @@ async def test_busts_at_two_tables_in_one_hand_for_hand_round_tie_and_split_the_
         ),
     )
     assert report.failures == [], report.failures
+    return busts, result
 
 
 async def test_a_worker_killed_during_moves_loses_and_duplicates_nobody(
