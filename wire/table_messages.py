@@ -229,9 +229,9 @@ class HandReport(WireModel):
     mac: str = ""
     """HMAC-SHA256 under the report secret over (table id, hand number, content)."""
     ended_at_ms: int = 0
-    """When the hand ended by the table's clock: the tournament orders a report against a level
-    deadline that fired in the same task by it (workflows/tournament/play.py
-    ``Play.level_first``)."""
+    """When the hand ended by the table's clock. Tournament runs from before ``level-rearm-v1``
+    order a report against a level deadline that fired in the same task by it; later runs take
+    a fired level first whatever it says (workflows/tournament/play.py ``Play.level_first``)."""
 
 
 class DeckDraw(WireModel):

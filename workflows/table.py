@@ -214,8 +214,9 @@ class TableWorkflow(PlayerHandlers):
         pass
 
     async def hand_finished(self, hand: Hand, record: dict[str, Any]) -> None:
-        """Report the hand to the tournament (its order of inputs reads ``ended_at_ms``); an
-        MTT's table then waits for the tournament's order for this boundary."""
+        """Report the hand to the tournament (runs before ``level-rearm-v1`` order it by its
+        ``ended_at_ms``); an MTT's table then waits for the tournament's order for this
+        boundary."""
         state = self.state
         if not state.parent_workflow_id:
             return
