@@ -33,7 +33,7 @@ from db.engine import Database
 from tests.integration.bots import passive
 from tests.integration.helpers import eventually, start_paid_tournament
 from tests.integration.test_table import table_state
-from tests.interleave import mergeable, merged, mixed_pairs, split
+from tests.interleave import COMMAND_EVENTS, WFT_COMPLETED, mergeable, merged, mixed_pairs, split
 from tests.replay import histories_from
 from wire.ids import table_workflow_id
 from wire.messages import (
@@ -51,6 +51,8 @@ from workflows.table import TableWorkflow
 from workflows.tournament import TournamentWorkflow
 
 pytestmark = pytest.mark.slow
+
+ACTIVITY_SCHEDULED = "EVENT_TYPE_ACTIVITY_TASK_SCHEDULED"
 
 
 def _dump(history: WorkflowHistory, k: int) -> None:
@@ -382,19 +384,23 @@ async def test_registration_reserves_expiring_among_registers_pays_and_leaves(
     assert merges >= 5, f"only {merges} overlapping pairs: the scenario no longer overlaps"
 
 
+async def history_kinds(handle: WorkflowHandle[Any, Any]) -> list[str]:
+    return [EventType.Name(e.event_type) async for e in handle.fetch_history_events()]
+
+
+def last_task_completed(kinds: list[str]) -> bool:
+    """Nothing is waiting for a worker: the history ends with a task's completion or the
+    commands it wrote."""
+    return kinds[-1] == WFT_COMPLETED or kinds[-1] in COMMAND_EVENTS
+
+
 async def settled(handle: WorkflowHandle[Any, Any]) -> bool:
     """The workflow's last task completed, and every activity it scheduled finished."""
-    kinds = [e.event_type async for e in handle.fetch_history_events()]
-    ended = (
-        EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED,
-        EventType.EVENT_TYPE_ACTIVITY_TASK_FAILED,
+    kinds = await history_kinds(handle)
+    finished = kinds.count("EVENT_TYPE_ACTIVITY_TASK_COMPLETED") + kinds.count(
+        "EVENT_TYPE_ACTIVITY_TASK_FAILED"
     )
-    return kinds[-1] in (
-        EventType.EVENT_TYPE_TIMER_STARTED,
-        EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED,
-    ) and kinds.count(EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED) == sum(
-        kinds.count(k) for k in ended
-    )
+    return last_task_completed(kinds) and kinds.count(ACTIVITY_SCHEDULED) == finished
 
 
 async def test_a_level_taken_alone_then_a_report_of_a_hand_that_ended_before_it_replays_merged(
@@ -455,12 +461,9 @@ async def test_a_level_taken_alone_then_a_report_of_a_hand_that_ended_before_it_
     assert secret
 
     async def tasks_done() -> int:
-        """Events so far, once the last one is a completed workflow task (nothing pending)."""
-        events = [e async for e in handle.fetch_history_events()]
-        done = events[-1].event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED or (
-            events[-1].event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
-        )
-        return len(events) if done else 0
+        """Events so far, once the last task completed (0 before)."""
+        kinds = await history_kinds(handle)
+        return len(kinds) if last_task_completed(kinds) else 0
 
     workflows_only = single_batch(
         Worker(
@@ -519,9 +522,9 @@ async def test_a_level_taken_alone_then_a_report_of_a_hand_that_ended_before_it_
         )
     ]
     assert any(e["eventType"] == "EVENT_TYPE_TIMER_FIRED" for e in tasks[k - 1].inputs)
-    assert tasks[k].commands == [] or all(
-        c["eventType"] != "EVENT_TYPE_ACTIVITY_TASK_SCHEDULED" for c in tasks[k].commands
-    ), "the report's task should only queue it (the level's write is still open)"
+    assert all(c["eventType"] != ACTIVITY_SCHEDULED for c in tasks[k].commands), (
+        "the report's task should only queue it (the level's write is still open)"
+    )
     assert mergeable(tasks, k)
     replayer = build_replayer(client.data_converter, namespace=client.namespace)
     assert (await replayer.replay_workflow(history)).replay_failure is None

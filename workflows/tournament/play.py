@@ -58,7 +58,7 @@ LEVEL_REARM_PATCH = "level-rearm-v1"
 """From this patch on, play's loop takes a level whose timer fired before anything else, and
 arms the level's timer again each time it takes another input (a hand report, a force-end, the
 table's result), so that the order it takes them in is the same however their tasks were
-batched (``Play.level_first``; docs/durability.md rule 6). Asked at each run's start."""
+batched (``Play.level_first``; docs/durability.md rule 3). Asked at each run's start."""
 
 HANDS_PER_RUN = 300
 """Continue-as-new after this many hands (each costs the tournament ~17 history events, two of
