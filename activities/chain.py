@@ -6,10 +6,14 @@ is awaited to its receipt while the activity heartbeats.
 
 Exactly once across retries, in two layers:
 
-1. Right after broadcasting, the activity heartbeats ``{tx_hash, raw, nonce}``. A retry reads
-   that back: a mined receipt is the answer; an unmined transaction whose operator nonce is
-   still free is re-broadcast byte for byte (same hash, so it can be mined at most once); a
-   nonce taken by something else means it never will be.
+1. Right after broadcasting, the activity heartbeats ``{tx_hash, raw, nonce, move}``. A retry
+   reads that back, but only as the transaction of *this* call (security review 3, S1:
+   whoever polls the task queue can put any sealed heartbeat on an attempt): the raw bytes
+   must hash to ``tx_hash``, be signed by the operator, go to the vault with exactly this
+   call's encoded input, and the details must name this move's key. Anything else is
+   ignored (and logged). Then a mined receipt is the answer; an unmined transaction whose
+   operator nonce is still free is re-broadcast byte for byte (same hash, so it can be mined
+   at most once); a nonce taken by something else means it never will be.
 2. Whatever the heartbeat says, the chain is asked before anything is sent, and again after
    any revert: ``executed(keccak(intent_id))`` for a payout, ``entries(keccak(entry key))``
    for an entry or its refund. The vault records each deposit under the entry's own key
@@ -25,6 +29,7 @@ non-retryable, with the decoded custom error as the operator-visible reason; any
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
 import time
 from collections.abc import Awaitable, Callable
@@ -32,8 +37,11 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+import rlp
 from eth_account import Account
+from eth_account.typed_transactions.typed_transaction import TypedTransaction
 from eth_utils.address import is_address, to_checksum_address
+from eth_utils.crypto import keccak
 from hexbytes import HexBytes
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
@@ -63,6 +71,9 @@ NONCES_ABI = [
     }
 ]
 """The one token function the worker reads: ERC-2612's permit nonce."""
+
+
+log = logging.getLogger("activities.chain")
 
 
 class ChainError(StrEnum):
@@ -234,6 +245,7 @@ class ChainMoneyActivities:
 
         tx_hash = await self._once(
             call,
+            move.key,
             already,
             ChainError.DEPOSIT_REFUSED,
             "deposit refused",
@@ -269,7 +281,7 @@ class ChainMoneyActivities:
             )
 
         call = self.vault.functions.refund(entry_id, move.amount)
-        tx_hash = await self._once(call, already, ChainError.REVERTED, "refund refused")
+        tx_hash = await self._once(call, move.key, already, ChainError.REVERTED, "refund refused")
         reference = f"tx:{tx_hash}" if tx_hash else f"vault-refunded:0x{entry_id.hex()}"
         return MoneyReceipt(
             key=move.key, applied=tx_hash is not None, reference=reference, amount=move.amount
@@ -284,7 +296,9 @@ class ChainMoneyActivities:
             return bool(await self._guarded(self.vault.functions.executed(intent).call()))
 
         call = self.vault.functions.withdrawFor(intent, to, payment.amount)
-        tx_hash = await self._once(call, already, ChainError.REVERTED, "payout refused")
+        tx_hash = await self._once(
+            call, payment.intent_id, already, ChainError.REVERTED, "payout refused"
+        )
         applied = tx_hash is not None
         if tx_hash is None:
             tx_hash = await self._earlier_payout(payment, intent, to)
@@ -301,23 +315,25 @@ class ChainMoneyActivities:
     async def _once(
         self,
         call: Any,
+        key: str,
         already: Any,
         refused: ChainError,
         what: str,
         *,
         before_send: Callable[[], Awaitable[None]] | None = None,
     ) -> str | None:
-        """Send ``call`` unless done; the tx hash when this run moved money, else None.
-        ``before_send`` may refuse (it runs only when something is about to be sent)."""
+        """Send ``call`` (the money move ``key``) unless done; the tx hash when this run moved
+        money, else None. ``before_send`` may refuse (it runs only when something is about to
+        be sent)."""
         try:
-            receipt = await self._guarded(self._resume_previous())
+            receipt = await self._guarded(self._resume_previous(call, key))
             if receipt is not None and receipt["status"] == 1:
                 return "0x" + bytes(receipt["transactionHash"]).hex()
             if await already():
                 return None
             if before_send is not None:
                 await before_send()
-            receipt = await self._transact(call)
+            receipt = await self._transact(call, key)
         except _Reverted as reverted:
             if await already():  # someone (an earlier attempt, another worker) got there first
                 return None
@@ -329,13 +345,20 @@ class ChainMoneyActivities:
             ) from None
         return "0x" + bytes(receipt["transactionHash"]).hex()
 
-    async def _resume_previous(self) -> Any:
-        """The receipt of the transaction an earlier attempt broadcast, when it can still count."""
+    async def _resume_previous(self, call: Any, key: str) -> Any:
+        """The receipt of the transaction an earlier attempt of this call broadcast, when it
+        can still count."""
         if not activity.in_activity():
             return None
         details = activity.info().heartbeat_details
         last = details[-1] if details else None
         if not isinstance(last, dict) or "tx_hash" not in last:
+            return None
+        why = self._not_this_call(last, call, key)
+        if why is not None:
+            # Not this move's transaction: whatever it is, it proves nothing here. The chain's
+            # own record (``already``) decides as if no attempt had broadcast anything.
+            log.warning("ignored a heartbeat that is not %s's transaction: %s", key, why)
             return None
         tx_hash = HexBytes(last["tx_hash"])
         receipt = await self._receipt(tx_hash)
@@ -353,7 +376,28 @@ class ChainMoneyActivities:
         _heartbeat(last)
         return await self._await_receipt(tx_hash, last)
 
-    async def _transact(self, call: Any) -> Any:
+    def _not_this_call(self, last: dict[str, Any], call: Any, key: str) -> str | None:
+        """Why heartbeat ``last`` is not a transaction this call sent (None when it is)."""
+        if last.get("move") != key:
+            return f"it names the move {last.get('move')!r}"
+        try:
+            raw = HexBytes(last["raw"])
+            if keccak(raw) != bytes(HexBytes(last["tx_hash"])):
+                return "its bytes do not hash to its transaction hash"
+            to, data = _destination_and_input(raw)
+            sender = Account.recover_transaction(raw)
+            int(last["nonce"])
+        except Exception as exc:  # anything undecodable is not ours
+            return f"it does not decode ({type(exc).__name__})"
+        if not _same(sender, self.operator.address):
+            return f"it was signed by {sender}, not the operator"
+        if not _same(to, self.vault.address):
+            return f"it goes to {to}, not the vault"
+        if data != bytes(HexBytes(call._encode_transaction_data())):
+            return "its input is another call's"
+        return None
+
+    async def _transact(self, call: Any, key: str) -> Any:
         async with self._send_lock:
             chain_id = await self._guarded(self._get_chain_id())
             nonce = await self._guarded(
@@ -374,6 +418,7 @@ class ChainMoneyActivities:
                 "tx_hash": "0x" + bytes(signed.hash).hex(),
                 "raw": "0x" + bytes(signed.raw_transaction).hex(),
                 "nonce": nonce,
+                "move": key,
             }
             _heartbeat(sent)  # before the broadcast: a retry must know what may be in flight
             await self._guarded(self.w3.eth.send_raw_transaction(signed.raw_transaction))
@@ -479,6 +524,15 @@ def _unavailable(exc: BaseException) -> ApplicationError:
         redact_urls(f"JSON-RPC call failed ({type(exc).__name__}: {exc})")[:500],
         type=ChainError.UNAVAILABLE.value,
     )
+
+
+def _destination_and_input(raw: HexBytes) -> tuple[str, bytes]:
+    """A signed transaction's ``to`` and input data, typed (EIP-2718) or legacy."""
+    if raw[0] < 0x7F:
+        fields = TypedTransaction.from_bytes(raw).as_dict()
+        return "0x" + bytes(fields["to"]).hex(), bytes(fields["data"])
+    fields = rlp.decode(bytes(raw))  # nonce, gasPrice, gas, to, value, data, v, r, s
+    return "0x" + bytes(fields[3]).hex(), bytes(fields[5])
 
 
 def _same(a: str, b: str) -> bool:

@@ -179,10 +179,10 @@ class _DiesAfterBroadcast(ChainMoneyActivities):
 
     attempts: ClassVar[list[tuple[int, bool]]] = []  # (attempt, had the broadcast in its heartbeat)
 
-    async def _resume_previous(self) -> Any:
+    async def _resume_previous(self, call: Any, key: str) -> Any:
         info = activity.info()
         type(self).attempts.append((info.attempt, bool(info.heartbeat_details)))
-        return await super()._resume_previous()
+        return await super()._resume_previous(call, key)
 
     async def _await_receipt(self, tx_hash: Any, sent: dict[str, Any]) -> Any:
         if len(type(self).attempts) == 1:
