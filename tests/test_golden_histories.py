@@ -40,6 +40,7 @@ BUILDS = [
             GOLDEN / "v5",
             GOLDEN / "v6",
             GOLDEN / "v7",
+            GOLDEN / "v8",
         )
         if (p / "codec.key").exists()
     ),
@@ -70,6 +71,7 @@ PATCHES: dict[str, set[str]] = {
         "standings-checked-v1",
         "read-model-deltas-v1",
         "level-rearm-v1",
+        "money-activity-ids-v1",
     },
     # A room asks none of these three (it always delivered its answers: ``deliver-v1``).
     "table": _HAND_LOOP | {"stop-at-waits-v1", "act-answers-v1", "deliver-v1"},

@@ -73,7 +73,9 @@ CHAIN_TIMEOUT = timedelta(minutes=5)
 R = TypeVar("R", MoneyReceipt, PayoutReceipt)
 
 
-async def _checked(move: Callable[[], Awaitable[R]], ref: str, amount: int) -> R:
+async def _checked(
+    move: Callable[[str | None], Awaitable[R]], ref: str, amount: int, activity_id: str | None
+) -> R:
     """A money move's receipt, checked against the move that was sent before anyone marks an
     entry paid, a seat bought or a payout confirmed (security review N1).
 
@@ -83,10 +85,15 @@ async def _checked(move: Callable[[], Awaitable[R]], ref: str, amount: int) -> R
     and the same keyed move is sent again (it moves at most once), after a short wait, until a
     worker answers for it. Receipts written before they carried an amount are taken on their
     key.
+
+    ``activity_id`` (``money_activity_id``): the move's own activity id, so the codec binds
+    its input, heartbeats and result to this move alone; a send after a refused receipt is
+    ``<id>#2``, ``#3``, ... None: the server numbers it (runs from before ``MONEY_IDS_PATCH``).
     """
     refused = 0
     while True:
-        receipt = await move()
+        resent = f"{activity_id}#{refused + 1}" if activity_id and refused else None
+        receipt = await move(resent or activity_id)
         named = receipt.intent_id if isinstance(receipt, PayoutReceipt) else receipt.key
         if named == ref and receipt.amount in (None, amount):
             return receipt
@@ -99,6 +106,26 @@ async def _checked(move: Callable[[], Awaitable[R]], ref: str, amount: int) -> R
             amount,
         )
         await workflow.sleep(timedelta(seconds=min(2**refused, 60)), summary="receipt refused")
+
+
+MONEY_IDS_PATCH = "money-activity-ids-v1"
+"""From this patch on, a tournament's and the reconciler's money activities carry an id of
+their own move (``money_activity_id``) instead of the server's number (security review 3, S1):
+the codec binds an activity's payloads to its id, and numbered ids all bound as ``""``, so one
+fee's sealed heartbeat opened as any other fee's of the same tournament. Asked once at each
+run's start (``TournamentWorkflow.run``, ``ReconcilerWorkflow.run``)."""
+
+
+def money_activity_id(step: str, key: str, bound: bool) -> str | None:
+    """The activity id of a money move: ``<step>:<its idempotency key>`` (None before the
+    patch, when the server numbers it).
+
+    >>> money_activity_id("collect", "t1:entry:alice:1", True)
+    'collect:t1:entry:alice:1'
+    >>> money_activity_id("collect", "t1:entry:alice:1", False) is None
+    True
+    """
+    return f"{step}:{key}" if bound else None
 
 
 async def read_clock_ms() -> int:
@@ -209,11 +236,12 @@ async def publish(tournament_id: str, dedupe_key: str, event: Event) -> None:
     )
 
 
-async def collect_entry(move: MoneyMove) -> MoneyReceipt:
+async def collect_entry(move: MoneyMove, *, bound: bool) -> MoneyReceipt:
     return await _checked(
-        lambda: workflow.execute_activity_method(
+        lambda activity_id: workflow.execute_activity_method(
             VirtualMoneyActivities.collect_entry,  # same activity name on the chain backend
             move,
+            activity_id=activity_id,
             start_to_close_timeout=CHAIN_TIMEOUT,
             heartbeat_timeout=timedelta(seconds=60),
             retry_policy=MONEY_RETRY,
@@ -221,14 +249,16 @@ async def collect_entry(move: MoneyMove) -> MoneyReceipt:
         ),
         move.key,
         move.amount,
+        money_activity_id("collect", move.key, bound),
     )
 
 
-async def refund_entry(move: MoneyMove) -> MoneyReceipt:
+async def refund_entry(move: MoneyMove, *, bound: bool) -> MoneyReceipt:
     return await _checked(
-        lambda: workflow.execute_activity_method(
+        lambda activity_id: workflow.execute_activity_method(
             VirtualMoneyActivities.refund_entry,  # same activity name on the chain backend
             move,
+            activity_id=activity_id,
             start_to_close_timeout=CHAIN_TIMEOUT,
             heartbeat_timeout=timedelta(seconds=60),
             retry_policy=MONEY_RETRY,
@@ -236,20 +266,23 @@ async def refund_entry(move: MoneyMove) -> MoneyReceipt:
         ),
         move.key,
         move.amount,
+        money_activity_id("refund", move.key, bound),
     )
 
 
-async def collect_rake(move: MoneyMove) -> MoneyReceipt:
+async def collect_rake(move: MoneyMove, *, bound: bool) -> MoneyReceipt:
     return await _checked(
-        lambda: workflow.execute_activity_method(
+        lambda activity_id: workflow.execute_activity_method(
             VirtualMoneyActivities.collect_rake,
             move,
+            activity_id=activity_id,
             start_to_close_timeout=DB_TIMEOUT,
             retry_policy=MONEY_RETRY,
             summary="collect rake",
         ),
         move.key,
         move.amount,
+        money_activity_id("rake", move.key, bound),
     )
 
 
@@ -263,11 +296,12 @@ async def create_payout_intents(intents: list[PrizePayment]) -> None:
     )
 
 
-async def pay_prize(payment: PrizePayment) -> PayoutReceipt:
+async def pay_prize(payment: PrizePayment, *, bound: bool) -> PayoutReceipt:
     return await _checked(
-        lambda: workflow.execute_activity_method(
+        lambda activity_id: workflow.execute_activity_method(
             VirtualMoneyActivities.pay_prize,  # same activity name on the chain backend
             payment,
+            activity_id=activity_id,
             start_to_close_timeout=CHAIN_TIMEOUT,
             heartbeat_timeout=timedelta(seconds=60),
             retry_policy=PAYOUT_RETRY,
@@ -275,6 +309,7 @@ async def pay_prize(payment: PrizePayment) -> PayoutReceipt:
         ),
         payment.intent_id,
         payment.amount,
+        money_activity_id("payout", payment.intent_id, bound),
     )
 
 
@@ -324,12 +359,13 @@ async def due_payouts(query: DuePayoutsQuery) -> list[PrizePayment]:
     )
 
 
-async def redrive_prize(payment: PrizePayment) -> PayoutReceipt:
+async def redrive_prize(payment: PrizePayment, *, activity_id: str | None) -> PayoutReceipt:
     """The same keyed ``pay_prize`` as settlement's, with the sweep's bounded retries; the
     caller checks the receipt (a sweep does not wait for a good one: the next sweep asks)."""
     return await workflow.execute_activity_method(
         VirtualMoneyActivities.pay_prize,  # same activity name on the chain backend
         payment,
+        activity_id=activity_id,
         start_to_close_timeout=CHAIN_TIMEOUT,
         heartbeat_timeout=timedelta(seconds=60),
         retry_policy=SWEEP_PAYOUT_RETRY,
@@ -360,7 +396,7 @@ async def save_room(row: RoomRow) -> None:
 
 async def room_buy_in(move: RoomMove) -> MoneyReceipt:
     return await _checked(
-        lambda: workflow.execute_activity_method(
+        lambda _: workflow.execute_activity_method(
             RoomActivities.room_buy_in,
             move,
             start_to_close_timeout=DB_TIMEOUT,
@@ -369,6 +405,7 @@ async def room_buy_in(move: RoomMove) -> MoneyReceipt:
         ),
         move.key,
         move.amount,
+        None,  # a room's ledger moves do not heartbeat; the server numbers them
     )
 
 
@@ -376,7 +413,7 @@ async def room_cash_out(move: RoomMove) -> MoneyReceipt:
     # The chips are in the seat's account by construction: only a fault can delay this, and a
     # stack must always go home, so no attempt limit.
     return await _checked(
-        lambda: workflow.execute_activity_method(
+        lambda _: workflow.execute_activity_method(
             RoomActivities.room_cash_out,
             move,
             start_to_close_timeout=DB_TIMEOUT,
@@ -385,6 +422,7 @@ async def room_cash_out(move: RoomMove) -> MoneyReceipt:
         ),
         move.key,
         move.amount,
+        None,  # a room's ledger moves do not heartbeat; the server numbers them
     )
 
 

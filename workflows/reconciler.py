@@ -34,6 +34,8 @@ class ReconcilerWorkflow:
     @workflow.run
     async def run(self, inp: ReconcileInput | None = None) -> ReconcileResult:
         inp = inp or ReconcileInput()
+        # Whether each re-drive carries its intent's own id (the codec binds to it).
+        self.bound = workflow.patched(effects.MONEY_IDS_PATCH)
         result = ReconcileResult()
         after = inp.after
         for _ in range(PAGES_PER_RUN):
@@ -55,7 +57,10 @@ class ReconcilerWorkflow:
     async def _redrive(self, payment: PrizePayment) -> str:
         """``confirmed``, ``refused`` or ``deferred`` (the result's lists)."""
         try:
-            receipt = await effects.redrive_prize(payment)
+            receipt = await effects.redrive_prize(
+                payment,
+                activity_id=effects.money_activity_id("redrive", payment.intent_id, self.bound),
+            )
         except ActivityError as err:
             cause = err.cause
             if isinstance(cause, ApplicationError) and cause.non_retryable:

@@ -49,6 +49,7 @@ with workflow.unsafe.imports_passed_through():
     from wire.mtt import MttView
     from wire.signals import HAND_COMPLETED, TABLE_FINISHED
     from wire.table_messages import HandReport, TableResult
+    from workflows.effects import MONEY_IDS_PATCH
     from workflows.tournament.books import DELTAS_PATCH, Books
     from workflows.tournament.entries import Entries
     from workflows.tournament.play import LEVEL_REARM_PATCH, Play
@@ -116,6 +117,8 @@ class TournamentWorkflow:
         # Whether play takes a fired level first and arms the level again at each other input
         # (so no batching of their tasks can reorder them on replay).
         self.play.level_rearm = workflow.patched(LEVEL_REARM_PATCH)
+        # Whether its money activities carry their move's own id (the codec binds to it).
+        b.money_ids = workflow.patched(MONEY_IDS_PATCH)
         if inp.carry is None:
             await b.save_tournament()
             b.row_saved = True

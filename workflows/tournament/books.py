@@ -114,6 +114,8 @@ class Books:
         # first step), and what its last publication left in the store, per player: the
         # parts handed over as unchanged count as published.
         self.deltas = False
+        self.money_ids = False
+        """Money activities carry their move's own id (``effects.MONEY_IDS_PATCH``)."""
         self.published: dict[str, Part] = {}
         # The players each publication under way carries (by its number), until it lands:
         # a publication made meanwhile carries them again (``publishing``).

@@ -219,7 +219,7 @@ class Entries:
             wallet=entrant.wallet,
             entry_key=self.entry_key(entrant),
         )
-        await effects.refund_entry(move)
+        await effects.refund_entry(move, bound=b.money_ids)
         return move.amount
 
     async def release_reserves(self, due: set[tuple[str, int]]) -> None:

@@ -404,7 +404,7 @@ class Registration:
         after the activity)."""
         outcome: ActivityError | None = None
         try:
-            await effects.collect_entry(move)
+            await effects.collect_entry(move, bound=self.books.money_ids)
         except ActivityError as err:
             outcome = err
         self.collected.append((number, player_id, outcome))

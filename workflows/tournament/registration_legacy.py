@@ -129,7 +129,7 @@ class LegacyRegistration:
             entrant.wallet = req.permit.owner if req.permit else None  # one entrant per wallet
             b.bump()
         try:
-            await effects.collect_entry(move)
+            await effects.collect_entry(move, bound=self.books.money_ids)
         except ActivityError as err:
             async with self.lock:
                 # A definite refusal (insufficient funds): nothing moved, the reserve stands.

@@ -127,7 +127,8 @@ class Settlement:
                     tournament_id=b.s.tournament_id,
                     player_id="house",
                     amount=b.s.rake_total,
-                )
+                ),
+                bound=b.money_ids,
             )
         except ActivityError as err:
             cause = err.cause if isinstance(err.cause, FailureError) else err
@@ -182,7 +183,7 @@ class Settlement:
     async def pay(self, payout: PayoutView) -> None:
         b = self.books
         try:
-            receipt = await effects.pay_prize(self.payment(payout))
+            receipt = await effects.pay_prize(self.payment(payout), bound=b.money_ids)
         except ActivityError as err:
             # Only a definite refusal gets here (transient faults retry forever): keep the
             # tournament in `settling` with the reason visible to operators.
