@@ -9,9 +9,9 @@ import {ReentrancyGuard} from "@openzeppelin/contracts/utils/ReentrancyGuard.sol
 
 /// @title Escrow for Sit-and-Go entry fees, refunds and prize payouts.
 /// @notice Ids are keccak256 of the service's string ids (tournament id, entry key, payout
-///         intent id). The owner is the service's operator key: it submits deposits for
-///         entrants, refunds at most what an entry deposited (to the wallet that paid it), and
-///         executes each payout intent at most once.
+///         intent id). The owner is the service's operator key: it alone submits deposits (for
+///         entrants, with their permits), refunds at most what an entry deposited (to the
+///         wallet that paid it), and executes each payout intent at most once.
 /// @dev Deposits are recorded per entry, keyed by the money move's idempotency key, never
 ///      per (tournament, wallet): "this wallet holds a fee here" is not proof that *this*
 ///      entry paid (security review C1), and one entry's refund cannot return another's fee.
@@ -38,7 +38,6 @@ contract TournamentVault is Ownable, ReentrancyGuard {
 
     error ZeroAmount();
     error ZeroAddress();
-    error NotEntrantOrOperator(address caller);
     error InexactPull(uint256 expected, uint256 received);
     error EntryAlreadyDeposited(bytes32 entryId);
     error UnknownEntry(bytes32 entryId);
@@ -53,10 +52,12 @@ contract TournamentVault is Ownable, ReentrancyGuard {
     /// @notice Pull exactly `amount` from `owner` into escrow as entry `entryId` of `tournamentId`.
     /// @dev The permit is best effort: anyone can submit a signed permit to the token first
     ///      (a front-run), which makes our permit call revert although the allowance is in
-    ///      place. So a failed permit is ignored and the transferFrom decides. Only the entrant
-    ///      or the operator may call, so nobody can sweep a standing allowance into a
-    ///      tournament the entrant did not choose; the operator checks the permit's signature
-    ///      off-chain before it relays one.
+    ///      place. So a failed permit is ignored and the transferFrom decides. Only the
+    ///      operator may call: entry ids are the service's, and an entrant who could deposit
+    ///      could take any entry id first (1 chip under a victim's predictable id blocked the
+    ///      victim's entry for good: security review 3, S2); nobody can sweep a standing
+    ///      allowance into a tournament the entrant did not choose either, since the operator
+    ///      checks the permit's signature off-chain before it relays one.
     function depositWithPermit(
         bytes32 tournamentId,
         bytes32 entryId,
@@ -66,10 +67,9 @@ contract TournamentVault is Ownable, ReentrancyGuard {
         uint8 v,
         bytes32 r,
         bytes32 s
-    ) external nonReentrant {
+    ) external onlyOwner nonReentrant {
         if (amount == 0) revert ZeroAmount();
         if (owner == address(0)) revert ZeroAddress();
-        if (msg.sender != owner && msg.sender != Ownable.owner()) revert NotEntrantOrOperator(msg.sender);
         if (entries[entryId].owner != address(0)) revert EntryAlreadyDeposited(entryId);
         try IERC20Permit(address(token)).permit(owner, address(this), amount, deadline, v, r, s) {}
         catch {}

@@ -55,7 +55,7 @@ def test_a_larger_standing_allowance_still_pulls_exactly_the_amount(
     player = chips.new_wallet(1_000)
     chips.send(player.key, chips.token.functions.approve(chain.vault_address, 300))
     stale = chips.permit(player, 999)  # does not match the amount: the permit fails, caught
-    chips.send(player.key, _deposit_call(chips, "t-standing", stale, 100))
+    chips.send(chain.operator_key, _deposit_call(chips, "t-standing", stale, 100))
     assert chips.balance(player.address) == 900
     assert chips.vault.functions.held(_entry_id("t-standing")).call() == 100
     assert chips.token.functions.allowance(player.address, chain.vault_address).call() == 200
@@ -97,11 +97,16 @@ def test_a_bad_permit_without_allowance_is_refused_with_the_tokens_error(
     assert _revert_name(chips, chain.operator_address, call) == "ERC20InsufficientAllowance"
 
 
-def test_only_the_entrant_or_the_operator_may_deposit(chips: Chips, chain: ChainInfo) -> None:
+def test_only_the_operator_may_deposit(chips: Chips, chain: ChainInfo) -> None:
+    """Not a stranger, and not the entrant either: an entrant who could deposit could take
+    any entry id first (security review 3, S2; tests/security/test_s2_entry_squat.py)."""
     player = chips.new_wallet(1_000)
     other = chips.new_wallet(0)
     call = _deposit_call(chips, "t-who", chips.permit(player, 100), 100)
-    assert _revert_name(chips, other.address, call) == "NotEntrantOrOperator"
+    assert _revert_name(chips, other.address, call) == "OwnableUnauthorizedAccount"
+    assert _revert_name(chips, player.address, call) == "OwnableUnauthorizedAccount"
+    chips.send(chain.operator_key, call)
+    assert chips.vault.functions.held(_entry_id("t-who")).call() == 100
 
 
 def test_an_entry_is_deposited_once(chips: Chips, chain: ChainInfo) -> None:
