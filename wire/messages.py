@@ -178,6 +178,10 @@ class TournamentState(WireModel):
     stacks: dict[str, int] = {}
     """Chips per player at the last hand boundary."""
     finishes: list[Placing] = []
+    entry_wallets: dict[str, str] = {}
+    """On-chain: the wallet each paid entry deposited from, keyed ``<player>:<entry no>``,
+    kept after a re-entry replaces the player's record (security review 3, S3): a prize goes
+    to the wallet of the entry that finished, never to the player's latest record's."""
     hands_played: int = 0
     auto_folds: int = 0
     pending_hands: list[HandReport] = []
@@ -239,6 +243,9 @@ class PayoutView(WireModel):
 
 class RetryPayoutsInput(WireModel):
     reason: str = "retried by an operator"
+    destinations: dict[str, str] = {}
+    """Operators: the wallet for each refused payout whose entry's wallet is not known
+    (``payout_wallet_unknown``), by intent id; a payout with a known destination keeps it."""
 
 
 class ForceEndInput(WireModel):

@@ -34,6 +34,11 @@ with workflow.unsafe.imports_passed_through():
     from workflows.tournament.books import LIFECYCLE_PATCH, Books
 
 
+def entry_wallet_key(entrant: EntrantView) -> str:
+    """``TournamentState.entry_wallets``' key of this entry: ``<player>:<entry no>``."""
+    return f"{entrant.player_id}:{entrant.entry_no}"
+
+
 START_GRACE = timedelta(seconds=3)
 """From the field sealing (``starting``) to the first deal."""
 
@@ -191,6 +196,12 @@ class Entries:
             version=self.books.s.version,
         )
 
+    def record_paid(self, entrant: EntrantView) -> None:
+        """``entrant``'s fee is in: keep the wallet it paid from with this entry (a re-entry's
+        record replaces this one, and its prize, if any, still goes here)."""
+        if entrant.wallet:
+            self.books.s.entry_wallets[entry_wallet_key(entrant)] = entrant.wallet
+
     def entry_key(self, entrant: EntrantView) -> str:
         """The idempotency key of this entry's fee: the vault records the deposit under it."""
         return entry_key(self.books.s.tournament_id, entrant.player_id, entrant.entry_no)
@@ -220,6 +231,7 @@ class Entries:
             entry_key=self.entry_key(entrant),
         )
         await effects.refund_entry(move, bound=b.money_ids)
+        b.s.entry_wallets.pop(entry_wallet_key(entrant), None)  # a refunded entry finishes nowhere
         return move.amount
 
     async def release_reserves(self, due: set[tuple[str, int]]) -> None:

@@ -427,6 +427,7 @@ class Registration:
         else:
             entrant.status = EntrantStatus.PAID
             entrant.reserved_until_ms = None
+            self.entries.record_paid(entrant)
             refused = None
             if b.s.late is not None and b.s.phase is not TournamentPhase.REGISTERING:
                 refused = await self.finish_late_payment(entrant)

@@ -143,6 +143,7 @@ class LegacyRegistration:
             entrant.paying = False
             entrant.status = EntrantStatus.PAID
             entrant.reserved_until_ms = None
+            self.entries.record_paid(entrant)
             b.bump()
             await b.save_entrant(entrant)
             await b.save_tournament()

@@ -4,6 +4,7 @@ One part of TournamentWorkflow (workflows/tournament/__init__.py)."""
 from __future__ import annotations
 
 import asyncio
+import re
 from datetime import timedelta
 
 from temporalio import workflow
@@ -33,6 +34,12 @@ with workflow.unsafe.imports_passed_through():
     from workflows.tournament.books import Books
 
 MAX_RETRY_SECONDS = 30 * 60
+WALLET_UNKNOWN_REASON = (
+    "payout_wallet_unknown: the wallet that {player}'s entry finishing at place {place} paid"
+    " from is not known; an operator names it (POST /admin/tournaments/{{id}}/payouts/retry"
+    " with destinations) and the payout is tried again"
+)
+WALLET = re.compile(r"0x[0-9a-fA-F]{40}")
 STANDINGS_PATCH = "standings-checked-v1"
 """From this patch on, the standings are checked (each place once, every entrant once) before
 any payout intent is made (security review N1)."""
@@ -50,10 +57,14 @@ class Settlement:
             amounts = resolve_payout_amounts(b.settings, field_size)
             places = [Finish(f.player_id, f.place, f.rank) for f in b.s.finishes]
             person = {f.player_id: f.player_id for f in b.s.finishes}
+            paid_to = self.destinations()
+            wallet = {f.player_id: paid_to[i] for i, f in enumerate(b.s.finishes)}
             if b.s.late is not None:
                 # With re-entries one player can finish twice, once per entry: each entry is
-                # its own finisher (keyed by its finish), paid to the player (docs/mtt.md).
+                # its own finisher (keyed by its finish), paid to the player (docs/mtt.md),
+                # at the wallet that entry paid from.
                 person = {f"{i}:{f.player_id}": f.player_id for i, f in enumerate(b.s.finishes)}
+                wallet = dict(zip(person, paid_to, strict=True))
                 places = [
                     Finish(key, f.place, f.rank)
                     for key, f in zip(person, b.s.finishes, strict=True)
@@ -71,13 +82,23 @@ class Settlement:
                     position=award.place,
                     player_id=person[award.entrant],
                     amount=award.amount,
-                    destination=self.destination(person[award.entrant]),
+                    destination=wallet[award.entrant] or "",
                 )
                 for award in split_prizes(places, amounts)
                 if award.amount > 0
             ]
+            for payout in b.s.payouts:
+                if not payout.destination:
+                    # Refused, visibly, until an operator names the wallet (retry_payouts);
+                    # the other places are paid meanwhile.
+                    payout.status = PayoutStatus.FAILED
+                    payout.failure_reason = WALLET_UNKNOWN_REASON.format(
+                        player=payout.player_id, place=payout.position
+                    )
             b.s.rake_total = b.settings.rake_fee * field_size
-            await effects.create_payout_intents([self.payment(p) for p in b.s.payouts])
+            await effects.create_payout_intents(
+                [self.payment(p) for p in b.s.payouts if p.destination]
+            )
             b.s.phase = TournamentPhase.SETTLING
             b.bump()
             await b.save_tournament()
@@ -95,7 +116,9 @@ class Settlement:
         while True:
             if self.rake_due():
                 await self.collect_rake()
-            pending = [p for p in b.s.payouts if p.status is not PayoutStatus.CONFIRMED]
+            pending = [
+                p for p in b.s.payouts if p.status is not PayoutStatus.CONFIRMED and p.destination
+            ]
             await asyncio.gather(*(self.pay(p) for p in pending))
             if not self.rake_due() and all(p.status is PayoutStatus.CONFIRMED for p in b.s.payouts):
                 break
@@ -156,22 +179,29 @@ class Settlement:
         b.s.payout_redrive = False
         b.s.payout_retry_at_ms = None
         for payout in b.s.payouts:
-            if payout.status is PayoutStatus.FAILED:
+            if payout.status is PayoutStatus.FAILED and payout.destination:
                 payout.status = PayoutStatus.PENDING
         b.bump()
         if run_budget_spent(b.updates_this_run):
             await workflow.wait_condition(workflow.all_handlers_finished)
             workflow.continue_as_new(b.carried())
 
-    async def retry_payouts(self, _req: RetryPayoutsInput) -> TournamentView:
-        """Operators: try the refused payouts again now (the loop does it; this records it)."""
+    async def retry_payouts(self, req: RetryPayoutsInput) -> TournamentView:
+        """Operators: try the refused payouts again now (the loop does it; this records it),
+        first giving each payout whose entry's wallet is unknown the one named for it."""
         b = self.books
+        named = [p for p in b.s.payouts if not p.destination and req.destinations.get(p.intent_id)]
+        for payout in named:
+            payout.destination = req.destinations[payout.intent_id]
+        if named:
+            b.bump()
+            await effects.create_payout_intents([self.payment(p) for p in named])
         b.s.payout_redrive = True
         b.bump()
         await workflow.wait_condition(lambda: not b.s.payout_redrive)
         return b.view()
 
-    def validate_retry_payouts(self, _req: RetryPayoutsInput) -> None:
+    def validate_retry_payouts(self, req: RetryPayoutsInput) -> None:
         b = self.books
         failed = any(p.status is PayoutStatus.FAILED for p in b.s.payouts) or bool(b.s.rake_failure)
         if b.s.phase is not TournamentPhase.SETTLING or not failed or b.s.payout_redrive:
@@ -179,6 +209,16 @@ class Settlement:
                 ErrorCode.INVALID_STATE,
                 "only a settling tournament with a refused payout can retry its payouts",
             )
+        unknown = {p.intent_id for p in b.s.payouts if not p.destination}
+        for intent_id, address in req.destinations.items():
+            if intent_id not in unknown:
+                raise refuse(
+                    ErrorCode.VALIDATION_ERROR,
+                    f"{intent_id} is not a payout of this tournament whose wallet is unknown"
+                    " (a known destination is never changed)",
+                )
+            if not WALLET.fullmatch(address):
+                raise refuse(ErrorCode.VALIDATION_ERROR, f"{address!r} is not a wallet address")
 
     async def pay(self, payout: PayoutView) -> None:
         b = self.books
@@ -212,14 +252,36 @@ class Settlement:
             ),
         )
 
-    def destination(self, player_id: str) -> str:
+    def destinations(self) -> list[str | None]:
+        """Where each finish's prize goes, in ``finishes``' order (None: not known).
+
+        Virtual: the owner's account, which paid the entry (an agent's prize goes to its
+        owner). On-chain: the wallet the finishing entry paid from, never the player's latest
+        record (security review 3, S3: a re-entry that never paid has no wallet). A player's
+        entries finish in the order they were paid (an entry is only taken once the one before
+        it busted), and an earlier finish has the larger place, so the k-th largest place of a
+        player is its k-th paid entry's. A state from before ``entry_wallets`` has the record.
+        """
         b = self.books
-        if b.inp.money_backend == "chain":
-            wallet = b.s.entrants[player_id].wallet
-            assert wallet, "an on-chain entrant paid from a wallet"
-            return wallet
-        # The owner's account, which paid the entry (an agent's prize goes to its owner).
-        return f"user:{b.s.entrants[player_id].owner_user_id}"
+        if b.inp.money_backend != "chain":
+            return [f"user:{b.s.entrants[f.player_id].owner_user_id}" for f in b.s.finishes]
+        paid: dict[str, list[tuple[int, str]]] = {}
+        for key, wallet in b.s.entry_wallets.items():
+            player, _, entry_no = key.rpartition(":")
+            paid.setdefault(player, []).append((int(entry_no), wallet))
+        finished: dict[str, list[int]] = {}
+        for i, f in enumerate(b.s.finishes):
+            finished.setdefault(f.player_id, []).append(i)
+        out: list[str | None] = [None] * len(b.s.finishes)
+        for player, indices in finished.items():
+            wallets = [w for _, w in sorted(paid.get(player, []))]
+            for k, i in enumerate(sorted(indices, key=lambda i: -b.s.finishes[i].place)):
+                if k < len(wallets):
+                    out[i] = wallets[k]
+                elif not wallets and len(indices) == 1:
+                    record = b.s.entrants.get(player)
+                    out[i] = record.wallet if record is not None else None
+        return out
 
     def payment(self, payout: PayoutView) -> PrizePayment:
         b = self.books
