@@ -55,15 +55,32 @@ async def cancel_tournament(
     return await tournaments.cancel(state, tournament_id, body.reason)
 
 
+WalletAddress = Annotated[str, Field(pattern=r"^0x[0-9a-fA-F]{40}$")]
+IntentId = Annotated[str, Field(min_length=1, max_length=200)]
+
+
+class RetryPayoutsBody(WireModel):
+    destinations: Annotated[
+        dict[IntentId, WalletAddress], Field(default_factory=dict, max_length=100)
+    ]
+    """Intent id -> the wallet to pay, for refused payouts whose wallet is not known."""
+
+
 @router.post(
     "/tournaments/{tournament_id}/payouts/retry",
     response_model=TournamentView,
     response_model_by_alias=True,
 )
-async def retry_payouts(tournament_id: TournamentId, state: AppStateDep) -> TournamentView:
+async def retry_payouts(
+    tournament_id: TournamentId, state: AppStateDep, body: RetryPayoutsBody | None = None
+) -> TournamentView:
     """Try a settling tournament's refused payouts again now (each intent pays at most once);
-    the reconciler does the same on its own schedule (docs/operations.md)."""
-    return await tournaments.retry_payouts(state, tournament_id)
+    the reconciler does the same on its own schedule (docs/operations.md). ``destinations``
+    names the wallet of each refused payout whose winning entry's wallet is not known
+    (``payout_wallet_unknown``); a payout with a known destination is never redirected
+    (``422 validation_error``)."""
+    destinations = body.destinations if body is not None else {}
+    return await tournaments.retry_payouts(state, tournament_id, destinations)
 
 
 class CreditBody(WireModel):

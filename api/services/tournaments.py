@@ -204,12 +204,15 @@ async def force_end(state: AppState, tournament_id: str, reason: str) -> Tournam
     )
 
 
-async def retry_payouts(state: AppState, tournament_id: str) -> TournamentView:
-    """Try a settling tournament's refused payouts again now (each intent pays at most once)."""
+async def retry_payouts(
+    state: AppState, tournament_id: str, destinations: dict[str, str] | None = None
+) -> TournamentView:
+    """Try a settling tournament's refused payouts again now (each intent pays at most once),
+    first naming the wallets of those whose winning entry's wallet is not known."""
     return await execute_update(
         handle(state.temporal, tournament_id),
         TournamentWorkflow.retry_payouts,
-        RetryPayoutsInput(),
+        RetryPayoutsInput(destinations=destinations or {}),
         closed_code=ErrorCode.INVALID_STATE,
     )
 

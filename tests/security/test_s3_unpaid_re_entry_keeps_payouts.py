@@ -21,15 +21,17 @@ import asyncio
 import time
 import uuid
 
+import httpx
 import pytest
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowHandle, WorkflowUpdateFailedError
 from temporalio.exceptions import ApplicationError
 
+from core.settings import Settings
 from db.engine import Database
 from devtools.chain import ChainInfo
 from tests.chain.conftest import Chips, chain, chain_activities, chips, dev_chain, w3  # noqa: F401
-from tests.integration.helpers import eventually
+from tests.integration.helpers import admin, create, eventually
 from tests.integration.test_mtt import Bots, mtt_settings
 from tests.integration.test_mtt_late import books
 from tests.replay import histories_from, replay_histories
@@ -248,3 +250,19 @@ async def test_an_operator_names_an_unknown_wallet_and_nothing_else() -> None:
     settlement.validate_retry_payouts(
         RetryPayoutsInput(destinations={"t:payout:2": "0x" + "cd" * 20})
     )
+
+
+async def test_the_admin_route_takes_only_wallet_addresses(
+    api_url: str, settings: Settings, worker: object
+) -> None:
+    async with httpx.AsyncClient(base_url=api_url) as http:
+        tid = await create(http, settings)
+        url = f"/admin/tournaments/{tid}/payouts/retry"
+        bad = await http.post(url, json={"destinations": {"x": "nope"}}, headers=admin(settings))
+        assert bad.status_code == 422, bad.text
+        # A well-formed body on a tournament that is not settling: refused by the workflow.
+        ok = {"destinations": {f"{tid}:payout:2": "0x" + "cd" * 20}}
+        early = await http.post(url, json=ok, headers=admin(settings))
+        assert early.status_code == 409 and early.json()["code"] == "invalid_state", early.text
+        plain = await http.post(url, headers=admin(settings))  # no body, as before
+        assert plain.status_code == 409, plain.text
