@@ -19,7 +19,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-from pydantic import Field
+from pydantic import Field, model_validator
 from sqlmodel import col, select
 from temporalio.client import Client, WorkflowHandle
 from temporalio.common import SearchAttributePair, TypedSearchAttributes, WorkflowIDReusePolicy
@@ -342,7 +342,9 @@ class PublicEntrant(WireModel):
 
 
 class PublicPayout(WireModel):
-    """A payout as anyone may see it (the destination wallet is not public)."""
+    """A payout as anyone may see it: not its destination wallet, and not the text of a
+    refusal (it can name the wallet or a node's error; security review 3, S9): a refused
+    payout shows a code, and operators read the reason (``GET /admin/tournaments/{id}``)."""
 
     intent_id: str
     position: int
@@ -350,7 +352,23 @@ class PublicPayout(WireModel):
     amount: int
     status: PayoutStatus
     tx_hash: str | None = None
-    failure_reason: str | None = None
+    failure_code: str | None = None
+    """``payout_wallet_unknown`` (the winning entry's wallet is not known: an operator names
+    it) or ``payout_refused`` (any other refusal); null unless the payout was refused."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _code_only(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "failure_reason" in data:
+            data = dict(data)
+            reason = data.pop("failure_reason")
+            if reason:
+                data["failure_code"] = (
+                    "payout_wallet_unknown"
+                    if str(reason).startswith("payout_wallet_unknown")
+                    else "payout_refused"
+                )
+        return data
 
 
 class TournamentDetail(TournamentView):
