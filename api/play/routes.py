@@ -4,12 +4,20 @@ Sign in: in production, paste the bearer token the players' API accepts (from th
 provider); in dev and test also "sign in as NAME", which mints one with the deployment's
 secret and is refused in prod. Either way the token is verified by ``api.auth`` and kept in
 the session cookie (``api.play.session``).
+
+A sign-in form is bound to the browser that loaded it (security review 3, S4, login CSRF: a
+cross-site form could sign a victim in as the attacker, whose account then got the victim's
+wallet): ``GET /play/signin`` sets a random pre-session token in a ``SameSite=Strict``
+cookie and writes it in each form; ``POST`` takes the form only when the two match and the
+browser does not say the request came from another site (``Sec-Fetch-Site``). A cross-site
+POST carries no strict cookie, so it is refused (403) and nobody is signed in.
 """
 
 from __future__ import annotations
 
 import hmac
 import re
+import secrets
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -182,14 +190,55 @@ async def room_page(request: Request, room_id: str) -> Response:
     return render(request, "room.html", context, caller=caller)
 
 
+SIGNIN_COOKIE = "sng_signin"
+"""The pre-session token a sign-in form must echo (double submit)."""
+SIGNIN_FORM_SECONDS = 3600
+SAME_SITE = {"same-origin", "none"}
+"""``Sec-Fetch-Site`` values of a form this site served (``none``: typed or bookmarked)."""
+
+
+def _signin_form(request: Request, error: str | None, status_code: int = 200) -> Response:
+    """The sign-in page with a fresh pre-session token in its forms and its cookie."""
+    token = secrets.token_urlsafe(32)
+    response = render(
+        request, "signin.html", {"error": error, "signin_csrf": token}, status_code=status_code
+    )
+    response.set_cookie(
+        SIGNIN_COOKIE,
+        token,
+        max_age=SIGNIN_FORM_SECONDS,
+        path="/play/signin",
+        httponly=True,
+        samesite="strict",
+        # A nonce, not a credential: over plain http (a prod API behind a TLS proxy that
+        # forwards http) a Secure cookie would never come back and no form would pass.
+        secure=request.url.scheme == "https",
+    )
+    return response
+
+
+def _form_from_this_site(request: Request, form: dict[str, str]) -> bool:
+    site = request.headers.get("sec-fetch-site")
+    if site is not None and site not in SAME_SITE:
+        return False
+    kept = request.cookies.get(SIGNIN_COOKIE, "")
+    return bool(kept) and hmac.compare_digest(kept.encode(), form.get("csrf", "").encode())
+
+
 @router.get("/signin", response_class=HTMLResponse)
 async def signin_page(request: Request) -> Response:
-    return render(request, "signin.html", {"error": None})
+    return _signin_form(request, None)
 
 
 @router.post("/signin", response_class=HTMLResponse)
 async def signin(request: Request) -> Response:
     form = await read_form(request)
+    if not _form_from_this_site(request, form):
+        return _signin_form(
+            request,
+            "This sign-in form is stale or was sent from another site: sign in here again.",
+            status_code=403,
+        )
     settings = state_of(request.app).settings
     name = form.get("name", "").strip()
     token = form.get("token", "").strip()
@@ -212,9 +261,10 @@ async def signin(request: Request) -> Response:
             if caller.is_agent:  # pragma: no cover - verify_player_token returns players only
                 error = "Agents play over the API, not on these pages."
     if error is not None:
-        return render(request, "signin.html", {"error": error}, status_code=400)
+        return _signin_form(request, error, status_code=400)
     response: RedirectResponse = see_other("/play")
     set_player_cookie(response, request, token)
+    response.delete_cookie(SIGNIN_COOKIE, path="/play/signin", httponly=True, samesite="strict")
     return response
 
 

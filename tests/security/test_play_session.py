@@ -6,6 +6,8 @@ something needs the page's X-CSRF-Token too; reads and the same-origin WebSocket
 
 from __future__ import annotations
 
+import re
+
 import httpx
 import pytest
 
@@ -13,6 +15,14 @@ from api.play.session import COOKIE, CSRF_HEADER, csrf_token
 from core.settings import Settings
 from core.tokens import mint_player_token
 from tests.integration.helpers import create, credit
+
+
+async def post_signin(http: httpx.AsyncClient, **data: str) -> httpx.Response:
+    """Sign in as a browser does: load the form (its pre-session token), then send it."""
+    page = await http.get("/play/signin")
+    token = re.search(r'name="csrf" value="([^"]+)"', page.text)
+    assert token is not None, page.text
+    return await http.post("/play/signin", data={**data, "csrf": token.group(1)})
 
 
 async def test_a_cookie_alone_cannot_register_or_take_chips(
@@ -61,11 +71,11 @@ async def test_sign_in_by_name_sets_the_cookie_and_prod_refuses_it(
     api_url: str, settings: Settings
 ) -> None:
     async with httpx.AsyncClient(base_url=api_url) as http:
-        r = await http.post("/play/signin", data={"name": "alice"})
+        r = await post_signin(http, name="alice")
         assert r.status_code == 303, r.text
         assert http.cookies.get(COOKIE)
         assert (await http.get("/me/balance")).json()["accountId"] == "user:alice"
-        bad = await http.post("/play/signin", data={"token": "not-a-jwt"})
+        bad = await post_signin(http, token="not-a-jwt")
         assert bad.status_code == 400
         assert "refused" in bad.text
 
@@ -75,7 +85,7 @@ async def test_sign_in_refuses_names_that_are_not_user_ids(
     api_url: str, settings: Settings, name: str
 ) -> None:
     async with httpx.AsyncClient(base_url=api_url) as http:
-        r = await http.post("/play/signin", data={"name": name})
+        r = await post_signin(http, name=name)
         assert r.status_code == 400, r.text
         assert not http.cookies.get(COOKIE)
 
@@ -99,7 +109,7 @@ async def test_prod_refuses_sign_in_by_name(settings: Settings, worker: object) 
         page = await http.get("/play/signin")
         assert page.status_code == 200
         assert 'name="name"' not in page.text
-        r = await http.post("/play/signin", data={"name": "mallory"})
+        r = await post_signin(http, name="mallory")
         assert r.status_code == 400
         assert "development only" in r.text
         assert not http.cookies.get(COOKIE)
