@@ -64,6 +64,11 @@ class Settings(BaseSettings):
 
     api_host: str = "127.0.0.1"
     api_port: int = 8000
+    public_url: str = ""
+    """The service's public base URL (``https://poker.example``): the domain and URI a wallet's
+    sign-in challenge names, and the only host that issues one (security review 3, S5: the
+    challenge named whatever Host the caller sent, so a phishing page got a message naming
+    itself). Required in prod; empty outside prod: the request's own host."""
     # How long the API keeps an idle keep-alive connection open. Longer than any client's own
     # idle expiry (httpx: 5 s) and a load balancer's idle timeout (often 60 s), so a client
     # never sends a request on a connection the server is closing at that instant: with
@@ -311,7 +316,12 @@ def oidc_problems(settings: Settings) -> list[str]:
             else "SNG_JWT_JWKS_URL (the IdP's key set) must be set",
             _url_problem("SNG_OIDC_REDIRECT_URL", settings.oidc_redirect_url, prod=prod)
             if settings.oidc_redirect_url
-            else None,
+            # Never the Host a request names (security review 3, S5).
+            else (
+                "SNG_OIDC_REDIRECT_URL (the callback registered with the IdP) must be set in prod"
+                if prod
+                else None
+            ),
         )
         if problem
     ]
@@ -363,6 +373,15 @@ def require_api_secrets(settings: Settings) -> None:
             + ", ".join(keys)
             + " must all differ (docs/security.md)"
         )
+    problem = (
+        _url_problem("SNG_PUBLIC_URL", settings.public_url, prod=True)
+        if settings.public_url
+        else "SNG_PUBLIC_URL (this service's public https URL) must be set"
+    )
+    if problem is None and urlsplit(settings.public_url).path.strip("/"):
+        problem = "SNG_PUBLIC_URL is a base URL: no path"
+    if problem is not None:
+        raise SystemExit(f"the API refuses to start in prod: {problem} (docs/security.md)")
 
 
 def refuse_implicit_dev(settings: Settings, command: str) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import secrets
 from datetime import datetime
+from urllib.parse import urlsplit
 
 from fastapi import APIRouter, Path, Request
 from pydantic import Field, field_validator
@@ -118,13 +119,25 @@ class WalletView(WireModel):
 async def wallet_challenge(
     body: ChallengeBody, request: Request, caller: CurrentPlayer, db: DbDep, settings: SettingsDep
 ) -> ChallengeView:
-    """Step 1 of binding a wallet: a message for the wallet to sign, valid 10 minutes, once."""
+    """Step 1 of binding a wallet: a message for the wallet to sign, valid 10 minutes, once.
+    It names this service as ``SNG_PUBLIC_URL`` says (EIP-4361's domain and URI, which the
+    wallet checks against the page asking), and only a request to that host gets one (422
+    otherwise): a phishing page cannot get a message naming itself (security review 3, S5)."""
+    domain, uri = request.url.netloc, str(request.base_url).rstrip("/")
+    if settings.public_url:
+        public = urlsplit(settings.public_url)
+        domain, uri = public.netloc, f"{public.scheme}://{public.netloc}"
+        if request.headers.get("host", "").lower() != public.netloc.lower():
+            raise ApiError(
+                ErrorCode.VALIDATION_ERROR,
+                f"wallet challenges are issued at {public.netloc} only",
+            )
     challenge = await wallets.issue_challenge(
         db,
         user_id=caller.owner,
         address=body.address,
-        domain=request.url.netloc,
-        uri=str(request.base_url).rstrip("/"),
+        domain=domain,
+        uri=uri,
         chain_id=settings.chain_id,
     )
     return ChallengeView(

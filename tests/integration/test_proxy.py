@@ -62,8 +62,8 @@ def render(root: Path, port: int, upstreams: list[str], *, appended: bool = Fals
     servers = "".join(f"server {u};\n        " for u in upstreams)
     conf, found = re.subn(r"server api:8000;\n\s*", servers, conf)
     assert found == 1, "the upstream line moved: update this test"
-    conf, found = re.subn(r"listen 8000;", f"listen 127.0.0.1:{port};", conf)
-    assert found == 1
+    conf, found = re.subn(r"listen 8000\b", f"listen 127.0.0.1:{port}", conf)
+    assert found == 2  # the dropping default server and ours
     scratch = "".join(
         f"    {kind}_temp_path {root / kind};\n"
         for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
@@ -239,3 +239,16 @@ async def test_a_client_cannot_name_its_own_address_through_the_proxy(
         # deploy/nginx.conf: every request is the one client it is. Two replicas each allow
         # 5 a minute, so at most 10 of the 30 pass.
         assert await _limited(ours, tid) >= 20
+
+
+async def test_the_proxy_answers_no_other_host(
+    limited_apis: tuple[Processes, list[str]], tmp_path: Path
+) -> None:
+    """Security review 3, S5: a page that points its own name at the proxy gets nothing (444:
+    the connection closes unanswered), while the proxy's own names are served."""
+    _, apis = limited_apis
+    with nginx(tmp_path / "hosts", [_host_port(u) for u in apis]) as url:
+        async with httpx.AsyncClient(base_url=url, timeout=10) as http:
+            assert (await http.get("/healthz")).status_code == 200
+            with pytest.raises(httpx.RemoteProtocolError):
+                await http.get("/healthz", headers={"Host": "wallet-login.evil.example"})

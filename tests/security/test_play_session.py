@@ -104,7 +104,9 @@ async def test_prod_refuses_sign_in_by_name(settings: Settings, worker: object) 
             ("jwt_secret", "j"),
         )
     }
-    prod = settings.model_copy(update={"env": "prod", **strong})
+    prod = settings.model_copy(
+        update={"env": "prod", "public_url": "https://poker.example", **strong}
+    )
     async with serve_api(prod) as url, httpx.AsyncClient(base_url=url) as http:
         page = await http.get("/play/signin")
         assert page.status_code == 200
