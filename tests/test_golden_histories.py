@@ -81,7 +81,13 @@ PATCHES: dict[str, set[str]] = {
     # is a Sit-and-Go, which never asks it), so no golden history carries it. An MTT's
     # histories on its new side are replayed by tests/integration/test_mtt.py; its old side
     # is the code before it, unchanged (docs/versioning.md).
-    "mtt": {"h4h-places-v1", "mtt-events-v1", "late-handover-v1", "busts-by-seat-v1"},
+    "mtt": {
+        "h4h-places-v1",
+        "mtt-events-v1",
+        "late-handover-v1",
+        "busts-by-seat-v1",
+        "entry-wallets-v1",
+    },
 }
 
 

@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Annotated
 
 from fastapi import APIRouter, Path, Query, status
-from pydantic import Field
+from pydantic import Field, field_validator
 from sqlmodel import col, select
 
 from api.auth import ServiceKey
@@ -19,6 +19,7 @@ from api.services.tournaments import CreatedTournament, CreateTournamentBody
 from api.state import AppStateDep
 from db import ledger
 from db.models import Tournament
+from db.wallets import to_checksum_address
 from domain.errors import ErrorCode
 from wire.keys import credit_key
 from wire.messages import (
@@ -63,7 +64,21 @@ class RetryPayoutsBody(WireModel):
     destinations: Annotated[
         dict[IntentId, WalletAddress], Field(default_factory=dict, max_length=100)
     ]
-    """Intent id -> the wallet to pay, for refused payouts whose wallet is not known."""
+    """Intent id -> the wallet to pay, for refused payouts whose wallet is not known: a
+    checksummed (or all one case) address, not the zero address; sent on checksummed."""
+
+    @field_validator("destinations")
+    @classmethod
+    def _real_wallets(cls, destinations: dict[str, str]) -> dict[str, str]:
+        out = {}
+        for intent_id, address in destinations.items():
+            mixed = address[2:] != address[2:].lower() and address[2:] != address[2:].upper()
+            checksummed = to_checksum_address(address)
+            if (mixed and checksummed != address) or int(address, 16) == 0:
+                # A typo would freeze the prize: the chain refuses it for good.
+                raise ValueError(f"{address} is not a wallet address (checksum or zero)")
+            out[intent_id] = checksummed
+        return out
 
 
 @router.post(

@@ -35,6 +35,7 @@ from tests.integration.helpers import admin, create, eventually
 from tests.integration.test_mtt import Bots, mtt_settings
 from tests.integration.test_mtt_late import books
 from tests.replay import histories_from, replay_histories
+from tests.test_golden_histories import patch_markers
 from wire.messages import (
     CreateTournamentInput,
     PayEntryInput,
@@ -162,6 +163,7 @@ async def _play(client: Client, task_queue: str, chips: Chips) -> None:  # noqa:
     assert not [
         e for e in history.events if e.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED
     ]
+    assert "entry-wallets-v1" in patch_markers(history.to_json())
     final = await handle.query(TournamentWorkflow.tables)
     assert final is not None
     report = await replay_histories(
@@ -215,6 +217,41 @@ def test_a_finish_whose_wallet_is_unknown_has_none_and_never_borrows_the_latest_
     assert settlement.destinations() == [None, wallet]
 
 
+def _entrant(player: str, status: str, wallet: str | None, entry_no: int = 1) -> dict[str, object]:
+    return {
+        "player_id": player,
+        "owner_user_id": player,
+        "is_agent": False,
+        "status": status,
+        "wallet": wallet,
+        "entry_no": entry_no,
+    }
+
+
+def test_each_finish_takes_its_entrys_wallet_only_when_every_entry_is_known() -> None:
+    first, second = "0x" + "01" * 20, "0x" + "02" * 20
+    finishes = [
+        {"player_id": "b", "place": 3, "rank": 3},  # b's first entry
+        {"player_id": "a", "place": 2, "rank": 2},
+        {"player_id": "b", "place": 1, "rank": 1},  # b's re-entry
+    ]
+    entrants = {"a": _entrant("a", "paid", first), "b": _entrant("b", "paid", second, 2)}
+    known = _settlement(
+        {
+            "entrants": entrants,
+            "finishes": finishes,
+            "entry_wallets": {"a:1": first, "b:1": "0x" + "0b" * 20, "b:2": second},
+        }
+    )
+    assert known.destinations() == ["0x" + "0b" * 20, first, second]
+    # One of b's entries paid before the wallets were kept (a carried state): b's record, as
+    # before, for both of b's finishes, never a mapping that would shift them.
+    partial = _settlement(
+        {"entrants": entrants, "finishes": finishes, "entry_wallets": {"a:1": first, "b:2": second}}
+    )
+    assert partial.destinations() == [second, first, second]
+
+
 async def test_an_operator_names_an_unknown_wallet_and_nothing_else() -> None:
     settlement = _settlement(
         {
@@ -243,6 +280,7 @@ async def test_an_operator_names_an_unknown_wallet_and_nothing_else() -> None:
     for destinations, why in (
         ({"t:payout:1": "0x" + "cd" * 20}, "a known destination is never changed"),
         ({"t:payout:2": "not-a-wallet"}, "not a wallet address"),
+        ({"t:payout:2": "0x" + "0" * 40}, "not a wallet address"),
     ):
         with pytest.raises(ApplicationError) as info:
             settlement.validate_retry_payouts(RetryPayoutsInput(destinations=destinations))
@@ -258,8 +296,10 @@ async def test_the_admin_route_takes_only_wallet_addresses(
     async with httpx.AsyncClient(base_url=api_url) as http:
         tid = await create(http, settings)
         url = f"/admin/tournaments/{tid}/payouts/retry"
-        bad = await http.post(url, json={"destinations": {"x": "nope"}}, headers=admin(settings))
-        assert bad.status_code == 422, bad.text
+        for typo in ("nope", "0x" + "0" * 40, "0x52908400098527886E0F7030069857D2E4169Ee7"):
+            # not an address, the zero address, a checksum typo (the last letter's case)
+            bad = await http.post(url, json={"destinations": {"x": typo}}, headers=admin(settings))
+            assert bad.status_code == 422, (typo, bad.text)
         # A well-formed body on a tournament that is not settling: refused by the workflow.
         ok = {"destinations": {f"{tid}:payout:2": "0x" + "cd" * 20}}
         early = await http.post(url, json=ok, headers=admin(settings))

@@ -55,7 +55,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.tournament.play import LEVEL_REARM_PATCH, Play
     from workflows.tournament.registration import REGISTRATION_LOOP_PATCH, Registration
     from workflows.tournament.registration_legacy import LegacyRegistration
-    from workflows.tournament.settlement import Settlement
+    from workflows.tournament.settlement import ENTRY_WALLETS_PATCH, Settlement
     from workflows.tournament.tables import (
         BUSTS_BY_SEAT_PATCH,
         H4H_PLACES_PATCH,
@@ -112,6 +112,8 @@ class TournamentWorkflow:
             self.mtt.events_on = workflow.patched(MTT_EVENTS_PATCH)
             # And whether a report's busts are taken by seat (not by the button's order).
             self.mtt.busts_by_seat = workflow.patched(BUSTS_BY_SEAT_PATCH)
+            # And whether each prize goes to its finishing entry's wallet (not the latest's).
+            b.entry_wallets_on = workflow.patched(ENTRY_WALLETS_PATCH)
         # Whether it publishes its view in parts (a run from before publishes it whole).
         b.deltas = workflow.patched(DELTAS_PATCH)
         # Whether play takes a fired level first and arms the level again at each other input

@@ -115,6 +115,9 @@ class Books:
         # parts handed over as unchanged count as published.
         self.deltas = False
         self.money_ids = False
+        self.entry_wallets_on = True
+        """Prizes go to each finishing entry's own wallet (an MTT asks
+        ``settlement.ENTRY_WALLETS_PATCH``; a Sit-and-Go always does)."""
         """Money activities carry their move's own id (``effects.MONEY_IDS_PATCH``)."""
         self.published: dict[str, Part] = {}
         # The players each publication under way carries (by its number), until it lands:

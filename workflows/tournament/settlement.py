@@ -40,6 +40,11 @@ WALLET_UNKNOWN_REASON = (
     " with destinations) and the payout is tried again"
 )
 WALLET = re.compile(r"0x[0-9a-fA-F]{40}")
+ZERO_WALLET = "0x" + "0" * 40
+ENTRY_WALLETS_PATCH = "entry-wallets-v1"
+"""From this patch on, an MTT pays each prize to the wallet its finishing entry paid from
+(``Settlement.destinations``); before it, to the player's record's wallet. Asked at each MTT
+run's start (a Sit-and-Go has one entry per player: both give the same wallet)."""
 STANDINGS_PATCH = "standings-checked-v1"
 """From this patch on, the standings are checked (each place once, every entrant once) before
 any payout intent is made (security review N1)."""
@@ -217,7 +222,7 @@ class Settlement:
                     f"{intent_id} is not a payout of this tournament whose wallet is unknown"
                     " (a known destination is never changed)",
                 )
-            if not WALLET.fullmatch(address):
+            if not WALLET.fullmatch(address) or address.lower() == ZERO_WALLET:
                 raise refuse(ErrorCode.VALIDATION_ERROR, f"{address!r} is not a wallet address")
 
     async def pay(self, payout: PayoutView) -> None:
@@ -256,31 +261,38 @@ class Settlement:
         """Where each finish's prize goes, in ``finishes``' order (None: not known).
 
         Virtual: the owner's account, which paid the entry (an agent's prize goes to its
-        owner). On-chain: the wallet the finishing entry paid from, never the player's latest
-        record (security review 3, S3: a re-entry that never paid has no wallet). A player's
-        entries finish in the order they were paid (an entry is only taken once the one before
-        it busted), and an earlier finish has the larger place, so the k-th largest place of a
-        player is its k-th paid entry's. A state from before ``entry_wallets`` has the record.
+        owner). On-chain: the wallet the finishing entry paid from, never a re-entry's (security
+        review 3, S3: a re-entry that never paid has no wallet, and one paid from another
+        wallet is not the finishing entry's). A player's entries finish in the order they were
+        paid (an entry is taken only once the one before it busted), and an earlier finish has
+        the larger place, so the k-th largest place of a player is its k-th paid entry's; that
+        holds only when every paid entry of the player is known (``entry_wallets`` has as many
+        as the player has finishes). Otherwise, as before the per-entry wallets (an MTT run on
+        the old side of ``ENTRY_WALLETS_PATCH``, or a state carried from before them): the
+        player's record's wallet, and None where it has none (where the old code asserted).
         """
         b = self.books
         if b.inp.money_backend != "chain":
             return [f"user:{b.s.entrants[f.player_id].owner_user_id}" for f in b.s.finishes]
         paid: dict[str, list[tuple[int, str]]] = {}
-        for key, wallet in b.s.entry_wallets.items():
-            player, _, entry_no = key.rpartition(":")
-            paid.setdefault(player, []).append((int(entry_no), wallet))
+        if b.entry_wallets_on:
+            for key, wallet in b.s.entry_wallets.items():
+                player, _, entry_no = key.rpartition(":")
+                paid.setdefault(player, []).append((int(entry_no), wallet))
         finished: dict[str, list[int]] = {}
         for i, f in enumerate(b.s.finishes):
             finished.setdefault(f.player_id, []).append(i)
         out: list[str | None] = [None] * len(b.s.finishes)
         for player, indices in finished.items():
             wallets = [w for _, w in sorted(paid.get(player, []))]
-            for k, i in enumerate(sorted(indices, key=lambda i: -b.s.finishes[i].place)):
-                if k < len(wallets):
-                    out[i] = wallets[k]
-                elif not wallets and len(indices) == 1:
-                    record = b.s.entrants.get(player)
-                    out[i] = record.wallet if record is not None else None
+            if len(wallets) == len(indices):
+                by_place = sorted(indices, key=lambda i: -b.s.finishes[i].place)
+                for i, wallet in zip(by_place, wallets, strict=True):
+                    out[i] = wallet
+                continue
+            record = b.s.entrants.get(player)
+            for i in indices:
+                out[i] = (record.wallet or None) if record is not None else None
         return out
 
     def payment(self, payout: PayoutView) -> PrizePayment:
