@@ -10,8 +10,10 @@ Exactly once across retries, in two layers:
    reads that back, but only as the transaction of *this* call (security review 3, S1:
    whoever polls the task queue can put any sealed heartbeat on an attempt): the raw bytes
    must hash to ``tx_hash``, be signed by the operator, go to the vault with exactly this
-   call's encoded input, and the details must name this move's key. Anything else is
-   ignored (and logged). Then a mined receipt is the answer; an unmined transaction whose
+   call's encoded input, and the details must name this move's key (details written before
+   they named one are judged by the rest). Anything else is ignored (and logged), and so is
+   a transaction that failed: the vault's record decides. Then a mined receipt is the
+   answer; an unmined transaction whose
    operator nonce is still free is re-broadcast byte for byte (same hash, so it can be mined
    at most once); a nonce taken by something else means it never will be.
 2. Whatever the heartbeat says, the chain is asked before anything is sent, and again after
@@ -362,13 +364,20 @@ class ChainMoneyActivities:
             return None
         tx_hash = HexBytes(last["tx_hash"])
         receipt = await self._receipt(tx_hash)
+        if receipt is not None and receipt["status"] != 1:
+            # It failed and moved nothing: the chain's own record (``already``) decides, never
+            # a replay of it (a revert that depended on its block's order may not reproduce,
+            # and every retry would resume it again).
+            return None
         if receipt is not None:
             return await self._confirmed(tx_hash, receipt)
         latest = await self.w3.eth.get_transaction_count(self.operator.address, "latest")
         if latest > int(last["nonce"]):
             # Its nonce is used: either ours got mined meanwhile or it never can be.
             receipt = await self._receipt(tx_hash)
-            return None if receipt is None else await self._confirmed(tx_hash, receipt)
+            if receipt is None or receipt["status"] != 1:
+                return None
+            return await self._confirmed(tx_hash, receipt)
         try:
             await self.w3.eth.send_raw_transaction(HexBytes(last["raw"]))
         except Exception:
@@ -378,7 +387,7 @@ class ChainMoneyActivities:
 
     def _not_this_call(self, last: dict[str, Any], call: Any, key: str) -> str | None:
         """Why heartbeat ``last`` is not a transaction this call sent (None when it is)."""
-        if last.get("move") != key:
+        if last.get("move", key) != key:  # heartbeats from before it had none: the input decides
             return f"it names the move {last.get('move')!r}"
         try:
             raw = HexBytes(last["raw"])

@@ -129,12 +129,15 @@ async def test_a_payout_heartbeat_lifted_from_another_intent_does_not_confirm_th
     assert chips.vault.functions.executed(chain_id_of(f"{tid}:payout:2")).call()
 
 
+@pytest.mark.parametrize("written_before_moves_were_named", [False, True])
 async def test_an_attempt_still_resumes_its_own_transaction(
     chips: Chips,  # noqa: F811
     chain: ChainInfo,  # noqa: F811
+    written_before_moves_were_named: bool,
 ) -> None:
     """The check lets the real case through: a retry of the same payout finds its own mined
-    transaction and sends nothing new."""
+    transaction and sends nothing new, also from a heartbeat an older worker wrote (no move
+    key in it: this call's input is what identifies it)."""
     acts = chain_activities(chain)
     tid = f"s1o-{uuid.uuid4().hex[:8]}"
     payer = chips.new_wallet(FEE)
@@ -152,6 +155,9 @@ async def test_an_attempt_still_resumes_its_own_transaction(
     )
     env, beats = _recording()
     first = await env.run(acts.pay_prize, payment)
-    again = await _resuming(beats[-1]).run(acts.pay_prize, payment)
+    details = dict(beats[-1])
+    if written_before_moves_were_named:
+        del details["move"]
+    again = await _resuming(details).run(acts.pay_prize, payment)
     assert again.applied and again.tx_hash == first.tx_hash  # resumed, not a new send
     assert chips.balance(winner.address) == FEE
