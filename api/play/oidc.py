@@ -42,7 +42,7 @@ from starlette.applications import Starlette
 
 from api.auth import JWKS_ALGORITHMS, _jwks_client, verify_player_token
 from api.errors import ApiError
-from api.play.pages import render, templates
+from api.play.pages import render, signin_form, templates
 from api.play.session import set_player_cookie
 from api.state import state_of
 from core.settings import LOOPBACK_NAMES, OIDC_CALLBACK_PATH, Settings
@@ -196,9 +196,7 @@ def _clear_flow(response: Response) -> None:
 
 
 def _failed(request: Request, failure: SignInFailed, *, clear_flow: bool) -> HTMLResponse:
-    response = render(
-        request, "signin.html", {"error": failure.sentence}, status_code=failure.status_code
-    )
+    response = signin_form(request, failure.sentence, status_code=failure.status_code)
     if clear_flow:
         _clear_flow(response)
     return response

@@ -9,9 +9,13 @@ cookie (``api.play.session``); they hold no rule of their own.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
+import secrets
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from fastapi import Request
 from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Response
@@ -92,3 +96,57 @@ def static_file(name: str) -> Response:
     if "/" in name or name.startswith(".") or media_type is None or not path.is_file():
         return Response(status_code=404)
     return FileResponse(path, media_type=media_type, headers={"Cache-Control": "no-cache"})
+
+
+# -- the sign-in form (security review 3, S4: login CSRF) ------------------------------------
+SIGNIN_COOKIE = "sng_signin"
+"""The pre-session nonce whose MAC a sign-in form must carry (double submit, signed)."""
+SIGNIN_FORM_SECONDS = 3600
+SAME_SITE = {"same-origin", "none"}
+"""``Sec-Fetch-Site`` values of a form this site served (``none``: typed or bookmarked)."""
+
+
+def _form_mac(request: Request, nonce: str) -> str:
+    """What the form carries for ``nonce``: a MAC under the deployment's JWT secret, so a
+    cookie planted by a sibling subdomain or on plain http comes with no form that matches."""
+    secret = state_of(request.app).settings.jwt_secret.get_secret_value().encode()
+    return hmac.new(secret, b"sng-signin-v1:" + nonce.encode(), hashlib.sha256).hexdigest()
+
+
+def signin_form(request: Request, error: str | None, status_code: int = 200) -> HTMLResponse:
+    """The sign-in page with a fresh pre-session nonce in its cookie and its MAC in its forms."""
+    nonce = secrets.token_urlsafe(32)
+    response = render(
+        request,
+        "signin.html",
+        {"error": error, "signin_csrf": _form_mac(request, nonce)},
+        status_code=status_code,
+    )
+    response.set_cookie(
+        SIGNIN_COOKIE,
+        nonce,
+        max_age=SIGNIN_FORM_SECONDS,
+        path="/play/signin",
+        httponly=True,
+        samesite="strict",
+        # A nonce, not a credential: over plain http (a prod API behind a TLS proxy that
+        # forwards http) a Secure cookie would never come back and no form would pass.
+        secure=request.url.scheme == "https",
+    )
+    return response
+
+
+def signin_form_from_this_site(request: Request, form: dict[str, str]) -> bool:
+    """Whether a posted sign-in form is one this site served to this browser: the browser
+    does not say it came from elsewhere (``Sec-Fetch-Site``; else ``Origin``, when sent, is
+    this host), and it carries the MAC of the nonce in this browser's strict cookie."""
+    site = request.headers.get("sec-fetch-site")
+    if site is not None and site not in SAME_SITE:
+        return False
+    origin = request.headers.get("origin")
+    if site is None and origin is not None:
+        if urlsplit(origin).netloc.lower() != request.headers.get("host", "").lower():
+            return False
+    nonce = request.cookies.get(SIGNIN_COOKIE, "")
+    sent = form.get("csrf", "")
+    return bool(nonce) and hmac.compare_digest(_form_mac(request, nonce).encode(), sent.encode())

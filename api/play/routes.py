@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import hmac
 import re
-import secrets
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -28,10 +27,13 @@ from api.deps import ID_PATTERN
 from api.errors import ApiError
 from api.play import lobby as data
 from api.play.pages import (
+    SIGNIN_COOKIE,
     dev_sign_in_allowed,
     render,
     see_other,
     signed_in,
+    signin_form,
+    signin_form_from_this_site,
     static_file,
     templates,
 )
@@ -190,51 +192,16 @@ async def room_page(request: Request, room_id: str) -> Response:
     return render(request, "room.html", context, caller=caller)
 
 
-SIGNIN_COOKIE = "sng_signin"
-"""The pre-session token a sign-in form must echo (double submit)."""
-SIGNIN_FORM_SECONDS = 3600
-SAME_SITE = {"same-origin", "none"}
-"""``Sec-Fetch-Site`` values of a form this site served (``none``: typed or bookmarked)."""
-
-
-def _signin_form(request: Request, error: str | None, status_code: int = 200) -> Response:
-    """The sign-in page with a fresh pre-session token in its forms and its cookie."""
-    token = secrets.token_urlsafe(32)
-    response = render(
-        request, "signin.html", {"error": error, "signin_csrf": token}, status_code=status_code
-    )
-    response.set_cookie(
-        SIGNIN_COOKIE,
-        token,
-        max_age=SIGNIN_FORM_SECONDS,
-        path="/play/signin",
-        httponly=True,
-        samesite="strict",
-        # A nonce, not a credential: over plain http (a prod API behind a TLS proxy that
-        # forwards http) a Secure cookie would never come back and no form would pass.
-        secure=request.url.scheme == "https",
-    )
-    return response
-
-
-def _form_from_this_site(request: Request, form: dict[str, str]) -> bool:
-    site = request.headers.get("sec-fetch-site")
-    if site is not None and site not in SAME_SITE:
-        return False
-    kept = request.cookies.get(SIGNIN_COOKIE, "")
-    return bool(kept) and hmac.compare_digest(kept.encode(), form.get("csrf", "").encode())
-
-
 @router.get("/signin", response_class=HTMLResponse)
 async def signin_page(request: Request) -> Response:
-    return _signin_form(request, None)
+    return signin_form(request, None)
 
 
 @router.post("/signin", response_class=HTMLResponse)
 async def signin(request: Request) -> Response:
     form = await read_form(request)
-    if not _form_from_this_site(request, form):
-        return _signin_form(
+    if not signin_form_from_this_site(request, form):
+        return signin_form(
             request,
             "This sign-in form is stale or was sent from another site: sign in here again.",
             status_code=403,
@@ -261,7 +228,7 @@ async def signin(request: Request) -> Response:
             if caller.is_agent:  # pragma: no cover - verify_player_token returns players only
                 error = "Agents play over the API, not on these pages."
     if error is not None:
-        return _signin_form(request, error, status_code=400)
+        return signin_form(request, error, status_code=400)
     response: RedirectResponse = see_other("/play")
     set_player_cookie(response, request, token)
     response.delete_cookie(SIGNIN_COOKIE, path="/play/signin", httponly=True, samesite="strict")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import httpx
 
 from api.play.oidc import FLOW_COOKIE
-from api.play.routes import SIGNIN_COOKIE
+from api.play.pages import SIGNIN_COOKIE
 from api.play.session import COOKIE
 from core.settings import Settings, oidc_problems
 from devtools.devstack import free_port

@@ -11,9 +11,11 @@ as cross-site is refused: ``403``, and no session cookie.
 
 from __future__ import annotations
 
+import re
+
 import httpx
 
-from api.play.routes import SIGNIN_COOKIE
+from api.play.pages import SIGNIN_COOKIE
 from api.play.session import COOKIE
 from core.settings import Settings
 from core.tokens import mint_player_token
@@ -51,3 +53,26 @@ async def test_a_form_from_this_site_signs_in(api_url: str, settings: Settings) 
         r = await post_signin(http, name="alice")
         assert r.status_code == 303, r.text
         assert (await http.get("/me/balance")).json()["accountId"] == "user:alice"
+
+
+async def test_an_old_browser_with_a_planted_cookie_is_refused_too(
+    api_url: str, settings: Settings
+) -> None:
+    """A browser that sends no ``Sec-Fetch-Site`` (Safari before 16.4): a sibling subdomain or
+    a plain-http attacker can plant our cookie's name with a value of its choice, but the form
+    must carry that value's MAC under the deployment's secret, which it cannot compute; and an
+    ``Origin`` of another host is refused whatever the form says."""
+    mallory = mint_player_token(settings, "mallory")
+    async with httpx.AsyncClient(base_url=api_url) as victim:
+        victim.cookies.set(SIGNIN_COOKIE, "planted", path="/play/signin")
+        r = await victim.post("/play/signin", data={"token": mallory, "csrf": "planted"})
+        assert r.status_code == 403 and not victim.cookies.get(COOKIE)
+        page = await victim.get("/play/signin")
+        form = re.search(r'name="csrf" value="([^"]+)"', page.text)
+        assert form is not None
+        r = await victim.post(
+            "/play/signin",
+            data={"token": mallory, "csrf": form.group(1)},
+            headers={"Origin": "https://evil.example"},
+        )
+        assert r.status_code == 403 and not victim.cookies.get(COOKIE)
