@@ -378,6 +378,14 @@ class TournamentDetail(TournamentView):
     """The resolved blind preview from the current level (open-ended: ``continues``) and the
     resolved prize structure as ``{position, share}`` for the sealed field (or the seats)."""
 
+    @model_validator(mode="before")
+    @classmethod
+    def _rake_code_only(cls, data: Any) -> Any:
+        """A refused rake shows as ``rake_refused``: its text is for operators (S9)."""
+        if isinstance(data, dict) and data.get("rake_failure"):
+            data = {**data, "rake_failure": "rake_refused"}
+        return data
+
 
 async def public_record(state: AppState, tournament_id: str) -> TournamentDetail:
     """``GET /tournaments/{id}``: served from a per-replica record shared by every caller, at

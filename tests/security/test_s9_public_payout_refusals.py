@@ -14,7 +14,7 @@ from wire.messages import PayoutStatus, PayoutView, TournamentView
 WALLET = "0x" + "ab" * 20
 
 
-def _public(reason: str) -> dict[str, object]:
+def _public(reason: str, rake: str | None = None) -> dict[str, object]:
     view = TournamentView(
         tournament_id="t",
         name="t",
@@ -25,6 +25,7 @@ def _public(reason: str) -> dict[str, object]:
         starting_stack=1000,
         registered_count=2,
         version=1,
+        rake_failure=rake,
         entrants=[],
         payouts=[
             PayoutView(
@@ -61,3 +62,9 @@ def test_a_refusal_is_public_as_a_code_only() -> None:
 def test_an_unknown_wallet_has_its_own_code() -> None:
     payout = _public("payout_wallet_unknown: the wallet that bob's entry ...")["payouts"][0]  # type: ignore[index]
     assert payout["failureCode"] == "payout_wallet_unknown"
+
+
+def test_a_refused_rake_is_public_as_a_code_only() -> None:
+    public = _public("x", rake="collect rake: escrow:t holds 3, not 10 (ledger node 10.0.0.5)")
+    assert public["rakeFailure"] == "rake_refused"
+    assert "10.0.0.5" not in str(public)
