@@ -250,6 +250,14 @@ async def run_worker(settings: Settings) -> None:
         from activities.chain import ChainMoneyActivities
 
         chain = ChainMoneyActivities.from_settings(settings)
+        if await chain.vault_takes_deposits_from_anyone():
+            # Security review 3, S2: an entrant can take any entry id first on this vault.
+            logging.getLogger("sng.worker").error(
+                "the vault at %s takes deposits from entrants: anyone can block an entry by"
+                " depositing under its id first. Deploy the current TournamentVault and drain"
+                ' this one (docs/chain.md, "Moving to a new vault")',
+                settings.vault_address,
+            )
     worker = build_worker(
         client,
         db,

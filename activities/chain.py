@@ -168,6 +168,22 @@ class ChainMoneyActivities:
             confirmations=settings.chain_confirmations,
         )
 
+    async def vault_takes_deposits_from_anyone(self) -> bool:
+        """Whether the vault is a build from before security review 3's S2 (deposits open to
+        an entry's owner, so anyone can take an entry id first): asked of the node as a
+        stranger's zero deposit, which the current vault refuses as not its owner's and an
+        older one as a zero amount. Not a transaction: nothing is sent."""
+        stranger = Account.create().address
+        call = self.vault.functions.depositWithPermit(
+            b"\0" * 32, b"\0" * 32, stranger, 0, 0, 27, b"\0" * 32, b"\0" * 32
+        )
+        try:
+            await call.call({"from": stranger})
+        except Exception as exc:
+            revert = revert_of(exc)
+            return revert is not None and revert.name == "ZeroAmount"
+        return True
+
     async def aclose(self) -> None:
         await self.w3.provider.disconnect()
 

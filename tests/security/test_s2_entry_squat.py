@@ -12,11 +12,16 @@ is paid as usual. The vault's own rule is in tests/chain/test_contracts.py.
 
 from __future__ import annotations
 
+import json
 import uuid
+from pathlib import Path
 
 import pytest
+from eth_account import Account
 from temporalio.testing import ActivityEnvironment
+from web3 import Web3
 
+from activities.chain import ChainMoneyActivities
 from activities.chain_support import chain_id_of, revert_of
 from devtools.chain import ChainInfo
 from tests.chain.conftest import Chips, chain, chain_activities, chips, dev_chain, w3  # noqa: F401
@@ -67,3 +72,27 @@ async def test_a_stranger_cannot_take_a_victims_entry_id_first(
     assert paid.applied
     assert chips.balance(victim.address) == 1_000 - FEE
     assert chips.vault.functions.held(chain_id_of(victim_key)).call() == FEE
+
+
+async def test_the_worker_tells_an_old_vault_from_the_current_one(
+    chips: Chips,  # noqa: F811
+    chain: ChainInfo,  # noqa: F811
+    w3: Web3,  # noqa: F811
+) -> None:
+    """A deployed vault cannot be upgraded: the worker says at its start when the one it is
+    given still takes deposits from entrants (the build before this fix)."""
+    assert not await chain_activities(chain).vault_takes_deposits_from_anyone()
+    # The vault's build from before this fix (99d6002's contracts/build), kept as a fixture.
+    old = json.loads((Path(__file__).parents[1] / "chain" / "vault_before_s2.json").read_text())
+    operator = Account.from_key(chain.operator_key)
+    factory = w3.eth.contract(abi=old["abi"], bytecode=old["bytecode"])
+    tx = factory.constructor(chain.token_address, operator.address).build_transaction(
+        {"from": operator.address, "nonce": w3.eth.get_transaction_count(operator.address)}
+    )
+    receipt = w3.eth.wait_for_transaction_receipt(
+        w3.eth.send_raw_transaction(operator.sign_transaction(tx).raw_transaction), timeout=30
+    )
+    legacy = ChainMoneyActivities(
+        chain.rpc_url, chain.operator_key, receipt["contractAddress"], chain.token_address
+    )
+    assert await legacy.vault_takes_deposits_from_anyone()
