@@ -67,6 +67,7 @@ async def record(
     db: Database,
     *,
     scope_id: str,
+    table_id: str,
     player_id: str,
     hand_number: int,
     turn: int,
@@ -80,6 +81,7 @@ async def record(
         insert(Advice)
         .values(
             scope_id=scope_id,
+            table_id=table_id,
             player_id=player_id,
             hand_number=hand_number,
             turn=turn,
@@ -88,7 +90,9 @@ async def record(
             amount=amount,
             reason=reason,
         )
-        .on_conflict_do_nothing(index_elements=["scope_id", "player_id", "hand_number", "turn"])
+        .on_conflict_do_nothing(
+            index_elements=["scope_id", "table_id", "player_id", "hand_number", "turn"]
+        )
         .returning(col(Advice.id))
     )
     async with db.session() as session:
@@ -98,14 +102,16 @@ async def record(
 
 
 async def for_turn(
-    db: Database, scope_id: str, player_id: str, hand_number: int, turn: int
+    db: Database, scope_id: str, table_id: str, player_id: str, hand_number: int, turn: int
 ) -> dict[str, Any] | None:
-    """The advice for that turn of that player, as the player's ``advice`` event carries it."""
+    """The advice for that turn of that player at that table, as the player's ``advice``
+    event carries it."""
     async with db.session() as session:
         row = (
             await session.exec(
                 select(Advice).where(
                     Advice.scope_id == scope_id,
+                    Advice.table_id == table_id,
                     Advice.player_id == player_id,
                     Advice.hand_number == hand_number,
                     Advice.turn == turn,

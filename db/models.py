@@ -324,15 +324,28 @@ class Advice(SQLModel, table=True):
     """A CoPilot advisor's accepted suggestion for one turn of the player it advises
     (docs/copilot.md). One per (table scope, player, hand, turn): the first accepted stands, a
     second is refused (``advice_already_given``), so what the player was shown never changes
-    under them. Written by the API only (the advisor's socket) and read by the player's stream:
-    it goes through PostgreSQL, so any replica's stream delivers it. No workflow reads it."""
+    under them. Keyed by table as well: an MTT's tables number their hands each on their own
+    (security review 3, S8). Written by the API only (the advisor's socket) and read by the
+    player's stream: it goes through PostgreSQL, so any replica's stream delivers it. No
+    workflow reads it."""
 
     __tablename__ = "advice"
-    __table_args__ = (UniqueConstraint("scope_id", "player_id", "hand_number", "turn"),)
+    __table_args__ = (
+        UniqueConstraint(
+            "scope_id",
+            "table_id",
+            "player_id",
+            "hand_number",
+            "turn",
+            name="advice_scope_id_table_id_player_id_hand_number_turn_key",
+        ),
+    )
 
     id: int | None = Field(default=None, primary_key=True, sa_type=BigInteger)
     scope_id: str = Field(max_length=64)
     """The tournament's id (a cash room's id once rooms take advisors)."""
+    table_id: str = Field(default="", max_length=120, sa_column_kwargs={"server_default": ""})
+    """The table (workflow id) whose hand and turn it is; "" in rows from before it."""
     player_id: str = Field(max_length=120)
     hand_number: int = Field(sa_type=BigInteger)
     turn: int

@@ -292,6 +292,7 @@ async def give_advice(
     stored = await advice.record(
         app.db,
         scope_id=scope.id,
+        table_id=state.table_id or "",  # as the player's stream reads it
         player_id=player,
         hand_number=body.hand_number,
         turn=body.turn,

@@ -163,10 +163,12 @@ async def player_messages(
     one that no longer holds raises ``unauthorized`` (security review N6)."""
     db = app_state.db
     cache = app_state.read_model
-    sent_turn: tuple[int, int] | None = None
-    my_turn: tuple[int, int] | None = None
+    # (table, hand, turn): an MTT's tables number their hands each on their own, so a moved
+    # player's turn at the new table can have the old table's numbers (security review 3, S8).
+    sent_turn: tuple[str, int, int] | None = None
+    my_turn: tuple[str, int, int] | None = None
     """The player's turn the last game state sent shows (None: not theirs)."""
-    advised_turn: tuple[int, int] | None = None
+    advised_turn: tuple[str, int, int] | None = None
     """The turn whose advice was sent."""
     sent_hand: tuple[str | None, int] | None = None
     """The (table, hand) of the last game state sent while that hand ran."""
@@ -216,7 +218,7 @@ async def player_messages(
         running = state.hand is not None and not state.hand.over
         sent_hand = (state.table_id, state.hand_number) if running else None
         required = action_required(state)
-        turn = (state.hand_number, state.turn or 0)
+        turn = (state.table_id or "", state.hand_number, state.turn or 0)
         my_turn = turn if required is not None else None
         if required is not None and turn != sent_turn:
             sent_turn = turn
@@ -230,7 +232,10 @@ async def player_messages(
         nonlocal advised_turn
         if not target.advised or my_turn is None or my_turn == advised_turn:
             return []
-        found = await advice.for_turn(db, target.stream_id, target.viewer, *my_turn)
+        table_id, hand_number, turn = my_turn
+        found = await advice.for_turn(
+            db, target.stream_id, table_id, target.viewer, hand_number, turn
+        )
         if found is None:
             return []
         advised_turn = my_turn
