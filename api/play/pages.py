@@ -25,6 +25,7 @@ from api.auth import Caller, verify_player_token
 from api.errors import ApiError
 from api.play.session import cookie_token, csrf_token
 from api.state import state_of
+from core.settings import LOOPBACK_NAMES
 
 HERE = Path(__file__).parent
 templates = Jinja2Templates(directory=HERE / "templates")
@@ -46,9 +47,21 @@ SECURITY_HEADERS = {
 }
 
 
+LOOPBACK_REQUEST_HOSTS = frozenset({"127.0.0.1", "localhost", "[::1]"})
+
+
 def dev_sign_in_allowed(request: Request) -> bool:
-    """ "Sign in as NAME" mints a token with the deployment's secret: dev and test only."""
-    return bool(state_of(request.app).settings.env != "prod")
+    """ "Sign in as NAME" mints a token for any name with the deployment's secret, so it is for
+    a machine's own stack only (security review 3, S7: any ``SNG_ENV=test`` deployment let
+    anyone become anyone): ``dev`` or ``test``, the API bound to loopback, and the request
+    addressed to this machine by a loopback name, which a request through a proxy or to a
+    public name never is. Never in prod."""
+    settings = state_of(request.app).settings
+    if settings.env not in ("dev", "test") or settings.api_host not in LOOPBACK_NAMES:
+        return False
+    host = request.headers.get("host", "")
+    name = host if host.endswith("]") else host.rsplit(":", 1)[0]
+    return name.lower() in LOOPBACK_REQUEST_HOSTS
 
 
 async def signed_in(request: Request) -> Caller | None:
