@@ -57,6 +57,7 @@ import copy
 import json
 import logging
 import os
+import re
 import zlib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -160,6 +161,26 @@ def context_header(context: SerializationContext | None) -> bytes | None:
     else:
         return None
     return json.dumps(parts, separators=(",", ":")).encode()
+
+
+SCHEDULED_RUN = re.compile(r"(?P<schedule>.+)-\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z")
+"""A run a Temporal Schedule started: ``<the schedule action's workflow id>-<its tick>``."""
+
+
+def scheduled_run_of(header: bytes | None) -> tuple[str, str] | None:
+    """``(namespace, schedule's workflow id)`` when ``header`` binds a workflow a Schedule
+    started, else None. Temporal hands each such run the previous run's result (the last
+    completion result), sealed for the previous run's id: runs of one schedule open each
+    other's payloads, so that result is not refused on every tick (issue 41). Only the payout
+    reconciler is scheduled; its input and result carry no secret and move nothing."""
+    if header is None:
+        return None
+    try:
+        kind, namespace, workflow_id = json.loads(header)
+    except (ValueError, TypeError):
+        return None
+    found = SCHEDULED_RUN.fullmatch(workflow_id) if kind == "workflow" else None
+    return (namespace, found.group("schedule")) if found else None
 
 
 def legacy_activity_header(context: SerializationContext | None) -> bytes | None:
@@ -359,7 +380,13 @@ class EncryptionCodec(PayloadCodec, WithSerializationContext):
                 "refusing a payload sealed without a workflow binding"
                 " (SNG_CODEC_ACCEPT_UNBOUND=true only while migrating old histories)"
             )
-        if header != self._context and not (self.accept_unbound and header == self._legacy_context):
+        sibling = header is not None and scheduled_run_of(header) is not None
+        sibling = sibling and scheduled_run_of(header) == scheduled_run_of(self._context)
+        if (
+            header != self._context
+            and not (self.accept_unbound and header == self._legacy_context)
+            and not sibling
+        ):
             raise PayloadContextError(
                 f"refusing a payload sealed for {header.decode(errors='replace')}"
                 f" presented to {self._context.decode(errors='replace')}"

@@ -184,3 +184,36 @@ def test_a_malformed_key_is_refused_everywhere() -> None:
         Settings(codec_key="bm90IDMyIGJ5dGVz", _env_file=None)  # type: ignore[call-arg]
     with pytest.raises(ValidationError, match="32 bytes"):
         Settings(codec_key="not base64 at all!", _env_file=None)  # type: ignore[call-arg]
+
+
+@pytest.mark.parametrize(
+    ("opened_as", "opens"),
+    [
+        ("sng-payout-reconciler-2026-12-07T02:30:30Z", True),  # the same schedule's next tick
+        ("other-schedule-2026-12-07T02:30:30Z", False),  # another schedule's run
+        ("sng-payout-reconciler", False),  # not a scheduled run
+        ("tournament-abc", False),
+    ],
+)
+async def test_runs_of_one_schedule_open_each_others_payloads_and_nothing_else(
+    opened_as: str, opens: bool
+) -> None:
+    """Temporal hands a scheduled run the previous run's result, sealed for that run's id."""
+    from temporalio.converter import WorkflowSerializationContext
+
+    from core.codec import REFUSED_ENCODING
+
+    secret = key()
+
+    def bound(workflow_id: str) -> EncryptionCodec:
+        return EncryptionCodec("k1", secret).with_context(
+            WorkflowSerializationContext(namespace="default", workflow_id=workflow_id)
+        )
+
+    sealed = await bound("sng-payout-reconciler-2026-12-07T02:30:00Z").encode([payload("r")])
+    opened = await bound(opened_as).decode(sealed)
+    assert (opened[0].metadata.get("encoding") != REFUSED_ENCODING.encode()) is opens
+    # And a tournament's payload never opens under a scheduled run.
+    sealed = await bound("tournament-abc").encode([payload("t")])
+    opened = await bound("sng-payout-reconciler-2026-12-07T02:30:00Z").decode(sealed)
+    assert opened[0].metadata.get("encoding") == REFUSED_ENCODING.encode()
