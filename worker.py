@@ -120,6 +120,7 @@ def activities_for(
         rooms.stream_status,
         reads.publish_table,
         ReconcilerActivities(db).due_payouts,
+        ReconcilerActivities(db).close_orphaned_settlements,
     ]
 
 

@@ -8,11 +8,21 @@ intent at the same time pay it once.
 
 from __future__ import annotations
 
+import json
+import time
+from typing import Any
+
 from sqlalchemy import text
 from temporalio import activity
+from temporalio.client import WorkflowExecutionStatus
+from temporalio.service import RPCError, RPCStatusCode
 
+from activities.events import append
 from db.engine import Database
-from wire.messages import PrizePayment
+from db.readstore import write_state
+from wire.events import TournamentStateChanged
+from wire.ids import tournament_workflow_id
+from wire.messages import EventInput, PayoutStatus, PrizePayment, TournamentPhase
 from wire.reconciler import DuePayoutsQuery
 
 _DUE = text(
@@ -28,6 +38,20 @@ _DUE = text(
     )
     AND confirmed_at IS NULL
     RETURNING id, tournament_id, position, player_id, amount, destination
+    """
+)
+
+
+_SETTLED = text(
+    """
+    SELECT t.id FROM tournaments t
+    WHERE t.state = 'settling'
+      AND EXISTS (SELECT 1 FROM payout_intents p WHERE p.tournament_id = t.id)
+      AND NOT EXISTS (
+        SELECT 1 FROM payout_intents p WHERE p.tournament_id = t.id AND p.confirmed_at IS NULL
+      )
+    ORDER BY t.id
+    LIMIT :limit
     """
 )
 
@@ -58,3 +82,89 @@ class ReconcilerActivities:
                 for r in rows
             ]
         return sorted(due, key=lambda p: p.intent_id)
+
+    @activity.defn
+    async def close_orphaned_settlements(self, limit: int) -> list[str]:
+        """Close, in the read model, each tournament the store shows ``settling`` with every
+        payout intent confirmed whose workflow is no longer running (an operator terminated
+        or reset it mid-settlement, and the sweep paid the rest): its row, its view (state
+        ``closed``, every payout confirmed with its transaction) and its ``state:closed``
+        event, which ends its event stream. A running workflow closes itself: left alone."""
+        async with self.db.engine.connect() as conn:
+            candidates = [r.id for r in await conn.execute(_SETTLED, {"limit": limit})]
+        closed = []
+        for tournament_id in candidates:
+            if await self._still_running(tournament_id):
+                continue
+            if await self._close(tournament_id):
+                closed.append(tournament_id)
+        return closed
+
+    async def _still_running(self, tournament_id: str) -> bool:
+        handle = activity.client().get_workflow_handle(tournament_workflow_id(tournament_id))
+        try:
+            status = (await handle.describe()).status
+        except RPCError as err:
+            if err.status is RPCStatusCode.NOT_FOUND:
+                return False  # its history is gone (retention): nothing will close it
+            raise
+        return status is WorkflowExecutionStatus.RUNNING
+
+    async def _close(self, tournament_id: str) -> bool:
+        now_ms = int(time.time() * 1000)
+        key = tournament_workflow_id(tournament_id)
+        async with self.db.session() as session:
+            head = (
+                await session.execute(
+                    text("SELECT version, public FROM read_states WHERE key = :key FOR UPDATE"),
+                    {"key": key},
+                )
+            ).first()
+            intents = {
+                r.id: r
+                for r in await session.execute(
+                    text("SELECT id, tx_hash FROM payout_intents WHERE tournament_id = :t"),
+                    {"t": tournament_id},
+                )
+            }
+            updated = await session.execute(
+                text(
+                    "UPDATE tournaments SET state = 'closed', closed_at = now(), updated_at ="
+                    " now() WHERE id = :t AND state = 'settling' RETURNING id"
+                ),
+                {"t": tournament_id},
+            )
+            if updated.first() is None:
+                return False  # closed meanwhile (its own settlement, or another sweep)
+            if head is not None:
+                # Stored by field name (``TournamentView.model_dump(mode="json")``).
+                view: dict[str, Any] = json.loads(json.dumps(head.public["view"]))
+                view["state"] = TournamentPhase.CLOSED.value
+                view["payout_retry_at_ms"] = None
+                for payout in view.get("payouts", []):
+                    paid = intents.get(payout.get("intent_id"))
+                    if paid is not None:
+                        payout["status"] = PayoutStatus.CONFIRMED.value
+                        payout["tx_hash"] = paid.tx_hash
+                        payout["failure_reason"] = None
+                view["version"] = head.version + 1
+                await write_state(
+                    session,
+                    key=key,
+                    kind="tournament",
+                    version=head.version + 1,
+                    public={**head.public, "view": view},
+                )
+            event = TournamentStateChanged(state="closed", closed_at=now_ms)
+            await append(
+                session,
+                EventInput(
+                    tournament_id=tournament_id,
+                    type=event.TYPE,
+                    dedupe_key="state:closed",
+                    payload=event.payload(),
+                ),
+            )
+            await session.commit()
+        activity.logger.info("closed %s: its workflow ended in settling, every intent paid", key)
+        return True

@@ -81,6 +81,9 @@ PATCHES: dict[str, set[str]] = {
     # is a Sit-and-Go, which never asks it), so no golden history carries it. An MTT's
     # histories on its new side are replayed by tests/integration/test_mtt.py; its old side
     # is the code before it, unchanged (docs/versioning.md).
+    # Asked by the payout reconciler's sweeps (it asks money-activity-ids-v1 too); no golden
+    # set records a sweep: tests/integration/test_reconciler.py replays its histories.
+    "reconciler": {"sweep-closes-v1"},
     "mtt": {
         "h4h-places-v1",
         "mtt-events-v1",

@@ -47,3 +47,11 @@ class ReconcileResult(WireModel):
     deferred: list[str] = Field(default_factory=list)
     """No answer this time (a fault that outlasted the sweep's retries, a receipt that does
     not match): left as it was for the next sweep."""
+    closed: list[str] = Field(default_factory=list)
+    """Tournaments whose workflow ended in ``settling`` (terminated, reset) and whose every
+    intent is now confirmed: closed in the read model by the sweep (their own settlement
+    would have done it)."""
+
+
+CLOSE_PAGE = 100
+"""Orphaned settlements a sweep closes at most (the next sweep takes the rest)."""

@@ -359,6 +359,18 @@ async def due_payouts(query: DuePayoutsQuery) -> list[PrizePayment]:
     )
 
 
+async def close_orphaned_settlements(limit: int) -> list[str]:
+    """The sweep's last step: close the tournaments whose workflow ended in ``settling`` and
+    whose every intent is now paid (``ReconcilerActivities.close_orphaned_settlements``)."""
+    return await workflow.execute_activity_method(
+        ReconcilerActivities.close_orphaned_settlements,
+        limit,
+        start_to_close_timeout=DB_TIMEOUT * 3,
+        retry_policy=SWEEP_PAYOUT_RETRY,
+        summary="close settlements whose workflow ended",
+    )
+
+
 async def redrive_prize(payment: PrizePayment, *, activity_id: str | None) -> PayoutReceipt:
     """The same keyed ``pay_prize`` as settlement's, with the sweep's bounded retries; the
     caller checks the receipt (a sweep does not wait for a good one: the next sweep asks)."""

@@ -21,8 +21,14 @@ from temporalio.exceptions import ActivityError, ApplicationError, FailureError
 with workflow.unsafe.imports_passed_through():
     from wire.events import TournamentPayoutSettled
     from wire.messages import PayoutConfirmation, PayoutFailure, PrizePayment
-    from wire.reconciler import DuePayoutsQuery, ReconcileInput, ReconcileResult
+    from wire.reconciler import CLOSE_PAGE, DuePayoutsQuery, ReconcileInput, ReconcileResult
     from workflows import effects
+
+SWEEP_CLOSES_PATCH = "sweep-closes-v1"
+"""From this patch on, a sweep's last step closes, in the read model, each tournament whose
+workflow ended in ``settling`` once every one of its intents is paid (issue 41: such a
+tournament stayed ``settling`` and its event stream never ended). Asked at each sweep run's
+start."""
 
 PAGES_PER_RUN = 20
 """A sweep continues as new after this many pages (or sooner when the server suggests it),
@@ -36,6 +42,8 @@ class ReconcilerWorkflow:
         inp = inp or ReconcileInput()
         # Whether each re-drive carries its intent's own id (the codec binds to it).
         self.bound = workflow.patched(effects.MONEY_IDS_PATCH)
+        # Whether the sweep ends by closing settlements whose workflow ended (terminated).
+        closes = workflow.patched(SWEEP_CLOSES_PATCH)
         result = ReconcileResult()
         after = inp.after
         for _ in range(PAGES_PER_RUN):
@@ -48,6 +56,8 @@ class ReconcilerWorkflow:
             for payment, outcome in zip(page, outcomes, strict=True):
                 getattr(result, outcome).append(payment.intent_id)
             if len(page) < inp.page_size:
+                if closes:
+                    result.closed = await effects.close_orphaned_settlements(CLOSE_PAGE)
                 return result
             after = page[-1].intent_id
             if workflow.info().is_continue_as_new_suggested():

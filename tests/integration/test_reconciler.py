@@ -28,9 +28,10 @@ from temporalio.worker import Worker
 
 from activities.persistence import PersistenceActivities
 from activities.reconciler import ReconcilerActivities
+from api.event_log import is_final
 from core.codec import codec_for
 from core.settings import Settings
-from db import ledger
+from db import ledger, readstore
 from db.engine import Database
 from tests.integration.bots import play, shove
 from tests.integration.helpers import SETTINGS, eventually, start_paid_tournament
@@ -179,9 +180,32 @@ async def test_a_terminated_tournament_s_intents_are_paid_by_the_sweep(
     assert not {r.id for r in before} & set(result.refused + result.deferred)
     assert await _all_confirmed(db, tid)
     await _paid_exactly_once(db, tid)
+    # Its workflow will never close it: the sweep does, in the read model (issue 41), and the
+    # closing event ends its event stream.
+    assert result.closed == [tid] or tid in result.closed
+    view = await readstore.read_tournament(db, tid)
+    assert view is not None and view.state is TournamentPhase.CLOSED
+    assert {p.status for p in view.payouts} == {PayoutStatus.CONFIRMED}
+    assert view.payout_retry_at_ms is None
+    async with db.engine.connect() as conn:
+        state = (
+            await conn.execute(text("SELECT state FROM tournaments WHERE id = :t"), {"t": tid})
+        ).scalar_one()
+        closing = (
+            await conn.execute(
+                text(
+                    "SELECT type, payload FROM events WHERE tournament_id = :t"
+                    " AND dedupe_key = 'state:closed'"
+                ),
+                {"t": tid},
+            )
+        ).one()
+    assert state == "closed"
+    assert is_final(closing.type, closing.payload)
     # A second sweep finds nothing of it to do.
     again = await _sweep(client, task_queue, older_than_seconds=0)
     assert not {r.id for r in before} & set(again.confirmed + again.refused + again.deferred)
+    assert tid not in again.closed
     await _paid_exactly_once(db, tid)
 
 
