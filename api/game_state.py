@@ -25,6 +25,7 @@ from domain.game_state import (
     tournament_parts,
     you,
 )
+from domain.holdem.timeouts import grace_allowed, grace_from_hand
 from domain.rooms import CURRENCY
 from domain.settings import TournamentSettings, validate_settings
 from wire.game_state import (
@@ -153,6 +154,7 @@ def compose(
                 sat_out_hands=s.sat_out_hands,
                 disconnected_at=s.disconnected_at,
                 grace_until=s.grace_until,
+                disconnect_grace_from_hand=_rationed_until(s.graced_hand, table.hand_no),
             )
             for s in table.seats
         ],
@@ -355,3 +357,8 @@ def _room(table: TableView) -> RoomSummary:
         ),
         entry=RoomEntry(amount=room.entry, currency=CURRENCY),
     )
+
+
+def _rationed_until(graced_hand: int | None, hand_no: int) -> int | None:
+    """The first hand a seat may get the disconnect grace again, while that is still ahead."""
+    return None if grace_allowed(graced_hand, hand_no) else grace_from_hand(graced_hand)

@@ -62,6 +62,7 @@ _HAND_LOOP = {
     "record-players-v1",
     "legal-once-v1",
     "decision-timer-kept-v1",
+    "grace-budget-v1",
 }
 PATCHES: dict[str, set[str]] = {
     "tournament": {

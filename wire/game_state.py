@@ -158,6 +158,10 @@ class TableSeatView(Served):
     grace_until: int | None = None
     """While the seat's decision is held for the disconnect grace: when the timeout rules
     apply (epoch ms; ``deadline`` says the same for the seat to act)."""
+    disconnect_grace_from_hand: int | None = None
+    """The disconnect grace is rationed, one hand in ten: the first hand whose decisions may
+    get it again (null: any decision may). Until then a dropped stream's timer runs out at
+    the decision time like anyone's."""
 
 
 class You(Served):

@@ -40,6 +40,9 @@ class TableSeat(WireModel):
     grace_until: int | None = None
     """While the table holds this seat's decision for the disconnect grace: when the grace
     ends and the timeout rules apply (epoch ms)."""
+    graced_hand: int | None = None
+    """The last hand in which this seat was given the disconnect grace (``grace-budget-v1``:
+    the next grace comes ``GRACE_EVERY_HANDS`` hands later)."""
 
 
 class RoomDeparture(WireModel):

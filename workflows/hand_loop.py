@@ -36,7 +36,7 @@ with workflow.unsafe.imports_passed_through():
         next_positions,
         start_hand,
     )
-    from domain.holdem.timeouts import sitting_out_action, timeout_penalty
+    from domain.holdem.timeouts import grace_allowed, sitting_out_action, timeout_penalty
     from wire.messages import EventInput
     from wire.table_messages import (
         ActInput,
@@ -77,6 +77,11 @@ TIMEOUT_FOLD_PATCH = "timeout-fold-v1"
 check is legal (seed 004, "Decision timeouts"); before it, such a timeout checked. Decided
 once at each run's start (``HandLoop.begin_run``)."""
 
+
+GRACE_BUDGET_PATCH = "grace-budget-v1"
+"""A seat gets the disconnect grace in at most one hand of every ``GRACE_EVERY_HANDS``
+(security review 3, S6: the grace renewed on every decision, so a staller was never timed
+out). Before it every decision could get it. Decided once at each run's start."""
 
 GRACE_PATCH = "stream-grace-v1"
 """The disconnect grace is measured from the player's stream drop, which the API records
@@ -171,6 +176,7 @@ class HandLoop:
         self.stream_grace = False
         self.deliver = True  # a room always waited for its handlers (``DELIVER_PATCH``)
         self.keep_timer = False
+        self.grace_budget = False
         self.timer: Alarm | None = None
         """The hand's kept decision timer (``KEPT_TIMER_PATCH``), while it runs."""
         self.timer_for: tuple[int, int] | None = None
@@ -206,6 +212,7 @@ class HandLoop:
         if tournament:
             self.deliver = workflow.patched(DELIVER_PATCH)
         self.keep_timer = workflow.patched(KEPT_TIMER_PATCH)
+        self.grace_budget = workflow.patched(GRACE_BUDGET_PATCH)
 
     # -- the venues' interface ---------------------------------------------------------------
     @property
@@ -402,9 +409,16 @@ class HandLoop:
                 if alarm.fired:
                     # Whole milliseconds (a room's grace for lapsed polling is whole seconds,
                     # so its timer is the one it always was).
-                    extra_ms = 0 if graced else int(await self.venue.grace(table_seat) * 1000)
+                    extra_ms = 0
+                    rationed = self.grace_budget and not grace_allowed(
+                        table_seat.graced_hand, self.state.hand_no
+                    )
+                    if not graced and not rationed:
+                        extra_ms = int(await self.venue.grace(table_seat) * 1000)
                     if extra_ms > 0:
                         graced = True
+                        if self.grace_budget:
+                            table_seat.graced_hand = self.state.hand_no
                         alarm = await Alarm.start(
                             timedelta(milliseconds=extra_ms),
                             f"disconnect grace seat {table_seat.seat}",

@@ -54,6 +54,37 @@ def sitting_out_action(*, can_check: bool) -> ActionKind:
     return ActionKind.CHECK if can_check else ActionKind.FOLD
 
 
+GRACE_EVERY_HANDS = 10
+"""A seat gets the disconnect grace in at most one hand of every ten (security review 3, S6).
+
+Without a bound, a player who closed their stream just before each deadline got the whole
+grace on every decision and was never timed out (a turbo decision stretched from 10 s to
+33.5 s, every time). Real clients ration the same thing: a finite time bank that refills
+slowly, or disconnect protection a limited number of times. A ration by hands is the
+deterministic form (it reads no clock): a genuine drop still gets the seed's
+``disconnectGrace`` to reconnect, and a staller is timed out like anyone else on the other
+nine hands in ten (two timeouts in a row sit them out)."""
+
+
+def grace_from_hand(graced_hand: int | None) -> int | None:
+    """The first hand whose decisions may get the disconnect grace again (None: any).
+
+    >>> grace_from_hand(None), grace_from_hand(7)
+    (None, 17)
+    """
+    return None if graced_hand is None else graced_hand + GRACE_EVERY_HANDS
+
+
+def grace_allowed(graced_hand: int | None, hand_no: int) -> bool:
+    """Whether a decision of hand ``hand_no`` may get the disconnect grace.
+
+    >>> [grace_allowed(None, 3), grace_allowed(3, 3), grace_allowed(3, 12), grace_allowed(3, 13)]
+    [True, False, False, True]
+    """
+    start = grace_from_hand(graced_hand)
+    return start is None or hand_no >= start
+
+
 def disconnect_grace_left(grace: float, dropped_ago: float | None) -> float:
     """Seconds the table still waits, when a player's decision timer ran out, because their
     stream dropped ``dropped_ago`` seconds before (seed 004: "If a player's WebSocket drops,
