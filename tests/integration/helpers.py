@@ -122,21 +122,27 @@ async def start_paid_tournament(
     )
     fee = int(settings["entryFee"])
     for i in range(int(settings["seats"])):
-        user = f"{tid}-{i}"
-        await ledger.transfer(
-            db,
-            key=f"seed-{user}",
-            source=ledger.MINT,
-            destination=ledger.user_account(user),
-            amount=fee,
-        )
-        await handle.execute_update(
-            TournamentWorkflow.register, RegisterInput(player_id=user, owner_user_id=user)
-        )
-        await handle.execute_update(
-            TournamentWorkflow.pay_entry, PayEntryInput(player_id=user, amount=fee)
-        )
+        await enter_paid(db, handle, f"{tid}-{i}", fee)
     return handle
+
+
+async def enter_paid(
+    db: Database, handle: WorkflowHandle[TournamentWorkflow, TournamentView], user: str, fee: int
+) -> None:
+    """``user`` funded with the fee from the mint, registered and paid (virtual money)."""
+    await ledger.transfer(
+        db,
+        key=f"seed-{user}",
+        source=ledger.MINT,
+        destination=ledger.user_account(user),
+        amount=fee,
+    )
+    await handle.execute_update(
+        TournamentWorkflow.register, RegisterInput(player_id=user, owner_user_id=user)
+    )
+    await handle.execute_update(
+        TournamentWorkflow.pay_entry, PayEntryInput(player_id=user, amount=fee)
+    )
 
 
 QUERIES: list[str] = []

@@ -22,8 +22,8 @@ from temporalio.worker import Worker
 from core.codec import REFUSED_ENCODING, EncryptionCodec
 from db import ledger
 from db.engine import Database
-from tests.integration.helpers import SETTINGS
-from wire.messages import CancelInput, CreateTournamentInput, PayEntryInput, RegisterInput
+from tests.integration.helpers import SETTINGS, enter_paid
+from wire.messages import CancelInput, CreateTournamentInput
 from workflows.tournament import TournamentWorkflow
 
 FEE = int(SETTINGS["entryFee"])
@@ -72,19 +72,7 @@ async def test_a_tournaments_money_activities_carry_their_moves_ids(
     )
     players = [f"{tid}-a", f"{tid}-b"]
     for user in players:
-        await ledger.transfer(
-            db,
-            key=f"seed-{user}",
-            source=ledger.MINT,
-            destination=ledger.user_account(user),
-            amount=FEE,
-        )
-        await handle.execute_update(
-            TournamentWorkflow.register, RegisterInput(player_id=user, owner_user_id=user)
-        )
-        await handle.execute_update(
-            TournamentWorkflow.pay_entry, PayEntryInput(player_id=user, amount=FEE)
-        )
+        await enter_paid(db, handle, user, FEE)
     await handle.execute_update(TournamentWorkflow.cancel, CancelInput())
     history = await handle.fetch_history()
     scheduled = {
