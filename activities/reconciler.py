@@ -22,6 +22,7 @@ from db.engine import Database
 from db.readstore import write_state
 from wire.events import TournamentStateChanged
 from wire.ids import tournament_workflow_id
+from wire.keys import rake_key
 from wire.messages import EventInput, PayoutStatus, PrizePayment, TournamentPhase
 from wire.reconciler import DuePayoutsQuery
 
@@ -94,11 +95,35 @@ class ReconcilerActivities:
             candidates = [r.id for r in await conn.execute(_SETTLED, {"limit": limit})]
         closed = []
         for tournament_id in candidates:
-            if await self._still_running(tournament_id):
-                continue
-            if await self._close(tournament_id):
-                closed.append(tournament_id)
+            try:
+                if await self._still_running(tournament_id):
+                    continue
+                if await self._close(tournament_id):
+                    closed.append(tournament_id)
+            except Exception:  # one tournament's fault never holds up the others' close
+                activity.logger.exception(
+                    "could not close %s; the next sweep asks again", tournament_id
+                )
         return closed
+
+    async def _all_paid(
+        self, session: Any, tournament_id: str, head: Any, intents: dict[str, Any]
+    ) -> bool:
+        """Every payout the tournament's view lists has a confirmed intent, and its rake (the
+        virtual backend's, the only one that takes one) is in the house's account."""
+        view = head.public["view"]
+        for payout in view.get("payouts", []):
+            intent = intents.get(payout.get("intent_id"))
+            if intent is None or intent.confirmed_at is None:
+                return False
+        if view.get("rake_total") and view.get("money_backend", "virtual") == "virtual":
+            taken = await session.execute(
+                text("SELECT 1 FROM ledger_entries WHERE posting_key = :k LIMIT 1"),
+                {"k": rake_key(tournament_id)},
+            )
+            if taken.first() is None:
+                return False
+        return True
 
     async def _still_running(self, tournament_id: str) -> bool:
         handle = activity.client().get_workflow_handle(tournament_workflow_id(tournament_id))
@@ -123,7 +148,10 @@ class ReconcilerActivities:
             intents = {
                 r.id: r
                 for r in await session.execute(
-                    text("SELECT id, tx_hash FROM payout_intents WHERE tournament_id = :t"),
+                    text(
+                        "SELECT id, tx_hash, confirmed_at FROM payout_intents"
+                        " WHERE tournament_id = :t"
+                    ),
                     {"t": tournament_id},
                 )
             }
@@ -136,6 +164,11 @@ class ReconcilerActivities:
             )
             if updated.first() is None:
                 return False  # closed meanwhile (its own settlement, or another sweep)
+            if head is None or not await self._all_paid(session, tournament_id, head, intents):
+                # A place with no intent (its wallet is not known: payout_wallet_unknown) or a
+                # rake still owed: not settled, whatever the intents say. Left settling.
+                await session.rollback()
+                return False
             if head is not None:
                 # Stored by field name (``TournamentView.model_dump(mode="json")``).
                 view: dict[str, Any] = json.loads(json.dumps(head.public["view"]))

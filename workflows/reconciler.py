@@ -57,7 +57,10 @@ class ReconcilerWorkflow:
                 getattr(result, outcome).append(payment.intent_id)
             if len(page) < inp.page_size:
                 if closes:
-                    result.closed = await effects.close_orphaned_settlements(CLOSE_PAGE)
+                    try:
+                        result.closed = await effects.close_orphaned_settlements(CLOSE_PAGE)
+                    except ActivityError as err:  # the next sweep asks again
+                        workflow.logger.warning("closing ended settlements failed: %s", err)
                 return result
             after = page[-1].intent_id
             if workflow.info().is_continue_as_new_suggested():

@@ -10,6 +10,7 @@ confirms it: once, whoever else drives the same intent.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import sys
 import uuid
@@ -24,6 +25,7 @@ from temporalio.client import (
     ScheduleOverlapPolicy,
     WorkflowHandle,
 )
+from temporalio.testing import ActivityEnvironment
 from temporalio.worker import Worker
 
 from activities.persistence import PersistenceActivities
@@ -402,3 +404,87 @@ async def test_sng_schedules_creates_and_shows_the_schedule(
             assert "next run" in shown, shown
     finally:
         await client.get_schedule_handle(RECONCILER_SCHEDULE_ID).delete()
+
+
+async def _orphan(db: Database, tid: str, *, confirmed: list[int], rake_total: int = 0) -> None:
+    """A tournament the store shows settling (no workflow: its history is gone), two paid
+    places in its view, an intent written and confirmed for each place in ``confirmed``."""
+    payouts = [
+        {
+            "intent_id": f"{tid}:payout:{n}",
+            "position": n,
+            "player_id": f"p{n}",
+            "amount": 100,
+            "destination": f"user:p{n}",
+            "status": "failed",
+        }
+        for n in (1, 2)
+    ]
+    view = {
+        "tournament_id": tid,
+        "name": tid,
+        "state": "settling",
+        "kind": "open",
+        "seats": 2,
+        "entry_fee": 100,
+        "starting_stack": 1000,
+        "registered_count": 2,
+        "entrants": [],
+        "version": 7,
+        "payouts": payouts,
+        "rake_total": rake_total,
+    }
+    async with db.engine.begin() as conn:
+        await conn.execute(
+            text(
+                "INSERT INTO tournaments (id, name, kind, seats, entry_fee, rake_fee,"
+                " starting_stack, settings, state, workflow_id, registered_count, current_level,"
+                " created_at, updated_at) VALUES (:t, :t, 'open', 2, 100, 0, 1000, '{}',"
+                " 'settling', :w, 2, 0, now(), now())"
+            ),
+            {"t": tid, "w": f"tournament-{tid}"},
+        )
+        await conn.execute(
+            text(
+                "INSERT INTO read_states (key, kind, version, public, private, updated_at)"
+                " VALUES (:k, 'tournament', 7, CAST(:v AS jsonb), '{}', now())"
+            ),
+            {"k": f"tournament-{tid}", "v": json.dumps({"view": view})},
+        )
+        for n in confirmed:
+            await conn.execute(
+                text(
+                    "INSERT INTO payout_intents (id, tournament_id, position, player_id, amount,"
+                    " destination, status, tx_hash, created_at, confirmed_at) VALUES"
+                    " (:i, :t, :n, :p, 100, :d, 'confirmed', NULL, now(), now())"
+                ),
+                {"i": f"{tid}:payout:{n}", "t": tid, "n": n, "p": f"p{n}", "d": f"user:p{n}"},
+            )
+
+
+async def test_the_sweep_leaves_settling_a_tournament_with_a_place_or_a_rake_still_owed(
+    client: Client, db: Database
+) -> None:
+    """Every intent written is confirmed, but one place has none (its wallet is not known,
+    so settlement wrote none), or the house's rake is not in: not settled, so not closed."""
+    acts = ReconcilerActivities(db)
+    env = ActivityEnvironment(client=client)
+    place_owed = f"owed-{uuid.uuid4().hex[:6]}"
+    await _orphan(db, place_owed, confirmed=[1])
+    rake_owed = f"rake-{uuid.uuid4().hex[:6]}"
+    await _orphan(db, rake_owed, confirmed=[1, 2], rake_total=20)
+    paid = f"paid-{uuid.uuid4().hex[:6]}"
+    await _orphan(db, paid, confirmed=[1, 2])
+    closed = await env.run(acts.close_orphaned_settlements, 1000)
+    assert paid in closed
+    assert place_owed not in closed and rake_owed not in closed
+    async with db.engine.connect() as conn:
+        states = dict(
+            (
+                await conn.execute(
+                    text("SELECT id, state FROM tournaments WHERE id IN (:a, :b, :c)"),
+                    {"a": place_owed, "b": rake_owed, "c": paid},
+                )
+            ).all()
+        )
+    assert states == {place_owed: "settling", rake_owed: "settling", paid: "closed"}
