@@ -48,16 +48,23 @@ SECURITY_HEADERS = {
 
 
 LOOPBACK_REQUEST_HOSTS = frozenset({"127.0.0.1", "localhost", "[::1]"})
+FORWARDING_HEADERS = ("forwarded", "x-forwarded-for", "x-forwarded-host", "x-real-ip")
 
 
 def dev_sign_in_allowed(request: Request) -> bool:
     """ "Sign in as NAME" mints a token for any name with the deployment's secret, so it is for
     a machine's own stack only (security review 3, S7: any ``SNG_ENV=test`` deployment let
-    anyone become anyone): ``dev`` or ``test``, the API bound to loopback, and the request
-    addressed to this machine by a loopback name, which a request through a proxy or to a
-    public name never is. Never in prod."""
+    anyone become anyone): ``dev`` or ``test``, the API bound to loopback, the request from a
+    loopback address, addressed to a loopback name, and carrying no proxy's forwarding header
+    (a proxy on the same host connects from loopback and may pass any Host on). Never in
+    prod."""
     settings = state_of(request.app).settings
     if settings.env not in ("dev", "test") or settings.api_host not in LOOPBACK_NAMES:
+        return False
+    if any(h in request.headers for h in FORWARDING_HEADERS):
+        return False  # through a proxy: whoever is behind it is not on this machine
+    client = request.client.host if request.client is not None else ""
+    if client not in LOOPBACK_NAMES:
         return False
     host = request.headers.get("host", "")
     name = host if host.endswith("]") else host.rsplit(":", 1)[0]
@@ -120,10 +127,13 @@ SAME_SITE = {"same-origin", "none"}
 
 
 def _form_mac(request: Request, nonce: str) -> str:
-    """What the form carries for ``nonce``: a MAC under the deployment's JWT secret, so a
-    cookie planted by a sibling subdomain or on plain http comes with no form that matches."""
+    """What the form carries for ``nonce``: a MAC under a key derived from the deployment's
+    JWT secret for this use only, so a nonce made up by whoever plants a cookie comes with no
+    form that matches. (A pair fetched from this site and planted whole still matches: what
+    refuses that is ``Sec-Fetch-Site``, or ``Origin`` where a browser sends no such header.)"""
     secret = state_of(request.app).settings.jwt_secret.get_secret_value().encode()
-    return hmac.new(secret, b"sng-signin-v1:" + nonce.encode(), hashlib.sha256).hexdigest()
+    key = hmac.new(secret, b"sng-play-signin-form-v1", hashlib.sha256).digest()
+    return hmac.new(key, nonce.encode(), hashlib.sha256).hexdigest()
 
 
 def signin_form(request: Request, error: str | None, status_code: int = 200) -> HTMLResponse:

@@ -37,5 +37,11 @@ async def test_a_request_to_a_public_name_is_refused_even_on_loopback(
         r = await post_signin(http, name="mallory")
         assert r.status_code == 400 and "development only" in r.text
         assert not http.cookies.get(COOKIE)
+    # A proxy on the same host: it connects from loopback and may pass a loopback Host on.
+    async with httpx.AsyncClient(
+        base_url=api_url, headers={"X-Forwarded-For": "203.0.113.9"}
+    ) as http:
+        r = await post_signin(http, name="mallory")
+        assert r.status_code == 400 and "development only" in r.text
     async with httpx.AsyncClient(base_url=api_url) as http:  # this machine's own: allowed
         assert (await post_signin(http, name="alice")).status_code == 303
