@@ -12,7 +12,7 @@ from datetime import timedelta
 from typing import TypeVar
 
 from temporalio import workflow
-from temporalio.common import RetryPolicy
+from temporalio.common import RawValue, RetryPolicy
 
 with workflow.unsafe.imports_passed_through():
     from activities.events import EventActivities
@@ -74,7 +74,11 @@ R = TypeVar("R", MoneyReceipt, PayoutReceipt)
 
 
 async def _checked(
-    move: Callable[[str | None], Awaitable[R]], ref: str, amount: int, activity_id: str | None
+    move: Callable[[str | None], Awaitable[RawValue]],
+    ref: str,
+    amount: int,
+    activity_id: str | None,
+    kind: type[R],
 ) -> R:
     """A money move's receipt, checked against the move that was sent before anyone marks an
     entry paid, a seat bought or a payout confirmed (security review N1).
@@ -89,22 +93,33 @@ async def _checked(
     ``activity_id`` (``money_activity_id``): the move's own activity id, so the codec binds
     its input, heartbeats and result to this move alone; a send after a refused receipt is
     ``<id>#2``, ``#3``, ... None: the server numbers it (runs from before ``MONEY_IDS_PATCH``).
+    A result sealed for another move then does not even open (the codec hands over a refused
+    stand-in): the result is taken raw and opened here, so such a receipt is refused like any
+    other, instead of failing the workflow task on every retry.
     """
     refused = 0
     while True:
         resent = f"{activity_id}#{refused + 1}" if activity_id and refused else None
-        receipt = await move(resent or activity_id)
-        named = receipt.intent_id if isinstance(receipt, PayoutReceipt) else receipt.key
-        if named == ref and receipt.amount in (None, amount):
-            return receipt
+        raw = await move(resent or activity_id)
+        receipt: R | None
+        try:
+            receipt = workflow.payload_converter().from_payload(raw.payload, kind)
+        except Exception as err:  # refused by the codec (sealed for another move), or junk
+            workflow.logger.warning("refused an unreadable receipt answering %s: %s", ref, err)
+            receipt = None
+        if receipt is not None:
+            named = receipt.intent_id if isinstance(receipt, PayoutReceipt) else receipt.key
+            if named == ref and receipt.amount in (None, amount):
+                return receipt
         refused += 1
-        workflow.logger.warning(
-            "refused a receipt for %s (amount %s) answering %s of %s",
-            named,
-            receipt.amount,
-            ref,
-            amount,
-        )
+        if receipt is not None:
+            workflow.logger.warning(
+                "refused a receipt for %s (amount %s) answering %s of %s",
+                named,
+                receipt.amount,
+                ref,
+                amount,
+            )
         await workflow.sleep(timedelta(seconds=min(2**refused, 60)), summary="receipt refused")
 
 
@@ -238,9 +253,10 @@ async def publish(tournament_id: str, dedupe_key: str, event: Event) -> None:
 
 async def collect_entry(move: MoneyMove, *, bound: bool) -> MoneyReceipt:
     return await _checked(
-        lambda activity_id: workflow.execute_activity_method(
-            VirtualMoneyActivities.collect_entry,  # same activity name on the chain backend
+        lambda activity_id: workflow.execute_activity(
+            "collect_entry",  # same activity name on the chain backend
             move,
+            result_type=RawValue,  # opened by _checked: a refused one is resent
             activity_id=activity_id,
             start_to_close_timeout=CHAIN_TIMEOUT,
             heartbeat_timeout=timedelta(seconds=60),
@@ -250,14 +266,16 @@ async def collect_entry(move: MoneyMove, *, bound: bool) -> MoneyReceipt:
         move.key,
         move.amount,
         money_activity_id("collect", move.key, bound),
+        MoneyReceipt,
     )
 
 
 async def refund_entry(move: MoneyMove, *, bound: bool) -> MoneyReceipt:
     return await _checked(
-        lambda activity_id: workflow.execute_activity_method(
-            VirtualMoneyActivities.refund_entry,  # same activity name on the chain backend
+        lambda activity_id: workflow.execute_activity(
+            "refund_entry",  # same activity name on the chain backend
             move,
+            result_type=RawValue,  # opened by _checked: a refused one is resent
             activity_id=activity_id,
             start_to_close_timeout=CHAIN_TIMEOUT,
             heartbeat_timeout=timedelta(seconds=60),
@@ -267,14 +285,16 @@ async def refund_entry(move: MoneyMove, *, bound: bool) -> MoneyReceipt:
         move.key,
         move.amount,
         money_activity_id("refund", move.key, bound),
+        MoneyReceipt,
     )
 
 
 async def collect_rake(move: MoneyMove, *, bound: bool) -> MoneyReceipt:
     return await _checked(
-        lambda activity_id: workflow.execute_activity_method(
-            VirtualMoneyActivities.collect_rake,
+        lambda activity_id: workflow.execute_activity(
+            "collect_rake",
             move,
+            result_type=RawValue,  # opened by _checked: a refused one is resent
             activity_id=activity_id,
             start_to_close_timeout=DB_TIMEOUT,
             retry_policy=MONEY_RETRY,
@@ -283,6 +303,7 @@ async def collect_rake(move: MoneyMove, *, bound: bool) -> MoneyReceipt:
         move.key,
         move.amount,
         money_activity_id("rake", move.key, bound),
+        MoneyReceipt,
     )
 
 
@@ -298,9 +319,10 @@ async def create_payout_intents(intents: list[PrizePayment]) -> None:
 
 async def pay_prize(payment: PrizePayment, *, bound: bool) -> PayoutReceipt:
     return await _checked(
-        lambda activity_id: workflow.execute_activity_method(
-            VirtualMoneyActivities.pay_prize,  # same activity name on the chain backend
+        lambda activity_id: workflow.execute_activity(
+            "pay_prize",  # same activity name on the chain backend
             payment,
+            result_type=RawValue,  # opened by _checked: a refused one is resent
             activity_id=activity_id,
             start_to_close_timeout=CHAIN_TIMEOUT,
             heartbeat_timeout=timedelta(seconds=60),
@@ -310,6 +332,7 @@ async def pay_prize(payment: PrizePayment, *, bound: bool) -> PayoutReceipt:
         payment.intent_id,
         payment.amount,
         money_activity_id("payout", payment.intent_id, bound),
+        PayoutReceipt,
     )
 
 
@@ -408,9 +431,10 @@ async def save_room(row: RoomRow) -> None:
 
 async def room_buy_in(move: RoomMove) -> MoneyReceipt:
     return await _checked(
-        lambda _: workflow.execute_activity_method(
-            RoomActivities.room_buy_in,
+        lambda _: workflow.execute_activity(
+            "room_buy_in",
             move,
+            result_type=RawValue,  # opened by _checked: a refused one is resent
             start_to_close_timeout=DB_TIMEOUT,
             retry_policy=MONEY_RETRY,
             summary=f"reserve room entry from {move.owner_user_id}",
@@ -418,6 +442,7 @@ async def room_buy_in(move: RoomMove) -> MoneyReceipt:
         move.key,
         move.amount,
         None,  # a room's ledger moves do not heartbeat; the server numbers them
+        MoneyReceipt,
     )
 
 
@@ -425,9 +450,10 @@ async def room_cash_out(move: RoomMove) -> MoneyReceipt:
     # The chips are in the seat's account by construction: only a fault can delay this, and a
     # stack must always go home, so no attempt limit.
     return await _checked(
-        lambda _: workflow.execute_activity_method(
-            RoomActivities.room_cash_out,
+        lambda _: workflow.execute_activity(
+            "room_cash_out",
             move,
+            result_type=RawValue,  # opened by _checked: a refused one is resent
             start_to_close_timeout=DB_TIMEOUT,
             retry_policy=PAYOUT_RETRY,
             summary=f"return {move.amount} to {move.owner_user_id}",
@@ -435,6 +461,7 @@ async def room_cash_out(move: RoomMove) -> MoneyReceipt:
         move.key,
         move.amount,
         None,  # a room's ledger moves do not heartbeat; the server numbers them
+        MoneyReceipt,
     )
 
 
