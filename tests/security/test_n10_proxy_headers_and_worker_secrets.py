@@ -116,6 +116,7 @@ def _compose_env(service: str) -> dict[str, str]:
     values = {
         "SNG_CODEC_KEY": base64.b64encode(b"c" * 32).decode(),
         "SNG_DECK_KEY": base64.b64encode(b"d" * 32).decode(),
+        "SNG_PUBLIC_URL": "https://poker.example",  # not a secret: the service's own URL
     }
 
     def given(match: re.Match[str]) -> str:
