@@ -380,13 +380,10 @@ class EncryptionCodec(PayloadCodec, WithSerializationContext):
                 "refusing a payload sealed without a workflow binding"
                 " (SNG_CODEC_ACCEPT_UNBOUND=true only while migrating old histories)"
             )
-        sibling = header is not None and scheduled_run_of(header) is not None
-        sibling = sibling and scheduled_run_of(header) == scheduled_run_of(self._context)
-        if (
-            header != self._context
-            and not (self.accept_unbound and header == self._legacy_context)
-            and not sibling
-        ):
+        if header == self._context or (self.accept_unbound and header == self._legacy_context):
+            return
+        run = scheduled_run_of(header)
+        if run is None or run != scheduled_run_of(self._context):
             raise PayloadContextError(
                 f"refusing a payload sealed for {header.decode(errors='replace')}"
                 f" presented to {self._context.decode(errors='replace')}"
