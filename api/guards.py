@@ -137,6 +137,12 @@ async def _refuse(
 LOOPBACK_NAMES = (b"127.0.0.1", b"localhost", b"[::1]")
 
 
+def addressed_to_loopback(host: bytes) -> bool:
+    """Whether a ``Host`` header names this machine (a loopback name or address, any port)."""
+    name = host.rsplit(b":", 1)[0] if not host.endswith(b"]") else host
+    return name.lower() in LOOPBACK_NAMES
+
+
 class LoopbackHostOnly:
     """The dev API answers only requests addressed to this machine (security review L12: a
     web page that points its own DNS name at 127.0.0.1 reaches a dev API, its open codec and
@@ -147,9 +153,7 @@ class LoopbackHostOnly:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] in ("http", "websocket"):
-            host = _header(scope, b"host")
-            name = host.rsplit(b":", 1)[0] if not host.endswith(b"]") else host
-            if name not in LOOPBACK_NAMES:
+            if not addressed_to_loopback(_header(scope, b"host")):
                 await _refuse_scope(
                     scope,
                     receive,
@@ -177,7 +181,7 @@ class SameOriginWebSockets:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "websocket":
             origin = _raw_header(scope, b"origin")
-            if origin is not None and not _same_origin(origin, _header(scope, b"host")):
+            if origin is not None and not same_origin(origin, _header(scope, b"host")):
                 await _refuse_scope(
                     scope,
                     receive,
@@ -193,7 +197,7 @@ class SameOriginWebSockets:
 DEFAULT_PORTS = {b"http": b"80", b"https": b"443", b"ws": b"80", b"wss": b"443"}
 
 
-def _same_origin(origin: bytes, host: bytes) -> bool:
+def same_origin(origin: bytes, host: bytes) -> bool:
     """Whether ``Origin: scheme://host[:port]`` names the host (and port) in ``Host``."""
     scheme, sep, rest = origin.strip().lower().partition(b"://")
     if not sep or not host or scheme not in DEFAULT_PORTS or b"/" in rest or b"@" in rest:

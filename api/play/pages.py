@@ -15,7 +15,6 @@ import secrets
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 from fastapi import Request
 from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Response
@@ -23,6 +22,7 @@ from fastapi.templating import Jinja2Templates
 
 from api.auth import Caller, verify_player_token
 from api.errors import ApiError
+from api.guards import addressed_to_loopback, same_origin
 from api.play.session import cookie_token, csrf_token
 from api.state import state_of
 from core.settings import LOOPBACK_NAMES
@@ -47,7 +47,6 @@ SECURITY_HEADERS = {
 }
 
 
-LOOPBACK_REQUEST_HOSTS = frozenset({"127.0.0.1", "localhost", "[::1]"})
 FORWARDING_HEADERS = ("forwarded", "x-forwarded-for", "x-forwarded-host", "x-real-ip")
 
 
@@ -66,9 +65,7 @@ def dev_sign_in_allowed(request: Request) -> bool:
     client = request.client.host if request.client is not None else ""
     if client not in LOOPBACK_NAMES:
         return False
-    host = request.headers.get("host", "")
-    name = host if host.endswith("]") else host.rsplit(":", 1)[0]
-    return name.lower() in LOOPBACK_REQUEST_HOSTS
+    return addressed_to_loopback(request.headers.get("host", "").encode())
 
 
 async def signed_in(request: Request) -> Caller | None:
@@ -167,9 +164,9 @@ def signin_form_from_this_site(request: Request, form: dict[str, str]) -> bool:
     if site is not None and site not in SAME_SITE:
         return False
     origin = request.headers.get("origin")
-    if site is None and origin is not None:
-        if urlsplit(origin).netloc.lower() != request.headers.get("host", "").lower():
-            return False
+    host = request.headers.get("host", "")
+    if site is None and origin is not None and not same_origin(origin.encode(), host.encode()):
+        return False
     nonce = request.cookies.get(SIGNIN_COOKIE, "")
     sent = form.get("csrf", "")
     return bool(nonce) and hmac.compare_digest(_form_mac(request, nonce).encode(), sent.encode())

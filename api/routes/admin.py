@@ -23,6 +23,7 @@ from db.wallets import to_checksum_address
 from domain.errors import ErrorCode
 from wire.keys import credit_key
 from wire.messages import (
+    ADDRESS,
     TournamentView,
     WireModel,
 )
@@ -56,7 +57,7 @@ async def cancel_tournament(
     return await tournaments.cancel(state, tournament_id, body.reason)
 
 
-WalletAddress = Annotated[str, Field(pattern=r"^0x[0-9a-fA-F]{40}$")]
+WalletAddress = Annotated[str, Field(pattern=ADDRESS)]
 IntentId = Annotated[str, Field(min_length=1, max_length=200)]
 
 

@@ -17,6 +17,7 @@ with workflow.unsafe.imports_passed_through():
     from wire.events import Prize, TournamentEnded, TournamentPayoutSettled, TournamentStateChanged
     from wire.keys import payout_intent_id, rake_key
     from wire.messages import (
+        ADDRESS,
         MoneyMove,
         PayoutConfirmation,
         PayoutFailure,
@@ -39,7 +40,7 @@ WALLET_UNKNOWN_REASON = (
     " from is not known; an operator names it (POST /admin/tournaments/{{id}}/payouts/retry"
     " with destinations) and the payout is tried again"
 )
-WALLET = re.compile(r"0x[0-9a-fA-F]{40}")
+WALLET = re.compile(ADDRESS)
 ZERO_WALLET = "0x" + "0" * 40
 ENTRY_WALLETS_PATCH = "entry-wallets-v1"
 """From this patch on, an MTT pays each prize to the wallet its finishing entry paid from
