@@ -149,3 +149,29 @@ def split_prizes(finishes: Iterable[Finish], amounts_by_place: Sequence[int]) ->
             for i, f in enumerate(group)
         )
     return tuple(awards)
+
+
+def entries_by_finish(
+    finishes: Sequence[tuple[str, int]], paid_entries: Mapping[str, int]
+) -> list[int | None]:
+    """Which paid entry of its player each finish is (0 for the first), in ``finishes``'
+    order: a player's entries finish in the order they were paid (an entry is taken only once
+    the one before it busted), and an earlier finish has the larger place, so the k-th largest
+    place of a player is its k-th paid entry's. None for every finish of a player whose paid
+    entries are not all known (as many as its finishes).
+
+    >>> entries_by_finish([("b", 3), ("a", 2), ("b", 1)], {"a": 1, "b": 2})
+    [0, 0, 1]
+    >>> entries_by_finish([("b", 3), ("a", 2), ("b", 1)], {"a": 1, "b": 1})
+    [None, 0, None]
+    """
+    mine: dict[str, list[int]] = {}
+    for i, (player, _place) in enumerate(finishes):
+        mine.setdefault(player, []).append(i)
+    out: list[int | None] = [None] * len(finishes)
+    for player, indices in mine.items():
+        if paid_entries.get(player, 0) != len(indices):
+            continue
+        for k, i in enumerate(sorted(indices, key=lambda i: -finishes[i][1])):
+            out[i] = k
+    return out

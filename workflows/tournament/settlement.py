@@ -13,7 +13,7 @@ from temporalio.exceptions import ActivityError, FailureError
 with workflow.unsafe.imports_passed_through():
     from domain.errors import ErrorCode
     from domain.payouts import resolve_payout_amounts
-    from domain.standings import Finish, final_standings, split_prizes
+    from domain.standings import Finish, entries_by_finish, final_standings, split_prizes
     from wire.events import Prize, TournamentEnded, TournamentPayoutSettled, TournamentStateChanged
     from wire.keys import payout_intent_id, rake_key
     from wire.messages import (
@@ -280,20 +280,18 @@ class Settlement:
             for key, wallet in b.s.entry_wallets.items():
                 player, _, entry_no = key.rpartition(":")
                 paid.setdefault(player, []).append((int(entry_no), wallet))
-        finished: dict[str, list[int]] = {}
-        for i, f in enumerate(b.s.finishes):
-            finished.setdefault(f.player_id, []).append(i)
-        out: list[str | None] = [None] * len(b.s.finishes)
-        for player, indices in finished.items():
-            wallets = [w for _, w in sorted(paid.get(player, []))]
-            if len(wallets) == len(indices):
-                by_place = sorted(indices, key=lambda i: -b.s.finishes[i].place)
-                for i, wallet in zip(by_place, wallets, strict=True):
-                    out[i] = wallet
+        wallets = {player: [w for _, w in sorted(entries)] for player, entries in paid.items()}
+        which = entries_by_finish(
+            [(f.player_id, f.place) for f in b.s.finishes],
+            {player: len(w) for player, w in wallets.items()},
+        )
+        out: list[str | None] = []
+        for f, k in zip(b.s.finishes, which, strict=True):
+            if k is not None:
+                out.append(wallets[f.player_id][k])
                 continue
-            record = b.s.entrants.get(player)
-            for i in indices:
-                out[i] = (record.wallet or None) if record is not None else None
+            record = b.s.entrants.get(f.player_id)
+            out.append((record.wallet or None) if record is not None else None)
         return out
 
     def payment(self, payout: PayoutView) -> PrizePayment:
